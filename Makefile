@@ -1,0 +1,112 @@
+# storyctl — GNU make.  `make demo` and `make check` are all a newcomer
+# needs: both install missing Debian packages through scripts/deps first.
+
+VERSION   = 0.1.0
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+DESTDIR  ?=
+BUILD    ?= build
+CC       ?= cc
+PKGS      = libgit2 sqlite3 jansson
+
+# Recursively expanded on purpose: pkg-config must run after scripts/deps
+# has installed the -dev packages, i.e. when a recipe is expanded.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+CMOCKA_CFLAGS = $(shell pkg-config --cflags cmocka)
+CMOCKA_LIBS   = $(shell pkg-config --libs cmocka)
+
+WARN     = -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	   -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. \
+	     -DSTORYCTL_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS)
+LIBS = $(PKG_LIBS) -lm
+
+ifeq ($(SANITIZE),1)
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
+	   -fno-sanitize-recover=all
+ALL_CFLAGS += $(SANFLAGS)
+ALL_LDFLAGS += $(SANFLAGS)
+endif
+
+SRC_LIB  = $(wildcard strategies/*.c state/*.c) \
+	   $(filter-out controller/main.c,$(wildcard controller/*.c))
+OBJ_LIB  = $(SRC_LIB:%.c=$(BUILD)/obj/%.o)
+LIB      = $(BUILD)/libstoryctl.a
+BIN      = $(BUILD)/storyctl
+UNIT_SRC = $(wildcard tests/unit/test_*.c)
+UNIT_BIN = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+SUPPORT_SRC = $(filter-out tests/unit/test_%.c,$(wildcard tests/unit/*.c))
+SUPPORT_OBJ = $(SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
+DEPS_OK  = $(BUILD)/.deps-ok
+
+.PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
+	lint bench
+all: $(BIN)
+
+$(DEPS_OK): scripts/deps
+	@mkdir -p $(@D)
+	@scripts/deps
+	@touch $@
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/obj/tests/unit/%.o: tests/unit/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB): $(OBJ_LIB)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(BIN): $(BUILD)/obj/controller/main.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(SUPPORT_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+
+unit: $(UNIT_BIN)
+
+# Every unit suite and every end-to-end script; ends with one line
+# "N passed, N failed" totalling all of them.
+check: $(BIN) $(UNIT_BIN) lint
+	@scripts/run-tests $(BUILD)
+
+lint:
+	@scripts/lint
+
+demo: $(BIN)
+	@scripts/demo $(BIN)
+
+asan:
+	$(MAKE) BUILD=build-asan SANITIZE=1 CC=clang check
+
+valgrind: $(UNIT_BIN)
+	@VALGRIND=1 scripts/run-tests $(BUILD) --unit-only
+
+bench: $(BIN)
+	@scripts/bench $(BIN)
+
+install: $(BIN)
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/storyctl
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/storyctl
+
+fmt:
+	clang-format -i $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h)
+
+fmt-check:
+	clang-format --dry-run --Werror $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h)
+
+clean:
+	rm -rf build build-asan
+
+-include $(OBJ_LIB:.o=.d) $(BUILD)/obj/controller/main.d \
+	 $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d)

@@ -1,0 +1,57 @@
+/*
+ * classify.h - the outcome of an ended attempt (SPEC 4).  Pure.
+ *
+ * Inputs are the exit status, the kill flags, the progress read after the
+ * attempt and the tail of its combined stdout/stderr.  The classifier
+ * looks at the exit status first, then at a structured final result if
+ * the agent printed one (claude's stream-json "result" event, codex
+ * --json "turn.failed"/"error" events, gemini stream-json "error"/"result"),
+ * then at the LAST lines of the text only: a transcript is full of tool
+ * output that mentions "401", "timeout" or "error" and must not decide.
+ * A successful exit is never turned into a failure by what its output says.
+ */
+#ifndef STORYCTL_CLASSIFY_H
+#define STORYCTL_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "strategies/model.h"
+#include "strategies/strlist.h"
+#include "strategies/waithint.h"
+
+struct classify_input {
+	int exit_code;      /* exit status when the agent exited, else -1 */
+	int term_signal;    /* signal that ended it, else 0 */
+	bool timed_out;     /* killed at timeout_s */
+	bool stalled;       /* killed at stall_timeout_s */
+	bool interrupted;   /* the controller was asked to stop */
+	bool gate_failed;   /* every box checked but a gate failed */
+	int tasks_completed;
+	int tasks_total;
+	const char *tail;   /* last bytes of the output; may be NULL */
+	size_t tail_len;
+	/* policy patterns (case-insensitive substrings); may be NULL */
+	const struct strlist *network_on;
+	const struct strlist *permanent_on;
+	const struct strlist *retry_on;
+};
+
+#define CLASSIFY_MSG_MAX 512
+
+struct classification {
+	enum outcome outcome;
+	enum error_code code;  /* ERRC_NONE for success */
+	/* The line (or structured message) that decided, trimmed and
+	 * bounded; "" when the exit status alone decided. */
+	char message[CLASSIFY_MSG_MAX];
+	struct waithint hint;  /* a wait hint found in the tail, if any */
+	/* policy.retry_on is non-empty and one of its patterns occurs in the
+	 * tail (the caller escalates a failure when this is false). */
+	bool retry_on_matched;
+};
+
+void classify_attempt(struct classification *out,
+    const struct classify_input *in);
+
+#endif
