@@ -42,6 +42,9 @@ SUPPORT_SRC = $(filter-out tests/unit/test_%.c,$(wildcard tests/unit/*.c))
 SUPPORT_OBJ = $(SUPPORT_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS_OK  = $(BUILD)/.deps-ok
 
+# keep objects make thinks are intermediate (test objects)
+.SECONDARY:
+
 .PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
 	lint bench
 all: $(BIN)
@@ -53,11 +56,13 @@ $(DEPS_OK): scripts/deps
 
 $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/obj/tests/unit/%.o: tests/unit/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CMOCKA_CFLAGS) -MMD -MP -c -o $@ $<
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -Wno-format-truncation $(CMOCKA_CFLAGS) -MMD -MP -c -o $@ $<
 
 $(LIB): $(OBJ_LIB)
 	@rm -f $@

@@ -22,17 +22,28 @@ err_set(struct sc_err *err, int code, const char *fmt, ...)
 int
 err_prefix(struct sc_err *err, const char *fmt, ...)
 {
-	char head[512];
 	char old[sizeof(err->msg)];
+	size_t used, oldlen;
 	va_list ap;
 
 	if (err == NULL)
 		return SC_ESOFTWARE;
-	va_start(ap, fmt);
-	vsnprintf(head, sizeof(head), fmt, ap);
-	va_end(ap);
 	memcpy(old, err->msg, sizeof(old));
-	snprintf(err->msg, sizeof(err->msg), "%s: %s", head, old);
+	old[sizeof(old) - 1] = '\0';
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	/* "<context>: <old message>", truncated to fit */
+	used = strlen(err->msg);
+	oldlen = strlen(old);
+	if (used + 2 < sizeof(err->msg)) {
+		memcpy(err->msg + used, ": ", 2);
+		used += 2;
+		if (oldlen > sizeof(err->msg) - 1 - used)
+			oldlen = sizeof(err->msg) - 1 - used;
+		memcpy(err->msg + used, old, oldlen);
+		err->msg[used + oldlen] = '\0';
+	}
 	return err->code;
 }
 

@@ -5,7 +5,7 @@
  *
  * Pure: a wall-clock reset ("resets 1am (Europe/Oslo)") is returned as a
  * clock time and zone name; controller/ turns it into a delay with the
- * time-zone database (waithint_resolve in controller/clock.h).
+ * time-zone database (waithint_resolve in controller/tz.h).
  */
 #ifndef STORYCTL_WAITHINT_H
 #define STORYCTL_WAITHINT_H
@@ -17,7 +17,8 @@ enum waithint_kind {
 	WAITHINT_NONE = 0,
 	WAITHINT_DELAY, /* delay_ms from when the output was printed */
 	WAITHINT_EPOCH, /* until epoch_s (Unix seconds, UTC) */
-	WAITHINT_CLOCK  /* until the next hour:minute in zone */
+	WAITHINT_CLOCK  /* until the next hour:minute (on month/day when
+	                 * those are set) in zone */
 };
 
 struct waithint {
@@ -27,6 +28,10 @@ struct waithint {
 	int hour;      /* 0..23 */
 	int minute;    /* 0..59 */
 	char zone[64]; /* IANA name such as "Europe/Oslo"; "" = local time */
+	/* A dated reset ("resets Feb 7, 11am (Asia/Seoul)", weekly limits):
+	 * month 1..12 and day 1..31; both 0 for "the next hour:minute". */
+	int month;
+	int day;
 };
 
 /* Find the last wait hint in the len bytes at text.  Returns 1 and fills

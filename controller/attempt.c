@@ -1,0 +1,658 @@
+/*
+ * attempt.c - one story, attempt after attempt: choose the agent, wait
+ * the delay the last decision set, start the agent with its attempt row
+ * already committed as running, classify how it ended, decide, and
+ * record the decision (SQLite, then the state branch) before anything
+ * else happens.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "controller/argv.h"
+#include "controller/batch_int.h"
+#include "controller/prompt.h"
+#include "controller/tz.h"
+#include "state/redact.h"
+
+struct poll_ctx {
+	struct batch *b;
+	struct attempt_row *r;
+	int64_t poll_ms;
+	int64_t last_read_ms;
+	int token;
+	struct sc_err err;
+	int rc;
+};
+
+static void
+copy_redacted(char *dst, size_t len, const char *src)
+{
+	char *r = redact_secrets(src, strlen(src));
+
+	snprintf(dst, len, "%s", r != NULL ? r : "");
+	free(r);
+}
+
+int
+batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
+    size_t *first, const struct story_row *st, struct sc_err *err)
+{
+	size_t i;
+	int rc;
+
+	rc = db_attempts_for_story(b->db, rows, n, b->batch_id, st->id, err);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < *n && (*rows)[i].seq <= st->seq_base; i++)
+		;
+	*first = i;
+	return 0;
+}
+
+/* The strategy's view of rows[first..n), numbers relative to the last
+ * requeue; replace (when non-NULL) stands in for the row with its id. */
+static struct attempt_rec *
+to_recs(const struct attempt_row *rows, size_t first, size_t n,
+    const struct attempt_row *replace, int base)
+{
+	struct attempt_rec *h = calloc(n - first + 1, sizeof(*h));
+	size_t i;
+
+	if (h == NULL)
+		return NULL;
+	for (i = first; i < n; i++) {
+		const struct attempt_row *a = &rows[i];
+		struct attempt_rec *x = &h[i - first];
+		if (replace != NULL && a->id == replace->id)
+			a = replace;
+		x->attempt = a->attempt - base;
+		x->role = a->role;
+		x->outcome = a->outcome;
+		x->tasks_completed = a->tasks_completed;
+		x->tasks_total = a->tasks_total;
+		x->started_ms = a->started_ms;
+		x->hint_ms = -1;
+	}
+	return h;
+}
+
+static enum story_status
+status_of(enum decision d)
+{
+	switch (d) {
+	case DECISION_DONE:
+		return STATUS_DONE;
+	case DECISION_DEFER:
+		return STATUS_DEFERRED;
+	case DECISION_ESCALATE:
+		return STATUS_ESCALATED;
+	default:
+		return STATUS_PENDING;
+	}
+}
+
+static void
+print_decision(struct batch *b, const struct attempt_row *r,
+    const struct story_row *st, const struct decision_out *d)
+{
+	char dur[32], delay[32];
+
+	clock_fmt_duration(dur, sizeof(dur), r->ended_ms - r->started_ms);
+	clock_fmt_duration(delay, sizeof(delay), r->delay_ms);
+	record_line(b, "%s: attempt %d %s (%s): %s %d/%d after %s%s%s -> %s%s%s "
+	    "[%s]", st->id, r->attempt, role_name(r->role), r->agent,
+	    outcome_name(r->outcome), r->tasks_completed, r->tasks_total, dur,
+	    r->error_code != ERRC_NONE && r->error_code !=
+	    ERRC_INCOMPLETE ? " " : "",
+	    r->error_code != ERRC_NONE && r->error_code !=
+	    ERRC_INCOMPLETE ? errcode_name(r->error_code) : "",
+	    d->decision == DECISION_NONE ? "stop" : decision_name(d->decision),
+	    d->decision == DECISION_RETRY || d->decision == DECISION_WAIT ?
+	    " in " : "",
+	    d->decision == DECISION_RETRY || d->decision == DECISION_WAIT ?
+	    delay : "", d->reason);
+	if (d->disable_role >= 0)
+		record_line(b, "%s: %s agent (%s) disabled for the rest of this "
+		    "run: %s", st->id, role_name((enum role)d->disable_role),
+		    b->cfg->agents[d->disable_role].name, r->error_message);
+	if (d->decision == DECISION_DEFER)
+		record_line(b, "Story %s deferred - dev-story hit complexity "
+		    "limit at %d/%d", st->id, st->tasks_completed,
+		    st->tasks_total);
+	else if (d->decision == DECISION_ESCALATE)
+		record_line(b, "Story %s escalated - %s", st->id, d->reason);
+	else if (d->decision == DECISION_DONE)
+		record_line(b, "Story %s done - %d/%d tasks at attempt %d (%s)",
+		    st->id, st->tasks_completed, st->tasks_total, r->attempt,
+		    r->agent);
+}
+
+int
+batch_decide_and_record(struct batch *b, struct attempt_row *r,
+    struct story_row *st, const struct classification *cls, int64_t hint_ms,
+    struct sc_err *err)
+{
+	struct attempt_row *rows = NULL;
+	struct attempt_rec *recs = NULL;
+	struct decide_input in;
+	struct decision_out d;
+	size_t n = 0, first = 0;
+	char *msg = NULL, *event = NULL;
+	const char *kind = "decision";
+	int rc;
+
+	rc = batch_history(b, &rows, &n, &first, st, err);
+	if (rc < 0)
+		goto out;
+	recs = to_recs(rows, first, n, r, st->attempt_base);
+	if (recs == NULL || n == first) {
+		rc = err_set(err, SC_ESOFTWARE, "attempt %d of %s is missing "
+		    "from the database", r->attempt, st->id);
+		goto out;
+	}
+	recs[n - first - 1].hint_ms = hint_ms;
+	memset(&in, 0, sizeof(in));
+	in.policy = &b->cfg->policy;
+	in.history = recs;
+	in.n = n - first;
+	in.has_fallback = b->cfg->agents[ROLE_FALLBACK].configured;
+	in.disabled[0] = b->disabled[0];
+	in.disabled[1] = b->disabled[1];
+	in.now_ms = r->ended_ms;
+	in.retry_on_matched = cls == NULL || cls->retry_on_matched;
+	rc = decide(&d, &in);
+	if (rc < 0) {
+		err_set(err, rc, "%s", d.reason);
+		goto out;
+	}
+	r->decision = d.decision;
+	r->counted = d.counted;
+	snprintf(r->reason, sizeof(r->reason), "%s", d.reason);
+	r->delay_ms = d.decision == DECISION_RETRY ||
+	    d.decision == DECISION_WAIT ?
+	    decide_delay_with_jitter(&d, b->o->clock.random01(b->o->clock.ctx)) :
+	    0;
+	r->timeout_factor = d.timeout_factor;
+	r->poll_factor = d.poll_factor;
+	if (d.disable_role >= 0)
+		b->disabled[d.disable_role] = true;
+	if (d.stop_batch) {
+		b->stop_batch = true;
+		snprintf(b->stop_reason, sizeof(b->stop_reason), "%s", d.reason);
+	}
+	st->status = status_of(d.decision);
+	snprintf(st->reason, sizeof(st->reason), "%s", d.reason);
+	st->tasks_completed = r->tasks_completed;
+	st->tasks_total = r->tasks_total;
+	st->attempts = r->counted ? r->attempt : r->attempt - 1;
+	snprintf(st->last_agent, sizeof(st->last_agent), "%s", r->agent);
+	st->last_outcome = r->outcome;
+	st->updated_ms = r->ended_ms;
+	if (d.decision == DECISION_DEFER) {
+		kind = "deferred";
+		rc = asprintf(&event, "Story %s deferred - dev-story hit "
+		    "complexity limit at %d/%d", st->id, st->tasks_completed,
+		    st->tasks_total);
+	} else {
+		if (d.decision == DECISION_ESCALATE)
+			kind = "escalated";
+		else if (d.decision == DECISION_DONE)
+			kind = "done";
+		rc = asprintf(&event, "attempt %d %s (%s): %s %d/%d -> %s: %s",
+		    r->attempt, role_name(r->role), r->agent,
+		    outcome_name(r->outcome), r->tasks_completed,
+		    r->tasks_total, d.decision == DECISION_NONE ? "none" :
+		    decision_name(d.decision), d.reason);
+	}
+	if (rc < 0) {
+		event = NULL;
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	rc = db_attempt_finish(b->db, r, st, kind, event, err);
+	if (rc < 0)
+		goto out;
+	if (asprintf(&msg, "%s: attempt %d (%s %s) %s -> %s\n%s", st->id,
+	    r->attempt, role_name(r->role), r->agent, outcome_name(r->outcome),
+	    d.decision == DECISION_NONE ? "none" : decision_name(d.decision),
+	    d.reason) < 0) {
+		msg = NULL;
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	rc = record_commit_story(b, st, msg, err);
+	if (rc < 0)
+		goto out;
+	print_decision(b, r, st, &d);
+out:
+	free(msg);
+	free(event);
+	free(recs);
+	attempt_rows_free(rows, n);
+	return rc;
+}
+
+static int
+on_start(void *ctx, int pid)
+{
+	struct poll_ctx *p = ctx;
+
+	uint64_t ticks = 0;
+
+	p->r->pid = pid;
+	if (runner_proc_starttime(&ticks, pid) < 0)
+		ticks = 0;
+	p->r->pid_start = (int64_t)ticks;
+	p->rc = db_attempt_set_pid(p->b->db, p->r->id, pid, p->r->pid_start,
+	    &p->err);
+	return p->rc;
+}
+
+static int
+on_poll(void *ctx, int64_t elapsed_ms, int pgid)
+{
+	struct poll_ctx *p = ctx;
+	struct batch *b = p->b;
+	struct progress pr;
+	int64_t now = b->o->clock.now_ms(b->o->clock.ctx);
+
+	(void)elapsed_ms;
+	(void)pgid;
+	if (now - p->last_read_ms >= p->poll_ms) {
+		p->last_read_ms = now;
+		if (story_read_progress(&pr, b->cur_abspath, NULL) == 0) {
+			p->token = pr.tasks_completed;
+			b->cur_done = pr.tasks_completed;
+			b->cur_total = pr.tasks_total;
+			/* a failed heartbeat is not worth killing the agent */
+			db_attempt_heartbeat(b->db, p->r->id, now,
+			    pr.tasks_completed, pr.tasks_total, NULL);
+		}
+	}
+	record_status_line(b, NULL);
+	return p->token;
+}
+
+static int
+argv_json(char **out, const struct strlist *argv)
+{
+	json_t *arr = json_array();
+	char *text = NULL;
+	size_t i;
+
+	*out = NULL;
+	for (i = 0; arr != NULL && i < argv->n; i++)
+		json_array_append_new(arr, json_string(argv->items[i]));
+	if (arr != NULL)
+		text = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	if (text == NULL)
+		return SC_EOS;
+	*out = redact_secrets(text, strlen(text));
+	free(text);
+	return *out == NULL ? SC_EOS : 0;
+}
+
+/* Where the next attempt stands: its number, agent, factors and the
+ * earliest time it may start (the last decision's delay). */
+struct next {
+	int attempt;        /* absolute number */
+	enum role role;
+	double timeout_factor, poll_factor;
+	int64_t not_before_ms;
+	const struct attempt_row *prev;
+};
+
+static int
+next_attempt(struct next *nx, struct batch *b, const struct attempt_row *rows,
+    size_t first, size_t n, const struct story_row *st, struct sc_err *err)
+{
+	const struct attempt_row *last;
+	struct attempt_rec *recs = NULL;
+	struct decide_input in;
+	struct decision_out d;
+	bool fb = b->cfg->agents[ROLE_FALLBACK].configured;
+	int rc = 0;
+
+	memset(nx, 0, sizeof(*nx));
+	nx->timeout_factor = 1;
+	nx->poll_factor = 1;
+	if (first == n) {
+		nx->attempt = st->attempt_base + 1;
+		nx->role = decide_role_for(1, fb, b->disabled);
+		goto out;
+	}
+	last = &rows[n - 1];
+	nx->prev = last;
+	nx->timeout_factor = last->timeout_factor > 0 ? last->timeout_factor :
+	    1;
+	nx->poll_factor = last->poll_factor > 0 ? last->poll_factor : 1;
+	nx->not_before_ms = last->ended_ms + last->delay_ms;
+	/* the strategy knows the next agent (parity, or the retry phases) */
+	recs = to_recs(rows, first, n, NULL, st->attempt_base);
+	if (recs == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	memset(&in, 0, sizeof(in));
+	in.policy = &b->cfg->policy;
+	in.history = recs;
+	in.n = n - first;
+	in.has_fallback = fb;
+	in.disabled[0] = b->disabled[0];
+	in.disabled[1] = b->disabled[1];
+	in.now_ms = last->ended_ms;
+	in.retry_on_matched = true;
+	decide(&d, &in);
+	nx->attempt = last->counted ? last->attempt + 1 : last->attempt;
+	nx->role = d.next_role;
+	if (!last->counted)
+		nx->role = last->role;
+out:
+	if (b->disabled[nx->role] && fb && !b->disabled[!nx->role])
+		nx->role = (enum role)!nx->role;
+	free(recs);
+	return rc;
+}
+
+/* Close a story without running anything (invalid, already done). */
+static int
+settle(struct batch *b, struct story_row *st, enum story_status status,
+    const char *reason, const char *kind, struct sc_err *err)
+{
+	char *msg = NULL;
+	int rc;
+
+	st->status = status;
+	snprintf(st->reason, sizeof(st->reason), "%s", reason);
+	st->updated_ms = b->o->clock.now_ms(b->o->clock.ctx);
+	rc = db_story_update(b->db, st, err);
+	if (rc < 0)
+		goto out;
+	rc = db_event_add(b->db, b->batch_id, st->updated_ms, st->id, kind,
+	    reason, err);
+	if (rc < 0)
+		goto out;
+	if (asprintf(&msg, "%s: %s\n%s", st->id, status_name(status),
+	    reason) < 0) {
+		msg = NULL;
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	rc = record_commit_story(b, st, msg, err);
+	record_line(b, "Story %s %s - %s", st->id, status_name(status), reason);
+out:
+	free(msg);
+	return rc;
+}
+
+static int
+run_one(struct batch *b, struct story_row *st, const struct story *s,
+    const struct next *nx, const struct progress *now_pr, struct sc_err *err)
+{
+	const struct config *cfg = b->cfg;
+	const struct agent_conf *ag = &cfg->agents[nx->role];
+	struct attempt_row r;
+	struct argv_vars vars;
+	struct prompt_prev prev;
+	struct strlist argv = {0};
+	struct runner_opts ro;
+	struct runner_result res;
+	struct classify_input ci;
+	struct classification cls;
+	struct progress pr;
+	struct poll_ctx pc;
+	char *prompt = NULL;
+	char attempt_s[16];
+	int64_t hint_ms = -1, stall_s;
+	int rc;
+
+	memset(&r, 0, sizeof(r));
+	memset(&res, 0, sizeof(res));
+	memset(&pc, 0, sizeof(pc));
+	memset(&prev, 0, sizeof(prev));
+	memset(&vars, 0, sizeof(vars));
+	vars.story_file = s->file;
+	vars.story_id = s->id;
+	vars.role = role_name(nx->role);
+	vars.stalled_task = now_pr->stalled_task;
+	vars.repo = cfg->root;
+	vars.attempt = nx->attempt - st->attempt_base;
+	vars.max_attempts = cfg->policy.max_attempts;
+	if (nx->prev != NULL) {
+		prev.attempt = nx->prev->attempt - st->attempt_base;
+		if (prev.attempt < 1)
+			prev.attempt = 0;
+		prev.tasks_completed = now_pr->tasks_completed;
+		prev.tasks_total = now_pr->tasks_total;
+		prev.stalled_task = now_pr->stalled_task;
+		prev.outcome = outcome_name(nx->prev->outcome);
+	}
+	if (vars.attempt < 2)
+		prev.attempt = 0;
+	rc = prompt_render(&prompt, cfg->prompt, &vars, &prev, err);
+	if (rc < 0)
+		goto out;
+	vars.prompt = prompt;
+	rc = argv_expand(&argv, &ag->command, &vars, err);
+	if (rc < 0) {
+		err_prefix(err, "agent %s", role_name(nx->role));
+		goto out;
+	}
+	r.batch_id = b->batch_id;
+	snprintf(r.story_id, sizeof(r.story_id), "%s", st->id);
+	r.attempt = nx->attempt;
+	r.counted = true;
+	r.role = nx->role;
+	snprintf(r.agent, sizeof(r.agent), "%s", ag->name);
+	if (argv_json(&r.argv_json, &argv) < 0) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	r.controller_pid = getpid();
+	r.started_ms = b->o->clock.now_ms(b->o->clock.ctx);
+	r.exit_code = -1;
+	r.tasks_completed = now_pr->tasks_completed;
+	r.tasks_total = now_pr->tasks_total;
+	r.timeout_factor = 1;
+	r.poll_factor = 1;
+	snprintf(attempt_s, sizeof(attempt_s), "%d", r.attempt);
+	if ((size_t)snprintf(r.log_path, sizeof(r.log_path), "%s/%s.a%s.%lld.log",
+	    b->logdir, st->id, attempt_s, (long long)r.started_ms) >=
+	    sizeof(r.log_path)) {
+		rc = err_set(err, SC_EIO, "log path too long under %s",
+		    b->logdir);
+		goto out;
+	}
+	st->status = STATUS_RUNNING;
+	st->updated_ms = r.started_ms;
+	rc = db_story_update(b->db, st, err);
+	if (rc < 0)
+		goto out;
+	rc = db_attempt_begin(b->db, &r, err);
+	if (rc < 0)
+		goto out;
+
+	b->cur_story = st->id;
+	b->cur_attempt = r.attempt;
+	b->cur_role = r.role;
+	b->cur_done = r.tasks_completed;
+	b->cur_total = r.tasks_total;
+	b->cur_start_ms = r.started_ms;
+	b->cur_abspath = s->abspath;
+	if (!b->o->tty)
+		record_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
+		    st->id, r.attempt, role_name(r.role), ag->name,
+		    r.tasks_completed, r.tasks_total);
+	memset(&ro, 0, sizeof(ro));
+	ro.argv = (const char *const *)argv.items;
+	ro.cwd = cfg->root;
+	ro.env_add = &ag->env;
+	ro.log_path = r.log_path;
+	ro.timeout_ms = (int64_t)(ag->timeout_s * nx->timeout_factor * 1000.0);
+	stall_s = (int64_t)((ag->stall_timeout_s >= 0 ? ag->stall_timeout_s :
+	    cfg->policy.stall_timeout_s) * 1000.0);
+	ro.stall_timeout_ms = stall_s;
+	ro.kill_grace_ms = b->o->kill_grace_ms_override >= 0 ?
+	    b->o->kill_grace_ms_override :
+	    (int64_t)(cfg->policy.kill_grace_s * 1000.0);
+	pc.b = b;
+	pc.r = &r;
+	pc.poll_ms = (int64_t)(cfg->policy.poll_interval_s * nx->poll_factor *
+	    1000.0);
+	pc.last_read_ms = r.started_ms;
+	pc.token = r.tasks_completed;
+	ro.poll_interval_ms = pc.poll_ms < 1000 ? pc.poll_ms : 1000;
+	ro.on_poll = on_poll;
+	ro.on_start = on_start;
+	ro.ctx = &pc;
+	ro.stop = b->o->stop;
+	ro.wake_fd = b->o->wake_fd;
+	ro.tail_max = 64 * 1024;
+	rc = b->o->run_agent(b->o->run_ctx, &res, &ro, err);
+	if (rc < 0) {
+		if (pc.rc < 0) {
+			*err = pc.err;
+			rc = pc.rc;
+		}
+		goto out;
+	}
+
+	r.ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
+	r.exit_code = res.term_signal ? -1 : res.exit_code;
+	r.signal = res.term_signal;
+	pr = *now_pr;
+	if (story_read_progress(&pr, s->abspath, NULL) < 0)
+		pr = *now_pr;
+	r.tasks_completed = pr.tasks_completed;
+	r.tasks_total = pr.tasks_total;
+	copy_redacted(r.stalled_task, sizeof(r.stalled_task), pr.stalled_task);
+
+	memset(&ci, 0, sizeof(ci));
+	ci.exit_code = res.term_signal ? -1 : res.exit_code;
+	ci.term_signal = res.term_signal;
+	ci.timed_out = res.timed_out;
+	ci.stalled = res.stalled;
+	ci.interrupted = res.interrupted;
+	ci.tasks_completed = pr.tasks_completed;
+	ci.tasks_total = pr.tasks_total;
+	ci.tail = res.tail;
+	ci.tail_len = res.tail_len;
+	ci.network_on = &cfg->policy.network_on;
+	ci.permanent_on = &cfg->policy.permanent_on;
+	ci.retry_on = &cfg->policy.retry_on;
+	classify_attempt(&cls, &ci);
+	if (res.spawn_failed && !res.interrupted) {
+		cls.outcome = OUTCOME_CRASH;
+		cls.code = ERRC_CRASH;
+		snprintf(cls.message, sizeof(cls.message), "cannot run %s: %s",
+		    argv.items[0], strerror(res.spawn_errno));
+	}
+	if (cls.hint.kind != WAITHINT_NONE &&
+	    waithint_resolve(&hint_ms, &cls.hint, r.ended_ms, NULL) < 0)
+		hint_ms = -1;
+	r.outcome = cls.outcome;
+	r.error_code = cls.code;
+	copy_redacted(r.error_message, sizeof(r.error_message), cls.message);
+	if (res.log_errno != 0 && r.error_message[0] == '\0')
+		snprintf(r.error_message, sizeof(r.error_message),
+		    "writing the attempt log failed: %s",
+		    strerror(res.log_errno));
+	b->cur_story = NULL;
+	rc = batch_decide_and_record(b, &r, st, &cls, hint_ms, err);
+	if (rc < 0)
+		goto out;
+	if (r.outcome == OUTCOME_INTERRUPTED)
+		b->interrupted = true;
+out:
+	b->cur_story = NULL;
+	record_clear_line(b);
+	runner_result_release(&res);
+	attempt_row_release(&r);
+	strlist_release(&argv);
+	free(prompt);
+	return rc;
+}
+
+int
+batch_story(struct batch *b, struct story_row *st, const struct story *s,
+    struct sc_err *err)
+{
+	struct attempt_row *rows = NULL;
+	struct progress pr;
+	struct next nx;
+	size_t n = 0, first = 0;
+	char wait[32], why[300];
+	int64_t now;
+	int rc = 0;
+
+	for (;;) {
+		attempt_rows_free(rows, n);
+		rows = NULL;
+		n = 0;
+		if (b->o->stop != NULL && *b->o->stop) {
+			b->interrupted = true;
+			break;
+		}
+		if (st->status != STATUS_PENDING && st->status != STATUS_RUNNING)
+			break;
+		rc = story_read_progress(&pr, s->abspath, err);
+		if (rc < 0)
+			break;
+		if (pr.tasks_total == 0) {
+			rc = settle(b, st, STATUS_INVALID, "no tasks: the story "
+			    "has no unindented checkbox items", "invalid", err);
+			break;
+		}
+		rc = batch_history(b, &rows, &n, &first, st, err);
+		if (rc < 0)
+			break;
+		if (first == n && pr.tasks_completed == pr.tasks_total) {
+			st->tasks_completed = pr.tasks_completed;
+			st->tasks_total = pr.tasks_total;
+			snprintf(why, sizeof(why), "all %d tasks were already "
+			    "checked; nothing to run", pr.tasks_total);
+			rc = settle(b, st, STATUS_DONE, why, "done", err);
+			break;
+		}
+		rc = next_attempt(&nx, b, rows, first, n, st, err);
+		if (rc < 0)
+			break;
+		if (b->disabled[nx.role]) {
+			b->stop_batch = true;
+			snprintf(b->stop_reason, sizeof(b->stop_reason),
+			    "no enabled agent remains");
+			break;
+		}
+		now = b->o->clock.now_ms(b->o->clock.ctx);
+		if (nx.not_before_ms > now) {
+			clock_fmt_duration(wait, sizeof(wait),
+			    nx.not_before_ms - now);
+			b->cur_story = st->id;
+			b->cur_attempt = nx.attempt;
+			if (b->o->tty)
+				record_status_line(b, wait);
+			else
+				record_line(b, "%s: waiting %s before attempt "
+				    "%d", st->id, wait, nx.attempt);
+			b->cur_story = NULL;
+			if (b->o->clock.sleep_until(b->o->clock.ctx,
+			    nx.not_before_ms, b->o->stop, b->o->wake_fd)) {
+				b->interrupted = true;
+				break;
+			}
+			record_clear_line(b);
+		}
+		rc = run_one(b, st, s, &nx, &pr, err);
+		if (rc < 0 || b->interrupted || b->stop_batch)
+			break;
+	}
+	attempt_rows_free(rows, n);
+	return rc;
+}

@@ -1,0 +1,312 @@
+/*
+ * batch.c - open the state (lock, database, state branch), close what a
+ * dead controller left running, pick or create the batch, and run its
+ * pending stories in order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "controller/batch_int.h"
+
+int
+batch_real_runner(void *ctx, struct runner_result *out,
+    const struct runner_opts *o, struct sc_err *err)
+{
+	(void)ctx;
+	return runner_run(out, o, err);
+}
+
+static const struct story *
+story_by_id(const struct batch_opts *o, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < o->nstories; i++)
+		if (strcmp(o->stories[i].id, id) == 0)
+			return &o->stories[i];
+	return NULL;
+}
+
+static int
+mkdir_private(const char *path, struct sc_err *err)
+{
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return err_set(err, SC_EIO, "cannot create %s: %s", path,
+		    strerror(errno));
+	return 0;
+}
+
+/*
+ * A `running` attempt whose controller is gone (we hold the lock, so
+ * every one is): kill its process group if it survived, close it as a
+ * crash with the progress the story file shows now, and decide it like
+ * any crash.
+ */
+static int
+reconcile(struct batch *b, struct sc_err *err)
+{
+	struct attempt_row *rows = NULL;
+	struct story_row st;
+	struct progress pr;
+	const struct story *s;
+	size_t n = 0, i;
+	int found = 0;
+	int64_t keep = b->batch_id;
+	int rc;
+
+	rc = db_attempts_running(b->db, &rows, &n, err);
+	if (rc < 0 || n == 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct attempt_row *r = &rows[i];
+
+		/* only the group we started: after a reboot the pid may
+		 * belong to someone else */
+		if (r->pid > 0 && r->pid_start > 0)
+			runner_kill_stale_group((int)r->pid,
+			    (uint64_t)r->pid_start, 2000);
+		b->batch_id = r->batch_id;
+		rc = db_story_get(b->db, &st, &found, r->batch_id, r->story_id,
+		    err);
+		if (rc < 0)
+			goto out;
+		if (!found)
+			continue;
+		s = story_by_id(b->o, r->story_id);
+		memset(&pr, 0, sizeof(pr));
+		pr.tasks_completed = r->tasks_completed;
+		pr.tasks_total = r->tasks_total;
+		if (s != NULL)
+			story_read_progress(&pr, s->abspath, NULL);
+		r->ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
+		if (r->heartbeat_ms > r->started_ms && r->heartbeat_ms < r->ended_ms)
+			r->ended_ms = r->heartbeat_ms;
+		r->exit_code = -1;
+		r->outcome = OUTCOME_CRASH;
+		r->error_code = ERRC_CRASH;
+		snprintf(r->error_message, sizeof(r->error_message),
+		    "the controller (pid %lld) died during this attempt; closed "
+		    "as a crash at start-up", (long long)r->controller_pid);
+		r->tasks_completed = pr.tasks_completed;
+		r->tasks_total = pr.tasks_total;
+		snprintf(r->stalled_task, sizeof(r->stalled_task), "%s",
+		    pr.stalled_task);
+		record_line(b, "%s: attempt %d was left running by a dead "
+		    "controller (pid %lld): closed as crash", r->story_id,
+		    r->attempt, (long long)r->controller_pid);
+		rc = batch_decide_and_record(b, r, &st, NULL, -1, err);
+		if (rc < 0)
+			goto out;
+	}
+out:
+	b->batch_id = keep;
+	attempt_rows_free(rows, n);
+	return rc;
+}
+
+static bool
+wanted(const struct batch_opts *o, const char *id)
+{
+	size_t i;
+
+	if (o->nonly == 0)
+		return true;
+	for (i = 0; i < o->nonly; i++)
+		if (strcmp(o->only[i], id) == 0)
+			return true;
+	return false;
+}
+
+static int
+select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
+{
+	const struct batch_opts *o = b->o;
+	struct batch_row br;
+	struct story_row st;
+	int found = 0, ok;
+	size_t i, pos = 0;
+	int rc;
+
+	for (i = 0; i < o->nonly; i++)
+		if (story_by_id(o, o->only[i]) == NULL)
+			return err_set(err, SC_EUSAGE, "no story '%s' in %s",
+			    o->only[i], b->cfg->path ? b->cfg->path :
+			    "the config");
+	rc = db_batch_current(b->db, &br, &found, err);
+	if (rc < 0)
+		return rc;
+	if (found) {
+		b->batch_id = br.id;
+		if (strcmp(br.status, "running") != 0)
+			rc = db_batch_set_status(b->db, br.id, "running",
+			    o->clock.now_ms(o->clock.ctx), err);
+		for (i = 0; rc == 0 && i < o->nonly; i++) {
+			rc = db_story_get(b->db, &st, &ok, br.id, o->only[i],
+			    err);
+			if (rc == 0 && !ok)
+				rc = err_set(err, SC_EUSAGE, "story '%s' is not "
+				    "in the unfinished batch %lld; finish it "
+				    "with 'storyctl resume' first", o->only[i],
+				    (long long)br.id);
+		}
+		return rc;
+	}
+	if (o->mode == BATCH_RESUME) {
+		res->nothing = true;
+		return 0;
+	}
+	rc = db_batch_create(b->db, &b->batch_id, o->clock.now_ms(o->clock.ctx),
+	    err);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < o->nstories; i++) {
+		const struct story *s = &o->stories[i];
+		if (!wanted(o, s->id))
+			continue;
+		memset(&st, 0, sizeof(st));
+		st.batch_id = b->batch_id;
+		snprintf(st.id, sizeof(st.id), "%s", s->id);
+		snprintf(st.file, sizeof(st.file), "%s", s->file);
+		st.position = (int)pos++;
+		st.status = STATUS_PENDING;
+		st.tasks_completed = s->progress.tasks_completed;
+		st.tasks_total = s->progress.tasks_total;
+		st.updated_ms = o->clock.now_ms(o->clock.ctx);
+		rc = db_story_add(b->db, &st, err);
+		if (rc < 0)
+			return rc;
+	}
+	return db_event_add(b->db, b->batch_id, o->clock.now_ms(o->clock.ctx),
+	    NULL, "batch", "batch started", err);
+}
+
+static int
+run_stories(struct batch *b, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	const struct story *s;
+	size_t n = 0, i;
+	int rc;
+
+	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
+	if (rc < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct story_row *st = &rows[i];
+
+		if (st->status != STATUS_PENDING && st->status != STATUS_RUNNING)
+			continue;
+		if (b->o->nonly > 0 && !wanted(b->o, st->id))
+			continue;
+		s = story_by_id(b->o, st->id);
+		if (s == NULL) {
+			rc = err_set(err, SC_EDATA, "story %s of batch %lld is "
+			    "no longer in the config", st->id,
+			    (long long)b->batch_id);
+			goto out;
+		}
+		rc = batch_story(b, st, s, err);
+		if (rc < 0 || b->interrupted || b->stop_batch)
+			goto out;
+	}
+out:
+	free(rows);
+	return rc;
+}
+
+static int
+finish(struct batch *b, struct batch_result *res, struct sc_err *err)
+{
+	const char *status;
+	int64_t now = b->o->clock.now_ms(b->o->clock.ctx);
+	int rc;
+	int i, open = 0;
+
+	rc = db_status_counts(b->db, res->counts, b->batch_id, err);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < STATUS__COUNT; i++)
+		if (i == STATUS_PENDING || i == STATUS_RUNNING)
+			open += res->counts[i];
+	if (open == 0)
+		status = "finished";
+	else
+		status = "stopped";
+	rc = db_batch_set_status(b->db, b->batch_id, status, now, err);
+	if (rc < 0)
+		return rc;
+	if (b->stop_batch)
+		rc = db_event_add(b->db, b->batch_id, now, NULL, "stopped",
+		    b->stop_reason, err);
+	else if (b->interrupted)
+		rc = db_event_add(b->db, b->batch_id, now, NULL, "interrupted",
+		    "the controller was asked to stop", err);
+	else if (open == 0)
+		rc = db_event_add(b->db, b->batch_id, now, NULL, "finished",
+		    "batch finished", err);
+	return rc;
+}
+
+int
+batch_run(struct batch_result *out, const struct batch_opts *o,
+    struct sc_err *err)
+{
+	struct batch b;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(&b, 0, sizeof(b));
+	b.o = o;
+	b.cfg = o->cfg;
+	snprintf(out->state_dir, sizeof(out->state_dir), "%s",
+	    o->cfg->state_dir);
+	snprintf(out->branch, sizeof(out->branch), "%s",
+	    o->cfg->git.state_branch);
+	rc = db_dir_prepare(o->cfg->state_dir, err);
+	if (rc < 0)
+		goto out;
+	rc = lock_acquire(&b.lock, o->cfg->state_dir, err);
+	if (rc < 0)
+		goto out;
+	rc = db_open(&b.db, o->cfg->state_dir, err);
+	if (rc < 0)
+		goto out;
+	rc = gitstate_open(&b.gs, o->cfg->root, o->cfg->git.state_branch, err);
+	if (rc < 0)
+		goto out;
+	snprintf(b.logdir, sizeof(b.logdir), "%s/logs", o->cfg->state_dir);
+	rc = mkdir_private(b.logdir, err);
+	if (rc < 0)
+		goto out;
+	rc = reconcile(&b, err);
+	if (rc < 0)
+		goto out;
+	rc = select_batch(&b, out, err);
+	if (rc < 0 || out->nothing)
+		goto out;
+	out->batch_id = b.batch_id;
+	rc = record_sync(&b, err);
+	if (rc < 0)
+		goto out;
+	rc = run_stories(&b, err);
+	if (rc < 0)
+		goto out;
+	rc = finish(&b, out, err);
+	if (rc < 0)
+		goto out;
+	rc = record_sync(&b, err);
+	out->stopped = b.stop_batch;
+	out->interrupted = b.interrupted;
+	snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
+	    b.stop_reason);
+out:
+	record_clear_line(&b);
+	gitstate_free(b.gs);
+	db_close(b.db);
+	lock_release(b.lock);
+	return rc;
+}

@@ -1,0 +1,588 @@
+/*
+ * cmd_inspect.c - the morning commands: status, list, show, log and
+ * requeue.  They read the database (WAL lets them run beside a working
+ * controller) and print for people, or JSON with --json.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controller/cli.h"
+#include "controller/clock.h"
+#include "controller/config.h"
+#include "controller/stories.h"
+#include "state/db.h"
+#include "state/lock.h"
+#include "state/render.h"
+
+/* What every inspect command starts from: the config, the database (or
+ * none yet) and the latest batch (or none yet). */
+struct view {
+	struct config cfg;
+	struct db *db;
+	struct batch_row batch;
+	int have_batch;
+};
+
+static int
+view_open(struct view *v, const struct cli *cli, struct sc_err *err)
+{
+	struct stat sb;
+	char path[4096];
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	rc = cli_load_config(&v->cfg, cli, false, err);
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof(path), "%s/state.db", v->cfg.state_dir);
+	if (stat(path, &sb) < 0)
+		return 0; /* nothing has run yet */
+	rc = db_open(&v->db, v->cfg.state_dir, err);
+	if (rc < 0)
+		return rc;
+	return db_batch_latest(v->db, &v->batch, &v->have_batch, err);
+}
+
+static void
+view_close(struct view *v)
+{
+	db_close(v->db);
+	config_release(&v->cfg);
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Stories of the latest batch; before the first batch, the config's
+ * stories as they stand (pending, or invalid without tasks). */
+static int
+view_stories(struct story_row **out, size_t *n, struct view *v,
+    const char *status, struct sc_err *err)
+{
+	struct story *s = NULL;
+	struct story_row *rows = NULL;
+	size_t ns = 0, i, k = 0;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (v->have_batch)
+		return db_story_list(v->db, out, n, v->batch.id, status, err);
+	rc = stories_load(&s, &ns, &v->cfg, err);
+	if (rc < 0)
+		return rc;
+	rows = calloc(ns + 1, sizeof(*rows));
+	if (rows == NULL) {
+		stories_free(s, ns);
+		return err_set(err, SC_EOS, "out of memory");
+	}
+	for (i = 0; i < ns; i++) {
+		struct story_row *r = &rows[k];
+		snprintf(r->id, sizeof(r->id), "%s", s[i].id);
+		snprintf(r->file, sizeof(r->file), "%s", s[i].file);
+		r->position = (int)i;
+		r->status = s[i].load_status;
+		snprintf(r->reason, sizeof(r->reason), "%s", s[i].reason);
+		r->tasks_completed = s[i].progress.tasks_completed;
+		r->tasks_total = s[i].progress.tasks_total;
+		if (status == NULL || strcmp(status, status_name(r->status)) == 0)
+			k++;
+	}
+	stories_free(s, ns);
+	*out = rows;
+	*n = k;
+	return 0;
+}
+
+static int
+parse_flags(const char *cmd, int argc, char **argv, int *json, int *follow,
+    const char **status, const char **story, struct sc_err *err)
+{
+	enum story_status st;
+	int i, r;
+
+	for (i = 1; i < argc; i++) {
+		if (json != NULL && strcmp(argv[i], "--json") == 0) {
+			*json = 1;
+			continue;
+		}
+		if (follow != NULL && (strcmp(argv[i], "--follow") == 0 ||
+		    strcmp(argv[i], "-f") == 0)) {
+			*follow = 1;
+			continue;
+		}
+		if (status != NULL) {
+			r = cli_opt_value(status, argc, argv, &i, "--status",
+			    err);
+			if (r < 0)
+				return r;
+			if (r == 1) {
+				if (status_parse(&st, *status) < 0)
+					return err_set(err, SC_EUSAGE, "%s: "
+					    "unknown status '%s' (pending, "
+					    "running, done, deferred, escalated, "
+					    "blocked, invalid)", cmd, *status);
+				continue;
+			}
+		}
+		if (argv[i][0] == '-')
+			return err_set(err, SC_EUSAGE, "%s: unknown option '%s'",
+			    cmd, argv[i]);
+		if (story != NULL && *story == NULL) {
+			*story = argv[i];
+			continue;
+		}
+		return err_set(err, SC_EUSAGE, "%s: unexpected argument '%s'",
+		    cmd, argv[i]);
+	}
+	if (story != NULL && *story == NULL)
+		return err_set(err, SC_EUSAGE, "%s: which story? (storyctl %s "
+		    "STORY)", cmd, cmd);
+	return 0;
+}
+
+/* --- list ------------------------------------------------------------ */
+
+int
+cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	struct view v;
+	struct story_row *rows = NULL;
+	const char *status = NULL;
+	json_t *arr = NULL;
+	size_t n = 0, i;
+	int json = 0, rc;
+
+	rc = parse_flags("list", argc, argv, &json, NULL, &status, NULL, err);
+	if (rc < 0)
+		return rc;
+	rc = view_open(&v, cli, err);
+	if (rc < 0)
+		goto out;
+	rc = view_stories(&rows, &n, &v, status, err);
+	if (rc < 0)
+		goto out;
+	if (json) {
+		arr = json_array();
+		for (i = 0; arr != NULL && i < n; i++)
+			json_array_append_new(arr, json_pack("{s:s, s:s, s:i, "
+			    "s:i, s:i, s:o}", "id", rows[i].id, "status",
+			    status_name(rows[i].status), "attempts",
+			    rows[i].attempts, "tasks_completed",
+			    rows[i].tasks_completed, "tasks_total",
+			    rows[i].tasks_total, "reason", rows[i].reason[0] ?
+			    json_string(rows[i].reason) : json_null()));
+		rc = arr ? cli_print_json(cli, arr, err) :
+		    err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	if (n == 0) {
+		fprintf(cli->out, "no stories%s%s\n", status ? " with status " :
+		    "", status ? status : "");
+		goto out;
+	}
+	fprintf(cli->out, "%-16s %-10s %-8s %-7s %s\n", "story", "status",
+	    "attempts", "tasks", "reason");
+	for (i = 0; i < n; i++) {
+		char tasks[32];
+		snprintf(tasks, sizeof(tasks), "%d/%d", rows[i].tasks_completed,
+		    rows[i].tasks_total);
+		fprintf(cli->out, "%-16s %-10s %-8d %-7s %s\n", rows[i].id,
+		    status_name(rows[i].status), rows[i].attempts, tasks,
+		    rows[i].reason);
+	}
+out:
+	json_decref(arr);
+	free(rows);
+	view_close(&v);
+	return rc;
+}
+
+/* --- show ------------------------------------------------------------ */
+
+static int
+find_story(struct story_row *st, struct view *v, const char *id,
+    struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	size_t n = 0, i;
+	int found = 0, rc;
+
+	if (v->have_batch) {
+		rc = db_story_get(v->db, st, &found, v->batch.id, id, err);
+		if (rc < 0)
+			return rc;
+	} else {
+		rc = view_stories(&rows, &n, v, NULL, err);
+		if (rc < 0)
+			return rc;
+		for (i = 0; i < n && !found; i++) {
+			if (strcmp(rows[i].id, id) == 0) {
+				*st = rows[i];
+				found = 1;
+			}
+		}
+		free(rows);
+	}
+	if (!found)
+		return err_set(err, SC_EUSAGE, "no story '%s'%s", id,
+		    v->have_batch ? " in the latest batch" : " in the config");
+	return 0;
+}
+
+static void
+show_attempt_line(const struct cli *cli, const struct attempt_row *a)
+{
+	char dur[32] = "-", delay[32] = "", tasks[32];
+
+	if (a->outcome != OUTCOME_NONE && a->ended_ms >= a->started_ms)
+		clock_fmt_duration(dur, sizeof(dur), a->ended_ms -
+		    a->started_ms);
+	if (a->delay_ms > 0)
+		clock_fmt_duration(delay, sizeof(delay), a->delay_ms);
+	snprintf(tasks, sizeof(tasks), "%d/%d", a->tasks_completed,
+	    a->tasks_total);
+	fprintf(cli->out, "  a%-3d %-8s %-10s %-12s %-18s %-6s %-8s %-9s%s%s "
+	    "%s\n", a->attempt, role_name(a->role), a->agent,
+	    a->outcome == OUTCOME_NONE ? "running" : outcome_name(a->outcome),
+	    a->error_code != ERRC_NONE ? errcode_name(a->error_code) : "-",
+	    tasks, dur, a->decision == DECISION_NONE ? "-" :
+	    decision_name(a->decision), delay[0] ? " in " : "", delay,
+	    a->counted ? a->reason : "(not counted) ");
+	if (!a->counted && a->reason[0])
+		fprintf(cli->out, "       %s\n", a->reason);
+	if (a->error_message[0])
+		fprintf(cli->out, "       output: %s\n", a->error_message);
+}
+
+int
+cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	struct view v;
+	struct story_row st;
+	struct attempt_row *rows = NULL;
+	const char *id = NULL;
+	json_t *j = NULL;
+	size_t n = 0, i;
+	int json = 0, rc;
+
+	rc = parse_flags("show", argc, argv, &json, NULL, NULL, &id, err);
+	if (rc < 0)
+		return rc;
+	rc = view_open(&v, cli, err);
+	if (rc < 0)
+		goto out;
+	rc = find_story(&st, &v, id, err);
+	if (rc < 0)
+		goto out;
+	if (v.have_batch) {
+		rc = db_attempts_for_story(v.db, &rows, &n, v.batch.id, id, err);
+		if (rc < 0)
+			goto out;
+	}
+	if (json) {
+		j = render_story_json(&st, rows, n);
+		rc = j ? cli_print_json(cli, j, err) :
+		    err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	fprintf(cli->out, "%s  %s  %d/%d tasks  %d attempt%s  %s\n", st.id,
+	    status_name(st.status), st.tasks_completed, st.tasks_total,
+	    st.attempts, st.attempts == 1 ? "" : "s", st.file);
+	if (st.reason[0])
+		fprintf(cli->out, "reason: %s\n", st.reason);
+	if (st.status == STATUS_DEFERRED)
+		fprintf(cli->out, "Story %s deferred - dev-story hit complexity "
+		    "limit at %d/%d\n", st.id, st.tasks_completed,
+		    st.tasks_total);
+	for (i = 0; i < n; i++)
+		show_attempt_line(cli, &rows[i]);
+	if (n > 0 && rows[n - 1].log_path[0])
+		fprintf(cli->out, "last log: %s\n", rows[n - 1].log_path);
+out:
+	json_decref(j);
+	attempt_rows_free(rows, n);
+	view_close(&v);
+	return rc;
+}
+
+/* --- status ---------------------------------------------------------- */
+
+int
+cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	struct view v;
+	struct attempt_row *run = NULL, *hist = NULL;
+	struct story_row *rows = NULL;
+	size_t nrun = 0, nhist = 0, n = 0, i;
+	int counts[STATUS__COUNT] = {0};
+	json_t *o = NULL, *c = NULL, *running = json_null(), *wait = json_null();
+	const struct attempt_row *cur = NULL;
+	int64_t pid = 0, wait_until = 0, tnow = now_ms();
+	const char *wait_story = NULL;
+	int wait_attempt = 0;
+	double cost = 0;
+	int json = 0, rc;
+	char buf[64];
+
+	rc = parse_flags("status", argc, argv, &json, NULL, NULL, NULL, err);
+	if (rc < 0)
+		return rc;
+	rc = view_open(&v, cli, err);
+	if (rc < 0)
+		goto out;
+	rc = view_stories(&rows, &n, &v, NULL, err);
+	if (rc < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		counts[rows[i].status]++;
+		cost += rows[i].cost_usd;
+	}
+	if (v.have_batch) {
+		lock_holder_pid(v.cfg.state_dir, &pid);
+		rc = db_attempts_running(v.db, &run, &nrun, err);
+		if (rc < 0)
+			goto out;
+		for (i = 0; i < nrun; i++)
+			if (run[i].batch_id == v.batch.id)
+				cur = &run[i];
+		for (i = 0; i < n && cur == NULL && pid > 0; i++) {
+			if (rows[i].status != STATUS_PENDING ||
+			    rows[i].attempts == 0)
+				continue;
+			attempt_rows_free(hist, nhist);
+			hist = NULL;
+			nhist = 0;
+			rc = db_attempts_for_story(v.db, &hist, &nhist,
+			    v.batch.id, rows[i].id, err);
+			if (rc < 0)
+				goto out;
+			if (nhist > 0 && hist[nhist - 1].ended_ms +
+			    hist[nhist - 1].delay_ms > tnow) {
+				wait_until = hist[nhist - 1].ended_ms +
+				    hist[nhist - 1].delay_ms;
+				wait_story = rows[i].id;
+				wait_attempt = hist[nhist - 1].counted ?
+				    hist[nhist - 1].attempt + 1 :
+				    hist[nhist - 1].attempt;
+				break;
+			}
+		}
+	}
+	if (cur != NULL)
+		running = json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:b}",
+		    "story", cur->story_id, "attempt", cur->attempt, "role",
+		    role_name(cur->role), "agent", cur->agent,
+		    "tasks_completed", cur->tasks_completed, "tasks_total",
+		    cur->tasks_total, "started_at",
+		    render_time_json(cur->started_ms), "controller_alive",
+		    pid > 0);
+	if (wait_story != NULL)
+		wait = json_pack("{s:s, s:i, s:o, s:I}", "story", wait_story,
+		    "attempt", wait_attempt, "until",
+		    render_time_json(wait_until), "delay_ms",
+		    (json_int_t)(wait_until - tnow));
+	if (json) {
+		c = json_object();
+		for (i = 0; i < STATUS__COUNT; i++)
+			json_object_set_new(c, status_name((enum story_status)i),
+			    json_integer(counts[i]));
+		o = json_pack("{s:o, s:o, s:o, s:o, s:i, s:O, s:O, s:f}",
+		    "batch", v.have_batch ? json_integer(v.batch.id) :
+		    json_null(), "state", v.have_batch ?
+		    json_string(v.batch.status) : json_null(),
+		    "controller_pid", pid > 0 ? json_integer(pid) : json_null(),
+		    "counts", c, "stories", (int)n, "running", running,
+		    "next_wait", wait, "cost_usd", cost);
+		c = NULL;
+		rc = o ? cli_print_json(cli, o, err) :
+		    err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	if (!v.have_batch)
+		fprintf(cli->out, "no batch has run yet\n");
+	else
+		fprintf(cli->out, "batch %lld: %s%s\n", (long long)v.batch.id,
+		    v.batch.status, pid > 0 ? " (controller running)" : "");
+	fprintf(cli->out, "stories: %zu", n);
+	for (i = 0; i < STATUS__COUNT; i++)
+		if (counts[i])
+			fprintf(cli->out, ", %d %s", counts[i],
+			    status_name((enum story_status)i));
+	fprintf(cli->out, "\n");
+	if (cur != NULL) {
+		clock_fmt_duration(buf, sizeof(buf), tnow - cur->started_ms);
+		fprintf(cli->out, "now: %s attempt %d, %s (%s), %d/%d tasks, "
+		    "%s%s\n", cur->story_id, cur->attempt, role_name(cur->role),
+		    cur->agent, cur->tasks_completed, cur->tasks_total, buf,
+		    pid > 0 ? "" : " (controller gone: resume closes it)");
+	}
+	if (wait_story != NULL) {
+		clock_fmt_duration(buf, sizeof(buf), wait_until - tnow);
+		fprintf(cli->out, "next wait: %s attempt %d in %s\n", wait_story,
+		    wait_attempt, buf);
+	}
+out:
+	json_decref(o);
+	json_decref(c);
+	json_decref(running);
+	json_decref(wait);
+	free(rows);
+	attempt_rows_free(run, nrun);
+	attempt_rows_free(hist, nhist);
+	view_close(&v);
+	return rc;
+}
+
+/* --- log ------------------------------------------------------------- */
+
+static json_t *
+event_json(const struct event_row *e)
+{
+	return json_pack("{s:I, s:I, s:o, s:o, s:s, s:s}", "id",
+	    (json_int_t)e->id, "batch", (json_int_t)e->batch_id, "time",
+	    render_time_json(e->ts_ms), "story", e->story_id[0] ?
+	    json_string(e->story_id) : json_null(), "kind", e->kind,
+	    "message", e->message);
+}
+
+static void
+event_line(const struct cli *cli, const struct event_row *e)
+{
+	char t[32];
+
+	clock_fmt_iso(t, sizeof(t), e->ts_ms);
+	fprintf(cli->out, "%s %-10s %s%s%s\n", t, e->kind, e->story_id,
+	    e->story_id[0] ? " " : "", e->message);
+}
+
+int
+cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	struct view v;
+	struct event_row *ev = NULL;
+	size_t n = 0, i;
+	int64_t after = 0;
+	json_t *arr = NULL, *one;
+	int json = 0, follow = 0, rc;
+	char *line;
+
+	rc = parse_flags("log", argc, argv, &json, &follow, NULL, NULL, err);
+	if (rc < 0)
+		return rc;
+	rc = view_open(&v, cli, err);
+	if (rc < 0 || !v.have_batch) {
+		if (rc == 0 && json)
+			fprintf(cli->out, "[]\n");
+		goto out;
+	}
+	if (json && !follow)
+		arr = json_array();
+	for (;;) {
+		rc = db_events_list(v.db, &ev, &n, v.batch.id, after, err);
+		if (rc < 0)
+			goto out;
+		for (i = 0; i < n; i++) {
+			after = ev[i].id;
+			if (!json) {
+				event_line(cli, &ev[i]);
+				continue;
+			}
+			one = event_json(&ev[i]);
+			if (arr != NULL) {
+				json_array_append_new(arr, one);
+				continue;
+			}
+			/* --follow --json: one object per line */
+			line = one ? json_dumps(one, JSON_COMPACT) : NULL;
+			if (line != NULL)
+				fprintf(cli->out, "%s\n", line);
+			free(line);
+			json_decref(one);
+		}
+		event_rows_free(ev, n);
+		ev = NULL;
+		n = 0;
+		if (!follow)
+			break;
+		fflush(cli->out);
+		sleep(1);
+	}
+	if (arr != NULL)
+		rc = cli_print_json(cli, arr, err);
+out:
+	json_decref(arr);
+	event_rows_free(ev, n);
+	view_close(&v);
+	return rc;
+}
+
+/* --- requeue --------------------------------------------------------- */
+
+int
+cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	struct view v;
+	struct story_row st;
+	struct attempt_row *rows = NULL;
+	size_t n = 0;
+	const char *id = NULL;
+	char msg[500];
+	int rc;
+
+	rc = parse_flags("requeue", argc, argv, NULL, NULL, NULL, &id, err);
+	if (rc < 0)
+		return rc;
+	rc = view_open(&v, cli, err);
+	if (rc < 0)
+		goto out;
+	if (!v.have_batch) {
+		rc = err_set(err, SC_EUSAGE, "requeue: no batch has run yet");
+		goto out;
+	}
+	rc = find_story(&st, &v, id, err);
+	if (rc < 0)
+		goto out;
+	if (st.status != STATUS_DEFERRED && st.status != STATUS_ESCALATED &&
+	    st.status != STATUS_BLOCKED) {
+		rc = err_set(err, SC_EUSAGE, "requeue: story %s is %s; only a "
+		    "deferred, escalated or blocked story can be requeued", id,
+		    status_name(st.status));
+		goto out;
+	}
+	rc = db_attempts_for_story(v.db, &rows, &n, v.batch.id, id, err);
+	if (rc < 0)
+		goto out;
+	/* history kept; the strategy starts counting again after it */
+	st.seq_base = n > 0 ? rows[n - 1].seq : 0;
+	st.attempt_base = st.attempts;
+	snprintf(msg, sizeof(msg), "requeued from %s (%.400s)",
+	    status_name(st.status), st.reason);
+	st.status = STATUS_PENDING;
+	snprintf(st.reason, sizeof(st.reason), "%s", msg);
+	st.updated_ms = now_ms();
+	rc = db_story_update(v.db, &st, err);
+	if (rc == 0)
+		rc = db_event_add(v.db, v.batch.id, st.updated_ms, id, "requeued",
+		    msg, err);
+	if (rc == 0 && strcmp(v.batch.status, "finished") == 0)
+		rc = db_batch_set_status(v.db, v.batch.id, "stopped",
+		    st.updated_ms, err);
+	if (rc == 0)
+		fprintf(cli->out, "%s is pending again (attempt history kept); "
+		    "run 'storyctl resume' to run it\n", id);
+out:
+	attempt_rows_free(rows, n);
+	view_close(&v);
+	return rc;
+}

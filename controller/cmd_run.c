@@ -1,0 +1,203 @@
+/*
+ * cmd_run.c - `storyctl run` and `storyctl resume`: load and check
+ * everything, make sure every agent can be started, catch SIGINT and
+ * SIGTERM, run the batch, print the summary, pick the exit status.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "controller/argv.h"
+#include "controller/batch.h"
+#include "controller/cli.h"
+
+static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_signal;
+static int wake_pipe[2] = {-1, -1};
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+
+	/* a second SIGINT kills at once */
+	if (stop_flag && sig == SIGINT)
+		stop_flag = 2;
+	else if (!stop_flag)
+		stop_flag = 1;
+	if (!stop_signal)
+		stop_signal = sig;
+	if (wake_pipe[1] >= 0 && write(wake_pipe[1], "x", 1) < 0) {
+		/* the pipe is full: the reader is already awake */
+	}
+	errno = saved;
+}
+
+static int
+signals_install(struct sc_err *err)
+{
+	struct sigaction sa;
+
+	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return err_set(err, SC_EOS, "pipe: %s", strerror(errno));
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) < 0 ||
+	    sigaction(SIGTERM, &sa, NULL) < 0)
+		return err_set(err, SC_EOS, "sigaction: %s", strerror(errno));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	return 0;
+}
+
+int
+cmd_run_check_agents(const struct config *cfg, struct sc_err *err)
+{
+	char *path = NULL;
+	int r, rc;
+
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+		const struct agent_conf *a = &cfg->agents[r];
+		if (!a->configured)
+			continue;
+		rc = argv_validate(&a->command, err);
+		if (rc < 0)
+			return err_prefix(err, "agent %s (%s)",
+			    role_name((enum role)r), a->name);
+		rc = argv_resolve_program(&path, a->command.items[0], err);
+		free(path);
+		path = NULL;
+		if (rc < 0)
+			return err_prefix(err, "agent %s (%s)",
+			    role_name((enum role)r), a->name);
+	}
+	return 0;
+}
+
+static void
+summary(const struct cli *cli, const struct batch_result *res)
+{
+	static const enum story_status order[] = {STATUS_DONE,
+	    STATUS_DEFERRED, STATUS_ESCALATED, STATUS_BLOCKED, STATUS_INVALID,
+	    STATUS_PENDING, STATUS_RUNNING};
+	size_t i;
+	int total = 0, shown = 0;
+
+	for (i = 0; i < STATUS__COUNT; i++)
+		total += res->counts[i];
+	fprintf(cli->out, "\nbatch %lld: ", (long long)res->batch_id);
+	for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		if (res->counts[order[i]] == 0)
+			continue;
+		fprintf(cli->out, "%s%d %s", shown++ ? ", " : "",
+		    res->counts[order[i]], status_name(order[i]));
+	}
+	fprintf(cli->out, "%s(%d stor%s)\n", shown ? " " : "", total,
+	    total == 1 ? "y" : "ies");
+	if (res->stopped)
+		fprintf(cli->out, "stopped: %s\nrun 'storyctl resume' when the "
+		    "cause is fixed\n", res->stop_reason);
+	else if (res->interrupted)
+		fprintf(cli->out, "interrupted: run 'storyctl resume' to "
+		    "continue\n");
+	if (res->counts[STATUS_DEFERRED] || res->counts[STATUS_ESCALATED] ||
+	    res->counts[STATUS_BLOCKED] || res->counts[STATUS_INVALID])
+		fprintf(cli->out, "next: storyctl list --status deferred; "
+		    "storyctl show STORY; storyctl requeue STORY\n");
+	fprintf(cli->out, "record: %s/state.db, git log %s\n", res->state_dir,
+	    res->branch);
+}
+
+static int
+run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
+    struct sc_err *err)
+{
+	struct config cfg;
+	struct story *stories = NULL;
+	struct batch_opts o;
+	struct batch_result res;
+	char **only = NULL;
+	size_t nstories = 0, nonly = 0;
+	int i, rc = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	memset(&o, 0, sizeof(o));
+	only = calloc((size_t)argc + 1, sizeof(*only));
+	if (only == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	for (i = 1; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			rc = err_set(err, SC_EUSAGE, "%s: unknown option '%s'",
+			    argv[0], argv[i]);
+			goto out;
+		}
+		if (mode == BATCH_RESUME) {
+			rc = err_set(err, SC_EUSAGE, "resume takes no stories "
+			    "(use 'storyctl run STORY')");
+			goto out;
+		}
+		only[nonly++] = argv[i];
+	}
+	rc = cli_load_config(&cfg, cli, false, err);
+	if (rc < 0)
+		goto out;
+	rc = stories_load(&stories, &nstories, &cfg, err);
+	if (rc < 0)
+		goto out;
+	rc = cmd_run_check_agents(&cfg, err);
+	if (rc < 0)
+		goto out;
+	rc = signals_install(err);
+	if (rc < 0)
+		goto out;
+	o.cfg = &cfg;
+	o.stories = stories;
+	o.nstories = nstories;
+	o.only = only;
+	o.nonly = nonly;
+	o.mode = mode;
+	clock_real(&o.clock);
+	o.run_agent = batch_real_runner;
+	o.out = cli->out;
+	o.tty = cli->tty;
+	o.color = cli->color;
+	o.stop = &stop_flag;
+	o.wake_fd = wake_pipe[0];
+	o.kill_grace_ms_override = -1;
+	rc = batch_run(&res, &o, err);
+	if (rc < 0)
+		goto out;
+	if (res.nothing) {
+		fprintf(cli->out, "nothing to resume: no unfinished batch\n");
+		goto out;
+	}
+	summary(cli, &res);
+	if (res.interrupted)
+		rc = 128 + (stop_signal ? stop_signal : SIGINT);
+	else if (res.stopped)
+		rc = 75;
+	else if (res.counts[STATUS_DEFERRED] || res.counts[STATUS_ESCALATED] ||
+	    res.counts[STATUS_BLOCKED] || res.counts[STATUS_INVALID])
+		rc = 3;
+out:
+	stories_free(stories, nstories);
+	config_release(&cfg);
+	free(only);
+	return rc;
+}
+
+int
+cmd_run(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	return run_or_resume(cli, argc, argv, BATCH_RUN, err);
+}
+
+int
+cmd_resume(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	return run_or_resume(cli, argc, argv, BATCH_RESUME, err);
+}

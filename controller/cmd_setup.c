@@ -1,0 +1,298 @@
+/*
+ * cmd_setup.c - the commands that prepare a night: init, check, agents.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "controller/argv.h"
+#include "controller/cli.h"
+#include "controller/config.h"
+#include "controller/presets.h"
+#include "controller/stories.h"
+
+static json_t *
+strlist_json(const struct strlist *l)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a != NULL && i < l->n; i++)
+		json_array_append_new(a, json_string(l->items[i]));
+	return a;
+}
+
+/* argv for people: words with spaces or quotes are single-quoted. */
+static void
+print_argv(FILE *f, const char *const *argv, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && argv[i] != NULL; i++) {
+		if (strpbrk(argv[i], " \t\"'\\$") != NULL || argv[i][0] == '\0')
+			fprintf(f, "%s'%s'", i ? " " : "", argv[i]);
+		else
+			fprintf(f, "%s%s", i ? " " : "", argv[i]);
+	}
+}
+
+/* --- init ------------------------------------------------------------ */
+
+static int
+ignore_state_dir(const char *entry, struct sc_err *err)
+{
+	FILE *f = NULL;
+	char line[512];
+	int found = 0, last_nl = 1, c;
+	int rc = 0;
+
+	f = fopen(".gitignore", "r");
+	if (f != NULL) {
+		while (fgets(line, sizeof(line), f) != NULL) {
+			line[strcspn(line, "\r\n")] = '\0';
+			if (strcmp(line, entry) == 0 ||
+			    (strncmp(line, entry, strlen(entry) - 1) == 0 &&
+			    line[strlen(entry) - 1] == '\0'))
+				found = 1;
+		}
+		if (fseek(f, -1, SEEK_END) == 0 && (c = fgetc(f)) != EOF)
+			last_nl = c == '\n';
+		fclose(f);
+	}
+	if (found)
+		return 0;
+	f = fopen(".gitignore", "a");
+	if (f == NULL)
+		return err_set(err, SC_EIO, "cannot write .gitignore: %s",
+		    strerror(errno));
+	fprintf(f, "%s%s\n", last_nl ? "" : "\n", entry);
+	if (fclose(f) != 0)
+		rc = err_set(err, SC_EIO, "cannot write .gitignore: %s",
+		    strerror(errno));
+	return rc;
+}
+
+int
+cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	json_t *cfg = NULL, *stories = NULL;
+	glob_t g;
+	char *text = NULL;
+	size_t i;
+	int fd = -1, rc = 0, have_glob = 0;
+	ssize_t len;
+
+	memset(&g, 0, sizeof(g));
+	if (argc > 1) {
+		return err_set(err, SC_EUSAGE, "init takes no arguments");
+	}
+	if (access(CONFIG_FILE_NAME, F_OK) == 0)
+		return err_set(err, SC_EUSAGE, "%s already exists here; edit it "
+		    "or remove it first", CONFIG_FILE_NAME);
+	stories = json_array();
+	if (glob("docs/stories/*.md", 0, NULL, &g) == 0) {
+		have_glob = 1;
+		for (i = 0; i < g.gl_pathc; i++)
+			json_array_append_new(stories,
+			    json_string(g.gl_pathv[i]));
+	}
+	cfg = json_pack("{s:O, s:{s:{s:s}, s:{s:s}}, s:{s:s, s:i, s:i, s:i}}",
+	    "stories", stories,
+	    "agents", "primary", "preset", "claude", "fallback", "preset",
+	    "codex",
+	    "policy", "strategy", "adaptive", "max_attempts", 5,
+	    "network_sleep_s", 60, "poll_interval_s", 30);
+	if (cfg != NULL && !have_glob)
+		json_object_set_new(cfg, "stories_glob",
+		    json_string("docs/stories/*.md"));
+	text = cfg ? json_dumps(cfg, JSON_INDENT(2) | JSON_PRESERVE_ORDER) :
+	    NULL;
+	if (text == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	fd = open(CONFIG_FILE_NAME, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0644);
+	if (fd < 0) {
+		rc = err_set(err, SC_EIO, "cannot create %s: %s",
+		    CONFIG_FILE_NAME, strerror(errno));
+		goto out;
+	}
+	len = (ssize_t)strlen(text);
+	if (write(fd, text, (size_t)len) != len || write(fd, "\n", 1) != 1) {
+		rc = err_set(err, SC_EIO, "cannot write %s: %s",
+		    CONFIG_FILE_NAME, strerror(errno));
+		goto out;
+	}
+	rc = ignore_state_dir(".storyctl/", err);
+	if (rc < 0)
+		goto out;
+	fprintf(cli->out, "wrote %s (%zu stor%s; primary claude, fallback "
+	    "codex) and ignored .storyctl/ in .gitignore\nnext: storyctl "
+	    "check, then storyctl run\n", CONFIG_FILE_NAME,
+	    json_array_size(stories), json_array_size(stories) == 1 ? "y" :
+	    "ies");
+out:
+	if (fd >= 0)
+		close(fd);
+	globfree(&g);
+	free(text);
+	json_decref(cfg);
+	json_decref(stories);
+	return rc;
+}
+
+/* --- check ----------------------------------------------------------- */
+
+int
+cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	struct config cfg;
+	struct story *s = NULL;
+	size_t n = 0, i;
+	int r, invalid = 0, rc;
+	struct sc_err agent_err;
+
+	memset(&cfg, 0, sizeof(cfg));
+	err_clear(&agent_err);
+	if (argc > 1)
+		return err_set(err, SC_EUSAGE, "check takes no arguments");
+	rc = cli_load_config(&cfg, cli, false, err);
+	if (rc < 0)
+		goto out;
+	rc = stories_load(&s, &n, &cfg, err);
+	if (rc < 0)
+		goto out;
+	fprintf(cli->out, "config: %s\nstate:  %s (branch %s)\n", cfg.path,
+	    cfg.state_dir, cfg.git.state_branch);
+	fprintf(cli->out, "policy: %s, max_attempts %d, network_sleep %gs, "
+	    "backoff %s %lld..%lld ms jitter %g\n",
+	    strategy_name(cfg.policy.strategy), cfg.policy.max_attempts,
+	    cfg.policy.network_sleep_s,
+	    backoff_kind_name(cfg.policy.backoff.kind),
+	    (long long)cfg.policy.backoff.base_delay_ms,
+	    (long long)cfg.policy.backoff.max_delay_ms,
+	    cfg.policy.backoff.jitter);
+	fprintf(cli->out, "agents:\n");
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+		const struct agent_conf *a = &cfg.agents[r];
+		if (!a->configured) {
+			fprintf(cli->out, "  %-8s (none)\n",
+			    role_name((enum role)r));
+			continue;
+		}
+		fprintf(cli->out, "  %-8s %-8s timeout %gs: ",
+		    role_name((enum role)r), a->name, a->timeout_s);
+		print_argv(cli->out, (const char *const *)a->command.items,
+		    a->command.n);
+		fprintf(cli->out, "\n");
+	}
+	fprintf(cli->out, "stories (%zu, in this order):\n", n);
+	for (i = 0; i < n; i++) {
+		fprintf(cli->out, "  %3zu  %-16s %-32s %d/%d tasks%s%s\n", i + 1,
+		    s[i].id, s[i].file, s[i].progress.tasks_completed,
+		    s[i].progress.tasks_total,
+		    s[i].load_status == STATUS_INVALID ? "  INVALID: " : "",
+		    s[i].load_status == STATUS_INVALID ? s[i].reason : "");
+		if (s[i].load_status == STATUS_INVALID)
+			invalid++;
+	}
+	if (cmd_run_check_agents(&cfg, &agent_err) < 0) {
+		*err = agent_err;
+		rc = agent_err.code;
+		goto out;
+	}
+	if (invalid) {
+		rc = err_set(err, SC_EDATA, "%d stor%s without tasks (see "
+		    "above): %s would not run", invalid, invalid == 1 ? "y" :
+		    "ies", invalid == 1 ? "it" : "they");
+		goto out;
+	}
+	fprintf(cli->out, "ok: %zu stor%s ready\n", n, n == 1 ? "y" : "ies");
+out:
+	stories_free(s, n);
+	config_release(&cfg);
+	return rc;
+}
+
+/* --- agents ---------------------------------------------------------- */
+
+int
+cmd_agents(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	struct config cfg;
+	const struct preset *p;
+	json_t *o = NULL, *pa = NULL, *ag = NULL, *one;
+	size_t np = 0, i, k;
+	int json = 0, r, rc;
+
+	memset(&cfg, 0, sizeof(cfg));
+	for (i = 1; i < (size_t)argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else
+			return err_set(err, SC_EUSAGE, "agents: unexpected "
+			    "argument '%s'", argv[i]);
+	}
+	rc = cli_load_config(&cfg, cli, true, err);
+	if (rc < 0)
+		goto out;
+	p = presets_all(&np);
+	if (json) {
+		pa = json_array();
+		for (i = 0; i < np; i++) {
+			json_t *av = json_array();
+			for (k = 0; p[i].argv[k] != NULL; k++)
+				json_array_append_new(av,
+				    json_string(p[i].argv[k]));
+			json_array_append_new(pa, json_pack("{s:s, s:o, s:s}",
+			    "name", p[i].name, "argv", av, "description",
+			    p[i].description));
+		}
+		ag = json_object();
+		for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+			const struct agent_conf *a = &cfg.agents[r];
+			one = a->configured ? json_pack("{s:s, s:o, s:o, s:f}",
+			    "name", a->name, "preset", a->preset[0] ?
+			    json_string(a->preset) : json_null(), "argv",
+			    strlist_json(&a->command), "timeout_s",
+			    a->timeout_s) : json_null();
+			json_object_set_new(ag, role_name((enum role)r), one);
+		}
+		o = json_pack("{s:O, s:O, s:o}", "presets", pa, "agents", ag,
+		    "config", cfg.path ? json_string(cfg.path) : json_null());
+		rc = o ? cli_print_json(cli, o, err) :
+		    err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	fprintf(cli->out, "presets:\n");
+	for (i = 0; i < np; i++) {
+		fprintf(cli->out, "  %-8s ", p[i].name);
+		print_argv(cli->out, p[i].argv, (size_t)-1);
+		fprintf(cli->out, "\n           %s\n", p[i].description);
+	}
+	fprintf(cli->out, "\nconfigured (%s):\n", cfg.path ? cfg.path :
+	    "no storyctl.json: the defaults");
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+		const struct agent_conf *a = &cfg.agents[r];
+		fprintf(cli->out, "  %-8s ", role_name((enum role)r));
+		if (!a->configured) {
+			fprintf(cli->out, "(none)\n");
+			continue;
+		}
+		fprintf(cli->out, "%s: ", a->name);
+		print_argv(cli->out, (const char *const *)a->command.items,
+		    a->command.n);
+		fprintf(cli->out, "\n");
+	}
+out:
+	json_decref(o);
+	json_decref(pa);
+	json_decref(ag);
+	config_release(&cfg);
+	return rc;
+}

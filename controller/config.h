@@ -1,0 +1,146 @@
+/*
+ * config.h - storyctl.json (SPEC 10): find it, load it, validate all of
+ * it.  docs/configuration.md is the user-facing reference of every key.
+ *
+ * Validation is strict so that a typo never silently changes a night's
+ * behaviour: unknown keys, wrong types and out-of-range values are
+ * errors (SC_EDATA) whose message starts with the file name and names
+ * the full key path, e.g.
+ *   "storyctl.json: unknown key policy.max_atempts (did you mean
+ *    max_attempts?)"
+ *   "storyctl.json: policy.max_attempts: must be >= 1, got 0"
+ *   "storyctl.json:3:15: ..."           (broken JSON: line and column)
+ *
+ * A struct config owns every pointer in it; config_release() frees them
+ * and zeroes the struct.  It is a no-op on a zeroed or released config.
+ */
+#ifndef STORYCTL_CONFIG_H
+#define STORYCTL_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "strategies/err.h"
+#include "strategies/model.h"
+#include "strategies/policy.h"
+#include "strategies/strlist.h"
+
+#define CONFIG_FILE_NAME "storyctl.json"
+
+struct agent_conf {
+	/* The role is set in the config (or by the defaults). */
+	bool configured;
+	/* The "name" key, else the preset name, else the base name of
+	 * command[0]. */
+	char name[64];
+	char preset[32];          /* "" when none */
+	struct strlist command;   /* argv template with {placeholders} */
+	double timeout_s;         /* default 3600 */
+	/* < 0 = use policy.stall_timeout_s (default -1); 0 = off */
+	double stall_timeout_s;
+	struct strlist env;       /* "KEY=VALUE" strings added to the env */
+};
+
+struct story_conf {
+	char *file;               /* relative to root, lexically normalised */
+	char id[128];
+	struct strlist depends_on;
+	bool include_dependency_result;
+};
+
+struct gate_conf {
+	char *name;               /* default: basename of command[0] */
+	struct strlist command;
+	double timeout_s;         /* default 1800 */
+};
+
+struct review_conf {
+	struct strlist *agents;   /* one argv template per reviewer */
+	size_t nagents;           /* 0 = no review panel */
+	int quorum;               /* 1..nagents; default a majority */
+	int retries;              /* per reviewer, default 2 */
+	char *prompt;             /* NULL = built-in review prompt */
+};
+
+struct breaker_conf {
+	int after;                /* 0 = off (default 0) */
+	double cooldown_s;        /* default 1800 */
+};
+
+struct budget_conf {
+	double max_cost_usd;      /* 0 = no limit */
+	double story_max_cost_usd;
+};
+
+struct git_conf {
+	char *state_branch;       /* default "storyctl/state" */
+	bool commit_work;         /* default false */
+};
+
+struct config {
+	/* Absolute path of the config file; NULL for built-in defaults. */
+	char *path;
+	/* Absolute directory of the config: the project root. */
+	char *root;
+	/* Explicit entries, then glob matches not already listed, in
+	 * sorted order. */
+	struct story_conf *stories;
+	size_t nstories;
+	char *stories_glob;       /* NULL when absent */
+	char *prompt;             /* NULL = built-in default prompt */
+	struct agent_conf agents[2]; /* indexed by enum role */
+	struct policy policy;
+	struct gate_conf *gates;
+	size_t ngates;
+	struct review_conf review;
+	struct breaker_conf breaker;
+	struct budget_conf budget;
+	struct git_conf git;
+	char *state_dir;          /* absolute; default <root>/.storyctl */
+};
+
+/*
+ * Find storyctl.json in start_dir or its nearest parent that has one
+ * (like git finds .git).  On success *out_path is a malloc'd absolute
+ * path the caller frees.  When there is none: SC_EUSAGE with "no
+ * storyctl.json in DIR or any parent directory" (so a command that can
+ * work without one, like simulate, can fall back to config_defaults());
+ * SC_EOS when start_dir cannot be resolved.
+ */
+int config_find(char **out_path, const char *start_dir, struct sc_err *err);
+
+/*
+ * Load and validate path into *out (which must be zeroed or released).
+ * On error: SC_EDATA with "FILE:LINE:COLUMN: ..." for broken JSON,
+ * "FILE: unknown key policy.max_atempts", "FILE: policy.max_attempts:
+ * must be >= 1, got 0" etc.; SC_EDATA too when the file cannot be read
+ * or is larger than 4 MiB.  Expands stories_glob relative to root
+ * (glob(3), sorted, directories skipped).  Checks ids, duplicates,
+ * depends_on and dependency cycles.  Does NOT read story files.  On
+ * error *out is left released.
+ */
+int config_load(struct config *out, const char *path, struct sc_err *err);
+
+/*
+ * Built-in defaults with no file: primary preset claude, fallback preset
+ * codex, default policy, root = the absolute form of root (which must
+ * exist).  Used by `simulate` and `agents` when no config exists.
+ */
+int config_defaults(struct config *out, const char *root, struct sc_err *err);
+
+/*
+ * Reject a dependency cycle among c->stories: SC_EDATA with "dependency
+ * cycle: a -> b -> a" (prefixed with the file name when c->path is set).
+ * config_load() already calls it; exposed for configs built in code.
+ */
+int config_check_cycles(const struct config *c, struct sc_err *err);
+
+/* Index of the story with this id in c->stories, or -1. */
+int config_story_index(const struct config *c, const char *id);
+
+/* Whether s is a valid story id: [A-Za-z0-9][A-Za-z0-9._-]*, < 128 bytes. */
+bool config_id_valid(const char *s);
+
+void config_release(struct config *c);   /* no-op on zeroed */
+
+#endif

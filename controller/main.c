@@ -1,0 +1,101 @@
+/*
+ * main.c - storyctl's entry point: global options, the command table,
+ * and the one place that prints a fatal error and picks the exit code.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "controller/cli.h"
+
+static void
+usage(FILE *f)
+{
+	const struct cli_command *cmds;
+	size_t n, i;
+
+	cmds = cli_commands(&n);
+	fprintf(f, "usage: storyctl [-C DIR] [-c CONFIG] COMMAND [ARGS]\n\n"
+	    "storyctl runs coding agents over a batch of story files, "
+	    "overnight, and\ndecides after every attempt whether to retry, "
+	    "defer or escalate.\n\ncommands:\n");
+	for (i = 0; i < n; i++)
+		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\noptions:\n"
+	    "  -C DIR       run as if started in DIR\n"
+	    "  -c CONFIG    use CONFIG instead of searching for "
+	    "storyctl.json\n"
+	    "  -h, --help   this help; 'storyctl COMMAND --help' for one "
+	    "command\n"
+	    "  --version    print the version\n\n"
+	    "exit codes: 0 ok, 3 some stories not done, 64 usage, 65 bad "
+	    "data,\n69 agent cannot run, 75 stopped (resumable), 130/143 "
+	    "interrupted\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cli cli;
+	struct sc_err err;
+	const struct cli_command *cmd = NULL;
+	const char *nc;
+	int i = 1;
+	int rc = 0;
+
+	memset(&cli, 0, sizeof(cli));
+	err_clear(&err);
+	cli.out = stdout;
+	while (i < argc && argv[i][0] == '-') {
+		if (strcmp(argv[i], "-C") == 0 && i + 1 < argc) {
+			cli.dir = argv[i + 1];
+			i += 2;
+		} else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
+			cli.config_path = argv[i + 1];
+			i += 2;
+		} else if (strcmp(argv[i], "-h") == 0 ||
+		    strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf("storyctl %s\n", STORYCTL_VERSION);
+			return 0;
+		} else {
+			rc = err_set(&err, SC_EUSAGE, "unknown option '%s' (see "
+			    "storyctl --help)", argv[i]);
+			goto out;
+		}
+	}
+	if (i >= argc) {
+		usage(stderr);
+		rc = SC_EUSAGE;
+		err.msg[0] = '\0';
+		goto out;
+	}
+	if (cli.dir != NULL && chdir(cli.dir) < 0) {
+		rc = err_set(&err, SC_EUSAGE, "cannot change to directory %s: "
+		    "%s", cli.dir, strerror(errno));
+		goto out;
+	}
+	cli.tty = isatty(STDOUT_FILENO) == 1;
+	nc = getenv("NO_COLOR");
+	cli.color = cli.tty && (nc == NULL || nc[0] == '\0');
+	cmd = cli_command_find(argv[i]);
+	if (cmd == NULL || cmd->run == NULL) {
+		rc = err_set(&err, SC_EUSAGE, "%s command '%s' (see storyctl "
+		    "--help)", cmd == NULL ? "unknown" : "not yet available:",
+		    argv[i]);
+		goto out;
+	}
+	if (cli_want_help(&cli, cmd, argc - i, argv + i))
+		goto out;
+	rc = cmd->run(&cli, argc - i, argv + i, &err);
+out:
+	if (fflush(stdout) == EOF && rc == 0)
+		rc = err_set(&err, SC_EIO, "cannot write to standard output");
+	if (rc < 0 && err.msg[0] != '\0')
+		fprintf(stderr, "storyctl: %s\n", err.msg);
+	return rc > 0 ? rc : err_exit_status(rc);
+}

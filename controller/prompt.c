@@ -1,0 +1,81 @@
+/* prompt.c - see prompt.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/prompt.h"
+
+const char prompt_default_template[] =
+    "You are running unattended (no one will answer questions) as a "
+    "dev-story session. Implement the story in {story_file} (story "
+    "{story_id}). Work through its task checklist in order. As soon as "
+    "a task is finished, check its box in {story_file} (change \"- [ ]\" "
+    "to \"- [x]\") and save the file; never check a box for work that is "
+    "not done. Stop when every box is checked.";
+
+int
+prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
+    const struct prompt_prev *prev, struct sc_err *err)
+{
+	struct strlist t = {0}, expanded = {0};
+	struct argv_vars vars = *v;
+	char *buf = NULL, *note = NULL, *dep = NULL;
+	size_t len;
+	int rc = 0;
+
+	*out = NULL;
+	vars.prompt = "";
+	if (strlist_push(&t, tmpl != NULL ? tmpl : prompt_default_template) <
+	    0) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	rc = argv_expand(&expanded, &t, &vars, err);
+	if (rc < 0) {
+		err_prefix(err, "prompt");
+		goto out;
+	}
+	if (prev != NULL && prev->attempt > 0) {
+		if (asprintf(&note, "\n\nThis is attempt %d of %d. The previous "
+		    "attempt (%d%s%s) stopped at %d/%d tasks%s%s%s. Continue "
+		    "from there and keep the work already done.", v->attempt,
+		    v->max_attempts, prev->attempt,
+		    prev->outcome ? ", " : "", prev->outcome ? prev->outcome :
+		    "", prev->tasks_completed, prev->tasks_total,
+		    prev->stalled_task && prev->stalled_task[0] ?
+		    "; the first unchecked task is: \"" : "",
+		    prev->stalled_task ? prev->stalled_task : "",
+		    prev->stalled_task && prev->stalled_task[0] ? "\"" : "") <
+		    0) {
+			note = NULL;
+			rc = err_set(err, SC_EOS, "out of memory");
+			goto out;
+		}
+	}
+	if (prev != NULL && prev->dependency_result != NULL) {
+		if (asprintf(&dep, "[Previous step result]:\n%s\n\n[Current "
+		    "task]:\n", prev->dependency_result) < 0) {
+			dep = NULL;
+			rc = err_set(err, SC_EOS, "out of memory");
+			goto out;
+		}
+	}
+	len = (dep ? strlen(dep) : 0) + strlen(expanded.items[0]) +
+	    (note ? strlen(note) : 0) + 1;
+	buf = malloc(len);
+	if (buf == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	snprintf(buf, len, "%s%s%s", dep ? dep : "", expanded.items[0],
+	    note ? note : "");
+	*out = buf;
+	buf = NULL;
+out:
+	free(buf);
+	free(note);
+	free(dep);
+	strlist_release(&t);
+	strlist_release(&expanded);
+	return rc;
+}

@@ -1,0 +1,30 @@
+/*
+ * prompt.h - the text an agent gets as {prompt} (SPEC 3).
+ */
+#ifndef STORYCTL_PROMPT_H
+#define STORYCTL_PROMPT_H
+
+#include "controller/argv.h"
+#include "strategies/err.h"
+
+/* The built-in prompt template (placeholders as in argv templates). */
+extern const char prompt_default_template[];
+
+/* Where the previous attempt stopped, for the retry note. */
+struct prompt_prev {
+	int attempt;          /* 0 = this is the first attempt */
+	int tasks_completed;
+	int tasks_total;
+	const char *stalled_task;   /* "" or NULL when unknown */
+	const char *outcome;        /* e.g. "timeout", or NULL */
+	const char *dependency_result; /* SPEC 9; NULL when not wanted */
+};
+
+/* Render tmpl (NULL = the built-in template) with v's placeholders
+ * ({prompt} itself is empty there), then, from attempt 2 on, a note that
+ * says which attempt this is and where the previous one stopped.  *out
+ * is malloc'd.  SC_EDATA for an unknown placeholder. */
+int prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
+    const struct prompt_prev *prev, struct sc_err *err);
+
+#endif

@@ -1,0 +1,1130 @@
+/* runner.c - see runner.h and docs/runner.md. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controller/runner.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+
+#define RUNNER_TAIL_DEFAULT ((size_t)64 * 1024)
+#define RUNNER_CHUNK 65536
+/* How long a group may take to vanish after SIGKILL before we give up
+ * waiting (a process in uninterruptible sleep dies when it wakes). */
+#define RUNNER_KILL_WAIT_MS 2000
+/* Recheck period while waiting for a group to empty. */
+#define RUNNER_GROUP_TICK_MS 20
+
+const char *const runner_scrubbed_env[] = {
+	"CLAUDECODE",                     /* claude: refuses to nest */
+	"CLAUDE_CODE_ENTRYPOINT",         /* claude: the parent's entry */
+	"CLAUDE_CODE_SSE_PORT",           /* claude: the parent's IDE link */
+	"CODEX_SANDBOX",                  /* codex: set inside its sandbox */
+	"CODEX_SANDBOX_NETWORK_DISABLED", /* codex: claims no network */
+	"CODEX_THREAD_ID",                /* codex: the parent's thread */
+	"GEMINI_CLI",                     /* gemini: set in its shell tool */
+	NULL
+};
+
+/* What the child reports over the status pipe when it cannot exec. */
+enum spawn_stage { STAGE_EXEC = 1, STAGE_CHDIR, STAGE_SETUP };
+struct spawn_msg {
+	int stage;
+	int err;
+};
+
+/* A ring of the last cap bytes of output. */
+struct ring {
+	char *buf;
+	size_t cap;
+	size_t pos; /* next write offset */
+	size_t len; /* bytes held, <= cap */
+};
+
+/* The state of one supervised attempt. */
+struct run {
+	const struct runner_opts *o;
+	struct runner_result *r;
+	struct ring ring;
+	pid_t pid;
+	int out_fd;   /* read end of the output pipe, -1 once closed */
+	int log_fd;   /* -1 when there is no log */
+	int pidfd;    /* -1 when pidfd_open is unavailable */
+	int64_t t0;
+	int64_t last_activity;
+	int64_t next_poll;
+	int64_t kill_at;  /* SIGKILL deadline once SIGTERM was sent */
+	int64_t give_up;  /* stop waiting for the group after SIGKILL */
+	bool term_sent;
+	bool kill_sent;
+	bool have_token;
+	bool wake_dead; /* wake_fd hung up: stop polling it */
+	bool lost;      /* someone else reaped our child */
+	int token;
+	int wstatus;
+};
+
+static int64_t
+runner_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+runner_sleep_ms(int64_t ms)
+{
+	struct timespec ts;
+
+	if (ms <= 0)
+		return;
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (long)(ms % 1000) * 1000000;
+	/* An interruption only shortens the wait: callers loop on time. */
+	nanosleep(&ts, NULL);
+}
+
+static void
+ring_add(struct ring *rg, const char *p, size_t n)
+{
+	size_t first;
+
+	if (rg->cap == 0)
+		return;
+	if (n >= rg->cap) {
+		memcpy(rg->buf, p + n - rg->cap, rg->cap);
+		rg->pos = 0;
+		rg->len = rg->cap;
+		return;
+	}
+	first = rg->cap - rg->pos;
+	if (first > n)
+		first = n;
+	memcpy(rg->buf + rg->pos, p, first);
+	memcpy(rg->buf, p + first, n - first);
+	rg->pos = (rg->pos + n) % rg->cap;
+	rg->len = rg->len + n > rg->cap ? rg->cap : rg->len + n;
+}
+
+/* The ring's contents in order, NUL-terminated, malloc'd (NULL on OOM). */
+static char *
+ring_take(const struct ring *rg, size_t *len)
+{
+	char *s = NULL;
+	size_t start;
+
+	s = malloc(rg->len + 1);
+	if (s == NULL)
+		return NULL;
+	if (rg->len < rg->cap) {
+		memcpy(s, rg->buf, rg->len);
+	} else {
+		start = rg->pos;
+		memcpy(s, rg->buf + start, rg->cap - start);
+		memcpy(s + rg->cap - start, rg->buf, start);
+	}
+	s[rg->len] = '\0';
+	*len = rg->len;
+	return s;
+}
+
+/* Move fd above the standard descriptors, so that the child's dup2() onto
+ * 0, 1 and 2 cannot clobber one of its own sources. */
+static int
+fd_high(int fd)
+{
+	int nfd;
+
+	if (fd < 0 || fd > 2)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return nfd;
+}
+
+static void
+fd_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static bool
+env_is_named(const char *entry, const char *name, size_t len)
+{
+	return strncmp(entry, name, len) == 0 && entry[len] == '=';
+}
+
+static bool
+env_scrubbed(const char *entry)
+{
+	size_t i;
+
+	for (i = 0; runner_scrubbed_env[i] != NULL; i++)
+		if (env_is_named(entry, runner_scrubbed_env[i],
+		    strlen(runner_scrubbed_env[i])))
+			return true;
+	return false;
+}
+
+/* Whether add[from..] sets the variable that entry sets. */
+static bool
+env_overridden(const char *entry, const struct strlist *add, size_t from)
+{
+	size_t len = strcspn(entry, "=");
+	size_t i;
+
+	if (add == NULL)
+		return false;
+	for (i = from; i < add->n; i++)
+		if (env_is_named(add->items[i], entry, len))
+			return true;
+	return false;
+}
+
+/*
+ * The child's environment: ours minus the scrubbed variables, with add
+ * applied (a later entry wins).  The array is malloc'd; its strings are
+ * borrowed from environ and add.
+ */
+static int
+env_build(char ***out, const struct strlist *add, struct sc_err *err)
+{
+	char **env = NULL;
+	size_t n = 0, k = 0, i;
+	size_t nadd = add ? add->n : 0;
+	int rc = 0;
+
+	for (i = 0; add != NULL && i < add->n; i++) {
+		if (add->items[i][0] == '=' ||
+		    strchr(add->items[i], '=') == NULL) {
+			rc = err_set(err, SC_EDATA, "bad agent environment "
+			    "entry \"%s\" (want KEY=VALUE)", add->items[i]);
+			goto out;
+		}
+	}
+	while (environ != NULL && environ[n] != NULL)
+		n++;
+	env = calloc(n + nadd + 1, sizeof(*env));
+	if (env == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory building the agent "
+		    "environment");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (env_scrubbed(environ[i]) ||
+		    env_overridden(environ[i], add, 0))
+			continue;
+		env[k++] = environ[i];
+	}
+	for (i = 0; i < nadd; i++)
+		if (!env_overridden(add->items[i], add, i + 1))
+			env[k++] = add->items[i];
+	env[k] = NULL;
+	*out = env;
+	env = NULL;
+out:
+	free(env);
+	return rc;
+}
+
+static void __attribute__((noreturn))
+child_fail(int status_w, int stage)
+{
+	struct spawn_msg m;
+	ssize_t w;
+
+	m.stage = stage;
+	m.err = errno;
+	do
+		w = write(status_w, &m, sizeof(m));
+	while (w < 0 && errno == EINTR);
+	_exit(127);
+}
+
+/* Mark every descriptor from 3 up close-on-exec (the status pipe already
+ * is), so nothing of the controller leaks into the agent. */
+static void
+child_cloexec_all(void)
+{
+	struct rlimit rl;
+	rlim_t fd, lim = 65536;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+		return;
+#endif
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < lim)
+		lim = rl.rlim_cur;
+	for (fd = 3; fd < lim; fd++)
+		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+}
+
+/*
+ * In the child, between fork and exec: only async-signal-safe calls (the
+ * controller may have other threads' locks frozen in this copy).
+ */
+static void __attribute__((noreturn))
+child_exec(const struct runner_opts *o, char **envp, int devnull, int out_w,
+    int status_w, pid_t parent)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	/* Dispositions first, then the mask: a signal pending on unblock
+	 * must not run a handler copied from the controller. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		child_fail(status_w, STAGE_SETUP);
+	/* The controller may have died before PDEATHSIG was armed: then
+	 * nobody would kill us, so do not start at all. */
+	if (getppid() != parent)
+		_exit(127);
+
+	if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
+		child_fail(status_w, STAGE_SETUP);
+	child_cloexec_all();
+	if (o->cwd != NULL && chdir(o->cwd) < 0)
+		child_fail(status_w, STAGE_CHDIR);
+	/* execvp() searches the PATH of environ: the agent's own. */
+	environ = envp;
+	execvp(o->argv[0], (char *const *)o->argv);
+	child_fail(status_w, STAGE_EXEC);
+}
+
+/* Read one /proc/PID/stat: state, process group and start time. */
+static int
+proc_stat(int pid, char *state, int *pgrp, uint64_t *start)
+{
+	char path[64], buf[1024];
+	char *p = NULL, *end = NULL;
+	ssize_t n;
+	int fd, i, rc = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	do
+		n = read(fd, buf, sizeof(buf) - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* comm may hold spaces and ')': the last ')' ends it. */
+	p = strrchr(buf, ')');
+	if (p == NULL || p[1] != ' ' || p[2] == '\0')
+		goto out;
+	p += 2;
+	if (state != NULL)
+		*state = *p;
+	/* Fields after comm: 3 state, 4 ppid, 5 pgrp, ... 22 starttime. */
+	for (i = 3; i < 22 && p != NULL; i++) {
+		if (i == 5 && pgrp != NULL)
+			*pgrp = (int)strtol(p, NULL, 10);
+		p = strchr(p, ' ');
+		if (p != NULL)
+			p++;
+	}
+	if (p == NULL)
+		goto out;
+	if (start != NULL) {
+		*start = strtoull(p, &end, 10);
+		if (end == p)
+			goto out;
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
+/* Whether a live (non-zombie) process is in group pgid. */
+static bool
+group_alive(int pgid)
+{
+	struct dirent *de = NULL;
+	DIR *d = NULL;
+	char state = 0;
+	int pgrp = 0;
+	bool alive = false;
+
+	if (kill(-pgid, 0) < 0 && errno == ESRCH)
+		return false;
+	/* kill() also finds zombies, which no signal can end: look closer. */
+	d = opendir("/proc");
+	if (d == NULL)
+		return true;
+	while (!alive && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		if (proc_stat(atoi(de->d_name), &state, &pgrp, NULL) < 0)
+			continue;
+		if (pgrp == pgid && state != 'Z' && state != 'X')
+			alive = true;
+	}
+	closedir(d);
+	return alive;
+}
+
+/* Reap the exited members of group pgid that are our children (the
+ * subreaper makes the agent's orphans ours). */
+static void
+group_reap(int pgid)
+{
+	siginfo_t si;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PGID, (id_t)pgid, &si, WEXITED | WNOHANG) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (si.si_pid == 0)
+			break;
+	}
+}
+
+static void
+run_signal(struct run *s, int sig)
+{
+	int64_t now = runner_now();
+
+	/* Negative pid: the whole group, grandchildren included.  Never the
+	 * bare pid: once reaped, that number may be someone else's (the
+	 * group id is not reused while any member lives). */
+	kill(-s->pid, sig);
+	if (sig == SIGKILL) {
+		s->kill_sent = true;
+		s->give_up = now + RUNNER_KILL_WAIT_MS;
+	}
+	if (!s->term_sent) {
+		s->term_sent = true;
+		s->kill_at = now + (s->o->kill_grace_ms > 0 ?
+		    s->o->kill_grace_ms : 0);
+	}
+}
+
+static void
+run_log(struct run *s, const char *p, size_t n)
+{
+	ssize_t w;
+
+	if (s->log_fd < 0)
+		return;
+	while (n > 0) {
+		w = write(s->log_fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Keep the agent running; report it afterwards.  A
+			 * later chunk may fit again once space is freed. */
+			if (s->r->log_errno == 0)
+				s->r->log_errno = errno;
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Read what the pipe holds now (up to a few chunks). */
+static void
+run_read(struct run *s)
+{
+	char buf[RUNNER_CHUNK];
+	ssize_t n;
+	int i;
+
+	for (i = 0; i < 4 && s->out_fd >= 0; i++) {
+		n = read(s->out_fd, buf, sizeof(buf));
+		if (n > 0) {
+			run_log(s, buf, (size_t)n);
+			ring_add(&s->ring, buf, (size_t)n);
+			s->r->output_bytes += (uint64_t)n;
+			s->last_activity = runner_now();
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		fd_close(&s->out_fd); /* EOF, or a read error */
+	}
+}
+
+/* Act on *stop.  running: the agent itself still runs, so a stop marks
+ * the attempt interrupted (not when only its leftovers are cleared). */
+static void
+run_check_stop(struct run *s, bool running)
+{
+	int st;
+
+	if (s->o->stop == NULL)
+		return;
+	st = *s->o->stop;
+	if (st <= 0)
+		return;
+	if (running)
+		s->r->interrupted = true;
+	if (st >= 2 && !s->kill_sent)
+		run_signal(s, SIGKILL);
+	else if (!s->term_sent)
+		run_signal(s, SIGTERM);
+}
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Supervise until the direct child has exited and is reaped. */
+static void
+run_until_exit(struct run *s)
+{
+	const struct runner_opts *o = s->o;
+	struct pollfd pf[3];
+	int64_t now, wait;
+	nfds_t nf;
+	int i_out, i_wake, tok;
+	char junk[256];
+	ssize_t n;
+	pid_t w;
+
+	for (;;) {
+		now = runner_now();
+		run_check_stop(s, true);
+		if (o->on_poll != NULL && now >= s->next_poll) {
+			tok = o->on_poll(o->ctx, now - s->t0, s->pid);
+			if (s->have_token && tok != s->token)
+				s->last_activity = now;
+			s->token = tok;
+			s->have_token = true;
+			s->next_poll = now + (o->poll_interval_ms > 0 ?
+			    o->poll_interval_ms : 1000);
+		}
+		if (!s->term_sent && o->timeout_ms > 0 &&
+		    now - s->t0 >= o->timeout_ms) {
+			s->r->timed_out = true;
+			run_signal(s, SIGTERM);
+		} else if (!s->term_sent && o->stall_timeout_ms > 0 &&
+		    now - s->last_activity >= o->stall_timeout_ms) {
+			s->r->stalled = true;
+			run_signal(s, SIGTERM);
+		}
+		if (s->term_sent && !s->kill_sent && now >= s->kill_at)
+			run_signal(s, SIGKILL);
+
+		do
+			w = waitpid(s->pid, &s->wstatus, WNOHANG);
+		while (w < 0 && errno == EINTR);
+		if (w == s->pid)
+			break;
+		if (w < 0) {
+			/* ECHILD: reaped behind our back (a waitpid(-1)
+			 * elsewhere); the status is lost. */
+			s->lost = true;
+			break;
+		}
+
+		wait = 1000;
+		if (o->on_poll != NULL)
+			wait = min64(wait, s->next_poll - now);
+		if (!s->term_sent && o->timeout_ms > 0)
+			wait = min64(wait, s->t0 + o->timeout_ms - now);
+		if (!s->term_sent && o->stall_timeout_ms > 0)
+			wait = min64(wait, s->last_activity +
+			    o->stall_timeout_ms - now);
+		if (s->term_sent && !s->kill_sent)
+			wait = min64(wait, s->kill_at - now);
+		if (s->pidfd < 0)
+			wait = min64(wait, 50);
+		if (o->stop != NULL && (o->wake_fd < 0 || s->wake_dead))
+			wait = min64(wait, 100);
+		if (wait < 0)
+			wait = 0;
+
+		nf = 0;
+		i_out = i_wake = -1;
+		if (s->out_fd >= 0) {
+			pf[nf].fd = s->out_fd;
+			pf[nf].events = POLLIN;
+			i_out = (int)nf++;
+		}
+		/* Readable once the child exits; the waitpid() at the top
+		 * then reaps it. */
+		if (s->pidfd >= 0) {
+			pf[nf].fd = s->pidfd;
+			pf[nf].events = POLLIN;
+			nf++;
+		}
+		if (o->stop != NULL && o->wake_fd >= 0 && !s->wake_dead) {
+			pf[nf].fd = o->wake_fd;
+			pf[nf].events = POLLIN;
+			i_wake = (int)nf++;
+		}
+		if (poll(pf, nf, (int)wait) <= 0)
+			continue; /* timeout, or EINTR: recheck everything */
+		if (i_out >= 0 && pf[i_out].revents != 0)
+			run_read(s);
+		/* Drain the self-pipe; *stop is the truth, rechecked at the
+		 * top.  A hung-up pipe would poll readable forever. */
+		if (i_wake >= 0 && pf[i_wake].revents != 0) {
+			n = read(o->wake_fd, junk, sizeof(junk));
+			if (n == 0 || (n < 0 && errno != EINTR &&
+			    errno != EAGAIN))
+				s->wake_dead = true;
+		}
+	}
+}
+
+/*
+ * The direct child is gone.  Whatever else is left in its group (a
+ * grandchild holding the pipe, a detached helper) is terminated now,
+ * SIGTERM then SIGKILL after the grace; we never wait for EOF on the
+ * pipe, which such a process may hold forever.
+ */
+static void
+run_clear_group(struct run *s)
+{
+	struct pollfd pf;
+	int64_t now, wait;
+
+	for (;;) {
+		group_reap(s->pid);
+		if (!group_alive(s->pid))
+			break;
+		run_check_stop(s, false);
+		now = runner_now();
+		if (!s->term_sent)
+			run_signal(s, SIGTERM);
+		else if (!s->kill_sent && now >= s->kill_at)
+			run_signal(s, SIGKILL);
+		if (s->kill_sent && now >= s->give_up)
+			break;
+		wait = RUNNER_GROUP_TICK_MS;
+		if (!s->kill_sent)
+			wait = min64(wait, s->kill_at - now);
+		if (wait < 1)
+			wait = 1;
+		if (s->out_fd < 0) {
+			runner_sleep_ms(wait);
+			continue;
+		}
+		pf.fd = s->out_fd;
+		pf.events = POLLIN;
+		if (poll(&pf, 1, (int)wait) > 0)
+			run_read(s);
+	}
+	group_reap(s->pid);
+	/* The group is gone; take what is still buffered and stop. */
+	while (s->out_fd >= 0)
+		run_read(s);
+}
+
+static void
+run_note_spawn_failure(struct run *s, int e)
+{
+	char line[512];
+	int n;
+
+	n = snprintf(line, sizeof(line), "storyctl: cannot execute %s: %s\n",
+	    s->o->argv[0], strerror(e));
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	run_log(s, line, (size_t)n);
+	ring_add(&s->ring, line, (size_t)n);
+}
+
+static int
+run_open_log(int *fd, const char *path, struct sc_err *err)
+{
+	struct stat st;
+
+	*fd = -1;
+	if (path == NULL)
+		return 0;
+	*fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
+	if (*fd < 0)
+		return err_set(err, SC_EIO, "cannot open agent log %s: %s",
+		    path, strerror(errno));
+	/* An existing file keeps its mode on open: agent output may hold
+	 * secrets, so make it private either way (a device such as
+	 * /dev/null is left alone). */
+	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    fchmod(*fd, 0600) < 0) {
+		close(*fd);
+		*fd = -1;
+		return err_set(err, SC_EIO, "cannot chmod agent log %s: %s",
+		    path, strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * The watchdog.  PR_SET_PDEATHSIG reaches only the agent itself, not what
+ * it started, so a controller killed with SIGKILL would leave the agent's
+ * grandchildren running.  One small helper process per controller, forked
+ * (no exec) on first use, holds one end of a socketpair: the controller
+ * tells it which groups are live, and when the controller dies, however
+ * it dies, the kernel closes the other end, and the watchdog terminates
+ * those groups (SIGTERM, the grace, SIGKILL) and exits.  When the
+ * controller exits normally no group is live and it simply exits.
+ */
+#define WD_MAX 256
+enum { WD_UNWATCH = 0, WD_WATCH = 1 };
+struct wd_rec {
+	int32_t op;
+	int32_t pgid;
+	int32_t grace_ms;
+};
+
+static int wd_fd = -1;      /* our end of the socketpair */
+static pid_t wd_pid = -1;
+static pid_t wd_owner = -1; /* the process that started it */
+
+/* Close every descriptor but keep. */
+static void
+wd_close_all_but(int keep)
+{
+	struct rlimit rl;
+	rlim_t fd, lim = 65536;
+
+#ifdef SYS_close_range
+	if ((keep == 0 || syscall(SYS_close_range, 0U,
+	    (unsigned)keep - 1, 0U) == 0) &&
+	    syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U) == 0)
+		return;
+#endif
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < lim)
+		lim = rl.rlim_cur;
+	for (fd = 0; fd < lim; fd++)
+		if ((int)fd != keep)
+			close((int)fd);
+}
+
+/* The watchdog process: async-signal-safe calls only (it is a fork of a
+ * controller that may have had other threads). */
+static void __attribute__((noreturn))
+wd_main(int sk)
+{
+	static int32_t pg[WD_MAX], grace[WD_MAX];
+	struct wd_rec rec;
+	struct sigaction sa;
+	struct timespec tick = { 0, RUNNER_GROUP_TICK_MS * 1000000L };
+	sigset_t none;
+	int32_t wait_ms = 0, waited;
+	int n = 0, i, sig, live;
+	ssize_t got;
+
+	/* Terminal and service signals are meant for the controller, which
+	 * stops its agents itself; this process ends with it. */
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		sa.sa_handler = (sig == SIGINT || sig == SIGTERM ||
+		    sig == SIGHUP || sig == SIGQUIT || sig == SIGPIPE ||
+		    sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) ?
+		    SIG_IGN : SIG_DFL;
+		sigaction(sig, &sa, NULL);
+	}
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	prctl(PR_SET_NAME, "storyctl-watch", 0, 0, 0);
+	wd_close_all_but(sk);
+
+	for (;;) {
+		got = recv(sk, &rec, sizeof(rec), 0);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got != (ssize_t)sizeof(rec))
+			break; /* 0: the controller is gone */
+		for (i = 0; i < n && pg[i] != rec.pgid; i++)
+			;
+		if (rec.op == WD_WATCH && rec.pgid > 1) {
+			if (i == n && n < WD_MAX)
+				n++;
+			if (i < n) {
+				pg[i] = rec.pgid;
+				grace[i] = rec.grace_ms;
+			}
+		} else if (rec.op == WD_UNWATCH && i < n) {
+			pg[i] = pg[n - 1];
+			grace[i] = grace[n - 1];
+			n--;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		kill(-pg[i], SIGTERM);
+		if (grace[i] > wait_ms)
+			wait_ms = grace[i];
+	}
+	/* Members reparented elsewhere may linger as zombies, which kill()
+	 * still finds: then the full grace passes, which is harmless. */
+	for (waited = 0; waited < wait_ms; waited += RUNNER_GROUP_TICK_MS) {
+		for (i = 0, live = 0; i < n; i++)
+			if (kill(-pg[i], 0) == 0)
+				live++;
+		if (live == 0)
+			break;
+		nanosleep(&tick, NULL);
+	}
+	for (i = 0; i < n; i++)
+		kill(-pg[i], SIGKILL);
+	_exit(0);
+}
+
+/* Start the watchdog unless ours is running.  Best effort: without it,
+ * PDEATHSIG still ends the agent itself. */
+static void
+wd_ensure(void)
+{
+	sigset_t all, old;
+	int sv[2] = { -1, -1 };
+	pid_t pid;
+
+	if (wd_fd >= 0 && wd_owner == getpid() &&
+	    waitpid(wd_pid, NULL, WNOHANG) == 0)
+		return;
+	/* Dead, or inherited through a fork: that one is not ours (the
+	 * parent keeps its own). */
+	if (wd_fd >= 0)
+		close(wd_fd);
+	wd_fd = -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		wd_main(sv[1]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return;
+	}
+	wd_fd = sv[0];
+	wd_pid = pid;
+	wd_owner = getpid();
+}
+
+static void
+wd_send(int op, int pgid, int64_t grace_ms)
+{
+	struct wd_rec rec;
+	ssize_t w;
+
+	if (wd_fd < 0 || wd_owner != getpid())
+		return;
+	if (grace_ms < 0)
+		grace_ms = 0;
+	if (grace_ms > 600000)
+		grace_ms = 600000;
+	rec.op = op;
+	rec.pgid = pgid;
+	rec.grace_ms = (int32_t)grace_ms;
+	/* MSG_NOSIGNAL: a dead watchdog must not SIGPIPE the controller. */
+	do
+		w = send(wd_fd, &rec, sizeof(rec), MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+}
+
+static int
+run_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	/* Kernels before 5.3 (and valgrind) lack it: ask only once. */
+	static bool unsupported;
+	int fd;
+
+	if (unsupported)
+		return -1;
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0 && errno == ENOSYS)
+		unsupported = true;
+	return fd;
+#else
+	(void)pid;
+	return -1;
+#endif
+}
+
+int
+runner_run(struct runner_result *out, const struct runner_opts *o,
+    struct sc_err *err)
+{
+	struct run s;
+	struct spawn_msg msg;
+	sigset_t all, old;
+	char **envp = NULL;
+	int pfd[2] = { -1, -1 };
+	int sfd[2] = { -1, -1 };
+	int devnull = -1;
+	int abort_rc = 0;
+	int rc = 0;
+	int fl;
+	pid_t parent;
+	ssize_t n;
+	size_t got = 0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	s.r = out;
+	s.out_fd = s.log_fd = s.pidfd = -1;
+	if (o->argv == NULL || o->argv[0] == NULL) {
+		rc = err_set(err, SC_ESOFTWARE, "runner: empty agent argv");
+		goto out;
+	}
+	s.ring.cap = o->tail_max ? o->tail_max : RUNNER_TAIL_DEFAULT;
+	s.ring.buf = malloc(s.ring.cap);
+	if (s.ring.buf == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory for the output tail");
+		goto out;
+	}
+	rc = env_build(&envp, o->env_add, err);
+	if (rc < 0)
+		goto out;
+	rc = run_open_log(&s.log_fd, o->log_path, err);
+	if (rc < 0)
+		goto out;
+	devnull = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
+	if (devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0 ||
+	    pipe2(sfd, O_CLOEXEC) < 0) {
+		rc = err_set(err, SC_EOS, "cannot set up the agent's pipes: "
+		    "%s", strerror(errno));
+		goto out;
+	}
+	pfd[0] = fd_high(pfd[0]);
+	pfd[1] = fd_high(pfd[1]);
+	sfd[1] = fd_high(sfd[1]);
+	if (pfd[0] < 0 || pfd[1] < 0 || sfd[1] < 0) {
+		rc = err_set(err, SC_EOS, "cannot set up the agent's pipes: "
+		    "%s", strerror(errno));
+		goto out;
+	}
+	/* Our end only: the agent's end stays blocking. */
+	fl = fcntl(pfd[0], F_GETFL);
+	if (fl >= 0)
+		fcntl(pfd[0], F_SETFL, fl | O_NONBLOCK);
+
+	/* Orphans of the agent come to us, so we can reap them by group. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	wd_ensure();
+	parent = getpid();
+	/* No handler of ours may run in the child before it resets them. */
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old);
+	s.t0 = runner_now();
+	s.pid = fork();
+	if (s.pid == 0)
+		child_exec(o, envp, devnull, pfd[1], sfd[1], parent);
+	if (s.pid > 0)
+		setpgid(s.pid, s.pid); /* closes the race with the child's */
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (s.pid < 0) {
+		rc = err_set(err, SC_EOS, "cannot fork the agent: %s",
+		    strerror(errno));
+		goto out;
+	}
+	out->pid = s.pid;
+	wd_send(WD_WATCH, s.pid, o->kill_grace_ms);
+	fd_close(&pfd[1]);
+	fd_close(&sfd[1]);
+	fd_close(&devnull);
+	s.out_fd = pfd[0];
+	pfd[0] = -1;
+
+	/* EOF: exec succeeded (the pipe is close-on-exec).  A message: the
+	 * child failed and is exiting with 127. */
+	while (got < sizeof(msg)) {
+		n = read(sfd[0], (char *)&msg + got, sizeof(msg) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	fd_close(&sfd[0]);
+	if (got == sizeof(msg)) {
+		while (waitpid(s.pid, &s.wstatus, 0) < 0 && errno == EINTR)
+			;
+		wd_send(WD_UNWATCH, s.pid, 0);
+		out->duration_ms = runner_now() - s.t0;
+		if (msg.stage != STAGE_EXEC) {
+			rc = err_set(err, SC_EOS, "cannot start agent %s: "
+			    "%s%s: %s", o->argv[0],
+			    msg.stage == STAGE_CHDIR ? "chdir " : "setup",
+			    msg.stage == STAGE_CHDIR ? o->cwd : "",
+			    strerror(msg.err));
+			goto out;
+		}
+		out->spawn_failed = true;
+		out->spawn_errno = msg.err;
+		out->exit_code = msg.err == ENOENT ? 127 : 126;
+		run_note_spawn_failure(&s, msg.err);
+		goto tail;
+	}
+
+	s.pidfd = run_pidfd(s.pid);
+	s.last_activity = s.t0;
+	s.next_poll = s.t0 + (o->poll_interval_ms > 0 ?
+	    o->poll_interval_ms : 1000);
+	if (o->on_start != NULL) {
+		abort_rc = o->on_start(o->ctx, s.pid);
+		if (abort_rc < 0)
+			run_signal(&s, SIGKILL);
+	}
+	run_until_exit(&s);
+	out->duration_ms = runner_now() - s.t0;
+	if (s.lost) {
+		out->exit_code = -1;
+	} else if (WIFSIGNALED(s.wstatus)) {
+		out->exit_code = -1;
+		out->term_signal = WTERMSIG(s.wstatus);
+	} else {
+		out->exit_code = WEXITSTATUS(s.wstatus);
+	}
+	run_clear_group(&s);
+	wd_send(WD_UNWATCH, s.pid, 0);
+	if (abort_rc < 0) {
+		rc = abort_rc;
+		goto out;
+	}
+tail:
+	out->tail = ring_take(&s.ring, &out->tail_len);
+	if (out->tail == NULL)
+		rc = err_set(err, SC_EOS, "out of memory for the output tail");
+out:
+	fd_close(&s.out_fd);
+	fd_close(&s.log_fd);
+	fd_close(&s.pidfd);
+	fd_close(&pfd[0]);
+	fd_close(&pfd[1]);
+	fd_close(&sfd[0]);
+	fd_close(&sfd[1]);
+	fd_close(&devnull);
+	free(envp);
+	free(s.ring.buf);
+	if (rc < 0)
+		runner_result_release(out);
+	return rc;
+}
+
+void
+runner_result_release(struct runner_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->tail);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Wait until group pgid has no live member (0) or the deadline passes
+ * (-1), reaping the members that are our children on the way. */
+static int
+group_wait(int pgid, int64_t deadline)
+{
+	int rc = 0;
+
+	for (;;) {
+		group_reap(pgid);
+		if (!group_alive(pgid))
+			break;
+		if (runner_now() >= deadline) {
+			rc = -1;
+			break;
+		}
+		runner_sleep_ms(min64(RUNNER_GROUP_TICK_MS,
+		    deadline - runner_now()));
+	}
+	/* A member may have become a zombie after the reap above. */
+	group_reap(pgid);
+	return rc;
+}
+
+int
+runner_kill_group(int pgid, int64_t grace_ms)
+{
+	int rc = 0;
+
+	if (pgid <= 1 || pgid == getpgrp()) {
+		rc = SC_ESOFTWARE;
+		goto out;
+	}
+	if (!group_alive(pgid)) {
+		group_reap(pgid);
+		goto out;
+	}
+	if (kill(-pgid, SIGTERM) < 0 && errno != ESRCH) {
+		rc = SC_EOS;
+		goto out;
+	}
+	if (group_wait(pgid, runner_now() + (grace_ms > 0 ? grace_ms : 0))
+	    == 0)
+		goto out;
+	if (kill(-pgid, SIGKILL) < 0 && errno != ESRCH) {
+		rc = SC_EOS;
+		goto out;
+	}
+	if (group_wait(pgid, runner_now() + RUNNER_KILL_WAIT_MS) < 0)
+		rc = SC_EOS;
+out:
+	return rc;
+}
+
+int
+runner_proc_starttime(uint64_t *out, int pid)
+{
+	if (pid <= 0 || proc_stat(pid, NULL, NULL, out) < 0)
+		return SC_EOS;
+	return 0;
+}
+
+int
+runner_kill_stale_group(int pgid, uint64_t start_ticks, int64_t grace_ms)
+{
+	uint64_t now_start = 0;
+
+	if (runner_proc_starttime(&now_start, pgid) == 0 &&
+	    now_start != start_ticks)
+		return 0; /* that pid is another process now: not ours */
+	return runner_kill_group(pgid, grace_ms);
+}

@@ -1,0 +1,221 @@
+/*
+ * stories.c - see stories.h.
+ *
+ * The containment check works on resolved paths: realpath() follows
+ * every symlink, so "docs/x.md -> /etc/passwd" and "../x.md" both land
+ * outside the resolved root and are refused, while a symlink from one
+ * story file to another inside the project is fine.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "controller/stories.h"
+
+/*
+ * Read the whole file at path into a malloc'd buffer.  Reads to EOF
+ * rather than trusting st_size: an agent may be appending while a poll
+ * reads.  shown names the file in messages.
+ */
+static int
+read_story(char **out, size_t *out_len, const char *path, const char *shown,
+    struct sc_err *err)
+{
+	struct stat st;
+	char *buf = NULL, *grown;
+	size_t len = 0, cap;
+	ssize_t n;
+	int fd = -1, rc = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	/* O_NONBLOCK: a FIFO planted as a story must not hang the open. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		rc = err_set(err, SC_EDATA, "%s: cannot read story file: %s",
+		    shown, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = err_set(err, SC_EDATA, "%s: story file is not a regular "
+		    "file", shown);
+		goto out;
+	}
+	if (st.st_size > STORY_MAX_BYTES)
+		goto too_large;
+	cap = (size_t)st.st_size + 4096;
+	buf = malloc(cap);
+	if (buf == NULL) {
+		rc = err_set(err, SC_EOS, "%s: out of memory", shown);
+		goto out;
+	}
+	for (;;) {
+		if (len == cap) {
+			if (cap > STORY_MAX_BYTES)
+				goto too_large;
+			grown = realloc(buf, cap * 2);
+			if (grown == NULL) {
+				rc = err_set(err, SC_EOS, "%s: out of memory",
+				    shown);
+				goto out;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = err_set(err, SC_EDATA, "%s: cannot read story "
+			    "file: %s", shown, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len > STORY_MAX_BYTES)
+		goto too_large;
+	*out = buf;
+	*out_len = len;
+	buf = NULL;
+	goto out;
+too_large:
+	rc = err_set(err, SC_EDATA, "%s: story file is larger than %d bytes",
+	    shown, STORY_MAX_BYTES);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return rc;
+}
+
+int
+story_read_progress(struct progress *out, const char *abspath,
+    struct sc_err *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = read_story(&text, &len, abspath, abspath, err);
+	if (rc == 0)
+		progress_parse(out, text, len);
+	free(text);
+	return rc;
+}
+
+/* Whether resolved path p lies strictly under resolved directory root. */
+static bool
+path_inside(const char *p, const char *root)
+{
+	size_t len = strlen(root);
+
+	if (strcmp(root, "/") == 0)
+		return p[0] == '/' && p[1] != '\0';
+	return strncmp(p, root, len) == 0 && p[len] == '/' &&
+	    p[len + 1] != '\0';
+}
+
+static int
+story_load_one(struct story *s, const struct story_conf *sc,
+    const char *root, struct sc_err *err)
+{
+	char *joined = NULL, *text = NULL;
+	size_t len = 0;
+	int rc = 0;
+
+	snprintf(s->id, sizeof(s->id), "%s", sc->id);
+	s->file = strdup(sc->file);
+	if (s->file == NULL ||
+	    asprintf(&joined, "%s%s%s", root,
+	    root[strlen(root) - 1] == '/' ? "" : "/", sc->file) < 0) {
+		joined = NULL;
+		rc = err_set(err, SC_EOS, "%s: out of memory", sc->file);
+		goto out;
+	}
+	s->abspath = realpath(joined, NULL);
+	if (s->abspath == NULL) {
+		rc = err_set(err, SC_EDATA, "%s: cannot read story file: %s",
+		    sc->file, strerror(errno));
+		goto out;
+	}
+	if (!path_inside(s->abspath, root)) {
+		rc = err_set(err, SC_EDATA, "%s: story file resolves to %s, "
+		    "outside the project root %s", sc->file, s->abspath, root);
+		goto out;
+	}
+	if ((rc = read_story(&text, &len, s->abspath, sc->file, err)) != 0)
+		goto out;
+	progress_parse(&s->progress, text, len);
+	if (s->progress.tasks_total == 0) {
+		s->load_status = STATUS_INVALID;
+		snprintf(s->reason, sizeof(s->reason),
+		    "no tasks (no unindented checkbox items)");
+	} else {
+		s->load_status = STATUS_PENDING;
+	}
+out:
+	free(joined);
+	free(text);
+	return rc;
+}
+
+int
+stories_load(struct story **out, size_t *out_n, const struct config *cfg,
+    struct sc_err *err)
+{
+	struct story *list = NULL;
+	char *root = NULL;
+	size_t i, n = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*out_n = 0;
+	if (cfg->nstories == 0)
+		goto out;
+	root = realpath(cfg->root, NULL);
+	if (root == NULL) {
+		rc = err_set(err, SC_EDATA, "%s: cannot resolve the project "
+		    "root: %s", cfg->root, strerror(errno));
+		goto out;
+	}
+	list = calloc(cfg->nstories, sizeof(*list));
+	if (list == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < cfg->nstories; i++) {
+		n = i + 1;
+		rc = story_load_one(&list[i], &cfg->stories[i], root, err);
+		if (rc != 0)
+			goto out;
+	}
+	*out = list;
+	*out_n = n;
+	list = NULL;
+out:
+	stories_free(list, n);
+	free(root);
+	return rc;
+}
+
+void
+stories_free(struct story *s, size_t n)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		free(s[i].file);
+		free(s[i].abspath);
+	}
+	free(s);
+}

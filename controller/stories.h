@@ -1,0 +1,54 @@
+/*
+ * stories.h - read the story files a config names (SPEC 2) and measure
+ * their progress.
+ *
+ * Story files must stay inside the project root: the resolved path of
+ * each (symlinks followed) must lie under cfg->root.  Files larger than
+ * STORY_MAX_BYTES are refused.
+ */
+#ifndef STORYCTL_STORIES_H
+#define STORYCTL_STORIES_H
+
+#include <stddef.h>
+
+#include "controller/config.h"
+#include "strategies/err.h"
+#include "strategies/model.h"
+#include "strategies/progress.h"
+
+#define STORY_MAX_BYTES (16 * 1024 * 1024)
+
+struct story {
+	char id[128];
+	char *file;                 /* path relative to root, as configured */
+	char *abspath;              /* resolved absolute path */
+	struct progress progress;   /* from the file now */
+	/* STATUS_PENDING, or STATUS_INVALID when tasks_total == 0 */
+	enum story_status load_status;
+	char reason[256];           /* why invalid, "" otherwise */
+};
+
+/*
+ * Read every story of cfg, in config order, into a malloc'd array
+ * (*out, *out_n; free with stories_free()).  Missing/unreadable file,
+ * not a regular file or too large -> SC_EDATA naming it; a symlink or
+ * path resolving outside cfg->root -> SC_EDATA; tasks_total == 0 is not
+ * an error: load_status STATUS_INVALID with reason "no tasks (no
+ * unindented checkbox items)".  On error *out is NULL and *out_n 0.
+ * A config with no stories gives an empty array (*out NULL, 0).
+ */
+int stories_load(struct story **out, size_t *out_n, const struct config *cfg,
+    struct sc_err *err);
+
+/* Free the array and its strings; no-op on NULL. */
+void stories_free(struct story *s, size_t n);
+
+/*
+ * Re-read one story file's progress (after an attempt, or while one
+ * runs).  SC_EDATA naming abspath when it cannot be read, is not a
+ * regular file or is too large; *out is zeroed then.
+ */
+int story_read_progress(struct progress *out, const char *abspath,
+    struct sc_err *err);
+
+#endif

@@ -1,0 +1,652 @@
+/*
+ * gitstate.c - see gitstate.h and docs/state-branch.md.
+ *
+ * A commit is made the way `git commit-tree` plus `git update-ref`
+ * would make it: write the blobs, let git_tree_create_updated() rebuild
+ * only the trees on the paths to them (sibling subtrees are reused by
+ * id), write the commit object, then move the ref with a
+ * compare-and-swap.  No step reads the history, so a commit costs the
+ * same on the ten-thousandth decision as on the first.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <strings.h>
+
+#include <git2.h>
+
+#include "state/gitstate.h"
+
+#define GITSTATE_NAME "storyctl"
+#define GITSTATE_EMAIL "storyctl@localhost"
+/*
+ * Attempts when another writer moves or locks the branch under us.  A
+ * ref lock is held for well under a millisecond and state/ may not
+ * sleep, so we simply rebuild on the new tip and try again; 100 tries
+ * (tens of milliseconds) outlast any live writer, and a stale lock file
+ * is reported with libgit2's message naming it.
+ */
+#define GITSTATE_CAS_TRIES 100
+#define GS_RETRY_MOVED 1
+#define GS_RETRY_LOCKED 2
+
+struct gitstate {
+	git_repository *repo;
+	char *branch; /* "storyctl/state" */
+	char *refname; /* "refs/heads/storyctl/state" */
+	char *workdir; /* absolute, no trailing slash */
+};
+
+static const char *
+gs_git_msg(void)
+{
+	const git_error *e = git_error_last();
+
+	if (e == NULL || e->message == NULL || e->message[0] == '\0')
+		return "unknown libgit2 error";
+	return e->message;
+}
+
+/* The libgit2 failure just seen, as SC_EIO naming the branch. */
+static int
+gs_fail(const struct gitstate *gs, struct sc_err *err)
+{
+	return err_set(
+	    err, SC_EIO, "state branch %s: %s", gs->branch, gs_git_msg());
+}
+
+/*
+ * The tip commit cannot be read.  After a power loss without fsync (see
+ * docs/state-branch.md) the ref may name an object that never reached
+ * the disk; the branch is only a mirror of the database, so say how to
+ * start it afresh.
+ */
+static int
+gs_fail_tip(const struct gitstate *gs, struct sc_err *err)
+{
+	return err_set(err, SC_EIO,
+	    "state branch %s: cannot read the tip commit: %s (delete the "
+	    "branch with 'git branch -D %s' to have it written again)",
+	    gs->branch, gs_git_msg(), gs->branch);
+}
+
+static char *
+gs_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = malloc(n);
+
+	if (p != NULL)
+		memcpy(p, s, n);
+	return p;
+}
+
+/*
+ * Is path acceptable as a tree path?  Relative, '/'-separated, no empty,
+ * "." or ".." component and no ".git" component (any case: it would
+ * become the repository on checkout of some file systems).
+ */
+static int
+gs_path_ok(const char *path)
+{
+	const char *p = path, *slash;
+	size_t n;
+
+	if (path == NULL || *path == '\0')
+		return 0;
+	for (;;) {
+		slash = strchr(p, '/');
+		n = slash != NULL ? (size_t)(slash - p) : strlen(p);
+		if (n == 0)
+			return 0;
+		if ((n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.') ||
+		    (n == 4 && strncasecmp(p, ".git", 4) == 0))
+			return 0;
+		if (slash == NULL)
+			return 1;
+		p = slash + 1;
+	}
+}
+
+/*
+ * Look up the branch tip.  0 with *found = 0 when the branch does not
+ * exist; a branch that is a symbolic ref is refused (we would otherwise
+ * move whatever it points to).
+ */
+static int
+gs_tip(struct gitstate *gs, git_oid *tip, int *found, struct sc_err *err)
+{
+	git_reference *ref = NULL;
+	int rc = 0, grc;
+
+	*found = 0;
+	grc = git_reference_lookup(&ref, gs->repo, gs->refname);
+	if (grc == GIT_ENOTFOUND)
+		goto out;
+	if (grc < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	if (git_reference_type(ref) != GIT_REFERENCE_DIRECT) {
+		rc = err_set(err, SC_EDATA,
+		    "state branch %s: is a symbolic ref", gs->branch);
+		goto out;
+	}
+	git_oid_cpy(tip, git_reference_target(ref));
+	*found = 1;
+out:
+	git_reference_free(ref);
+	return rc;
+}
+
+/* The tip commit, or *commit = NULL when the branch does not exist. */
+static int
+gs_tip_commit(struct gitstate *gs, git_commit **commit, struct sc_err *err)
+{
+	git_oid tip;
+	int found = 0, rc;
+
+	*commit = NULL;
+	if ((rc = gs_tip(gs, &tip, &found, err)) < 0 || !found)
+		return rc;
+	if (git_commit_lookup(commit, gs->repo, &tip) < 0)
+		return gs_fail_tip(gs, err);
+	return 0;
+}
+
+/* Refuse a branch that is checked out in any work tree of the repo. */
+static int
+gs_check_not_checked_out(struct gitstate *gs, struct sc_err *err)
+{
+	git_reference *ref = NULL;
+	int rc = 0, grc;
+
+	grc = git_reference_lookup(&ref, gs->repo, gs->refname);
+	if (grc == GIT_ENOTFOUND)
+		goto out;
+	if (grc < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	grc = git_branch_is_checked_out(ref);
+	if (grc < 0)
+		rc = gs_fail(gs, err);
+	else if (grc > 0)
+		rc = err_set(err, SC_EDATA,
+		    "state branch %s: is checked out; switch to another "
+		    "branch first",
+		    gs->branch);
+out:
+	git_reference_free(ref);
+	return rc;
+}
+
+int
+gitstate_open(struct gitstate **out, const char *dir, const char *branch,
+    struct sc_err *err)
+{
+	struct gitstate *gs = NULL;
+	const char *wd;
+	size_t n;
+	int rc = 0, grc, valid = 0, inited = 0;
+
+	if (out == NULL || dir == NULL || branch == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_open: bad arguments");
+	*out = NULL;
+	if (git_libgit2_init() < 0) {
+		rc = err_set(
+		    err, SC_EIO, "cannot initialise libgit2: %s", gs_git_msg());
+		goto out;
+	}
+	inited = 1;
+	if ((gs = calloc(1, sizeof(*gs))) == NULL)
+		goto oom;
+	if ((gs->branch = gs_strdup(branch)) == NULL)
+		goto oom;
+	n = strlen("refs/heads/") + strlen(branch) + 1;
+	if ((gs->refname = malloc(n)) == NULL)
+		goto oom;
+	snprintf(gs->refname, n, "refs/heads/%s", branch);
+	if (git_branch_name_is_valid(&valid, branch) < 0 || !valid ||
+	    git_reference_name_is_valid(&valid, gs->refname) < 0 || !valid) {
+		rc = err_set(err, SC_EDATA,
+		    "state branch %s: not a valid branch name", branch);
+		goto out;
+	}
+	grc = git_repository_open_ext(&gs->repo, dir, 0, NULL);
+	if (grc == GIT_ENOTFOUND) {
+		rc = err_set(err, SC_EDATA,
+		    "%s: not a git repository (or "
+		    "any of the parent directories)",
+		    dir);
+		goto out;
+	}
+	if (grc < 0) {
+		rc = err_set(err, SC_EIO, "%s: cannot open git repository: %s",
+		    dir, gs_git_msg());
+		goto out;
+	}
+	if (git_repository_is_bare(gs->repo) ||
+	    (wd = git_repository_workdir(gs->repo)) == NULL) {
+		rc = err_set(err, SC_EDATA,
+		    "%s: bare git repository has no work tree", dir);
+		goto out;
+	}
+	if ((gs->workdir = gs_strdup(wd)) == NULL)
+		goto oom;
+	n = strlen(gs->workdir);
+	while (n > 1 && gs->workdir[n - 1] == '/')
+		gs->workdir[--n] = '\0';
+	/* The reflog of the branch names storyctl, not the user. */
+	if (git_repository_set_ident(gs->repo, GITSTATE_NAME, GITSTATE_EMAIL) <
+	    0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	if ((rc = gs_check_not_checked_out(gs, err)) < 0)
+		goto out;
+	*out = gs;
+	gs = NULL;
+	inited = 0;
+	goto out;
+oom:
+	rc = err_set(err, SC_EOS, "state branch %s: out of memory", branch);
+out:
+	if (gs != NULL) {
+		git_repository_free(gs->repo);
+		free(gs->branch);
+		free(gs->refname);
+		free(gs->workdir);
+		free(gs);
+	}
+	if (inited)
+		git_libgit2_shutdown();
+	return rc;
+}
+
+void
+gitstate_free(struct gitstate *gs)
+{
+	if (gs == NULL)
+		return;
+	git_repository_free(gs->repo);
+	free(gs->branch);
+	free(gs->refname);
+	free(gs->workdir);
+	free(gs);
+	git_libgit2_shutdown();
+}
+
+const char *
+gitstate_workdir(const struct gitstate *gs)
+{
+	return gs != NULL ? gs->workdir : NULL;
+}
+
+const char *
+gitstate_branch(const struct gitstate *gs)
+{
+	return gs != NULL ? gs->branch : NULL;
+}
+
+/* message with trailing blank space trimmed and one '\n' appended. */
+static char *
+gs_clean_message(const char *message)
+{
+	size_t n = strlen(message);
+	char *m;
+
+	while (n > 0 &&
+	    (message[n - 1] == '\n' || message[n - 1] == '\r' ||
+		message[n - 1] == ' ' || message[n - 1] == '\t'))
+		n--;
+	if ((m = malloc(n + 2)) == NULL)
+		return NULL;
+	memcpy(m, message, n);
+	m[n] = '\n';
+	m[n + 1] = '\0';
+	return m;
+}
+
+/*
+ * Validate the files and write their blobs; fills updates[] (nfiles
+ * entries, paths borrowed from files).
+ */
+static int
+gs_write_blobs(struct gitstate *gs, git_tree_update *updates,
+    const struct gitstate_file *files, size_t nfiles, struct sc_err *err)
+{
+	size_t i, j;
+
+	for (i = 0; i < nfiles; i++) {
+		if (!gs_path_ok(files[i].path))
+			return err_set(err, SC_EDATA,
+			    "state branch %s: invalid path '%s'", gs->branch,
+			    files[i].path != NULL ? files[i].path : "(null)");
+		/* nfiles is a handful; quadratic is fine and gives a
+		 * clearer message than libgit2's */
+		for (j = 0; j < i; j++)
+			if (strcmp(files[i].path, files[j].path) == 0)
+				return err_set(err, SC_EDATA,
+				    "state branch %s: path '%s' given twice",
+				    gs->branch, files[i].path);
+		if (files[i].data == NULL && files[i].len > 0)
+			return err_set(err, SC_ESOFTWARE,
+			    "state branch %s: no data for '%s'", gs->branch,
+			    files[i].path);
+	}
+	for (i = 0; i < nfiles; i++) {
+		memset(&updates[i], 0, sizeof(updates[i]));
+		updates[i].action = GIT_TREE_UPDATE_UPSERT;
+		updates[i].filemode = GIT_FILEMODE_BLOB;
+		updates[i].path = files[i].path;
+		if (git_blob_create_from_buffer(&updates[i].id, gs->repo,
+			files[i].len > 0 ? files[i].data : "",
+			files[i].len) < 0)
+			return err_set(err, SC_EIO, "state branch %s: %s: %s",
+			    gs->branch, files[i].path, gs_git_msg());
+	}
+	return 0;
+}
+
+/* "storyctl: <first line of msg>" for the reflog, into buf. */
+static void
+gs_reflog_message(char *buf, size_t size, const char *msg)
+{
+	size_t n = strcspn(msg, "\n");
+
+	if (n > 200)
+		n = 200;
+	snprintf(buf, size, "storyctl: %.*s", (int)n, msg);
+}
+
+/*
+ * One try: build the commit on the current tip and move the ref if the
+ * tip is still the same.  Returns 0, a negative SC_E* code, or
+ * GS_RETRY_MOVED / GS_RETRY_LOCKED when another writer moved or locked
+ * the branch (the caller tries again).
+ */
+static int
+gs_commit_once(struct gitstate *gs, int *out_committed,
+    const git_tree_update *updates, size_t nfiles, const char *msg,
+    const git_signature *sig, struct sc_err *err)
+{
+	git_commit *parent = NULL;
+	git_tree *base = NULL, *tree = NULL;
+	git_reference *ref = NULL;
+	git_oid tip, tree_id, commit_id;
+	const git_commit *parents[1];
+	char rlmsg[256];
+	int rc = 0, grc, have_tip = 0;
+
+	if ((rc = gs_tip(gs, &tip, &have_tip, err)) < 0)
+		goto out;
+	if (have_tip &&
+	    (git_commit_lookup(&parent, gs->repo, &tip) < 0 ||
+		git_commit_tree(&base, parent) < 0)) {
+		rc = gs_fail_tip(gs, err);
+		goto out;
+	}
+	if (!have_tip && nfiles == 0)
+		goto out; /* nothing to record, no branch to make */
+	if (git_tree_create_updated(&tree_id, gs->repo, base, nfiles, updates) <
+	    0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	if (have_tip && git_oid_equal(&tree_id, git_commit_tree_id(parent)))
+		goto out; /* same state as the tip: no empty commits */
+	if (git_tree_lookup(&tree, gs->repo, &tree_id) < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	parents[0] = parent;
+	if (git_commit_create(&commit_id, gs->repo, NULL, sig, sig, NULL, msg,
+		tree, have_tip ? 1 : 0, parents) < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	gs_reflog_message(rlmsg, sizeof(rlmsg), msg);
+	if (have_tip)
+		grc = git_reference_create_matching(
+		    &ref, gs->repo, gs->refname, &commit_id, 1, &tip, rlmsg);
+	else
+		grc = git_reference_create(
+		    &ref, gs->repo, gs->refname, &commit_id, 0, rlmsg);
+	/* EMODIFIED: tip moved; EEXISTS: someone created the branch;
+	 * ENOTFOUND: someone deleted it; ELOCKED: someone holds the ref's
+	 * lock file.  Build again on what is there. */
+	if (grc == GIT_EMODIFIED || grc == GIT_EEXISTS ||
+	    grc == GIT_ENOTFOUND) {
+		rc = GS_RETRY_MOVED;
+		goto out;
+	}
+	if (grc == GIT_ELOCKED) {
+		/* let the lock holder finish (not a sleep: no clock here) */
+		sched_yield();
+		rc = GS_RETRY_LOCKED;
+		goto out;
+	}
+	if (grc < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	*out_committed = 1;
+out:
+	git_reference_free(ref);
+	git_tree_free(tree);
+	git_tree_free(base);
+	git_commit_free(parent);
+	return rc;
+}
+
+int
+gitstate_commit(struct gitstate *gs, int *out_committed,
+    const struct gitstate_file *files, size_t nfiles, const char *message,
+    int64_t now_s, struct sc_err *err)
+{
+	git_tree_update *updates = NULL;
+	git_signature *sig = NULL;
+	char *msg = NULL;
+	int rc = 0, tries;
+
+	if (out_committed != NULL)
+		*out_committed = 0;
+	if (gs == NULL || out_committed == NULL ||
+	    (files == NULL && nfiles > 0) || message == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_commit: bad arguments");
+	if ((msg = gs_clean_message(message)) == NULL ||
+	    (nfiles > 0 &&
+		(updates = calloc(nfiles, sizeof(*updates))) == NULL)) {
+		rc = err_set(
+		    err, SC_EOS, "state branch %s: out of memory", gs->branch);
+		goto out;
+	}
+	if (msg[0] == '\n') {
+		rc = err_set(err, SC_ESOFTWARE,
+		    "state branch %s: empty commit message", gs->branch);
+		goto out;
+	}
+	if ((rc = gs_write_blobs(gs, updates, files, nfiles, err)) < 0)
+		goto out;
+	if (git_signature_new(&sig, GITSTATE_NAME, GITSTATE_EMAIL,
+		(git_time_t)now_s, 0) < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	for (tries = 0; tries < GITSTATE_CAS_TRIES; tries++) {
+		rc = gs_commit_once(
+		    gs, out_committed, updates, nfiles, msg, sig, err);
+		if (rc <= 0)
+			goto out;
+	}
+	if (rc == GS_RETRY_LOCKED) {
+		rc = err_set(err, SC_EIO,
+		    "state branch %s: %s (if no other git process is "
+		    "running, remove the stale lock file)",
+		    gs->branch, gs_git_msg());
+		goto out;
+	}
+	rc = err_set(err, SC_EIO,
+	    "state branch %s: moved by another writer %d times in a row; "
+	    "giving up",
+	    gs->branch, GITSTATE_CAS_TRIES);
+out:
+	git_signature_free(sig);
+	free(updates);
+	free(msg);
+	return rc;
+}
+
+int
+gitstate_read(struct gitstate *gs, char **out, size_t *out_len, int *found,
+    const char *path, struct sc_err *err)
+{
+	git_commit *commit = NULL;
+	git_tree *tree = NULL;
+	git_tree_entry *entry = NULL;
+	git_blob *blob = NULL;
+	git_object_size_t size;
+	char *buf = NULL;
+	int rc = 0, grc;
+
+	if (out != NULL)
+		*out = NULL;
+	if (out_len != NULL)
+		*out_len = 0;
+	if (found != NULL)
+		*found = 0;
+	if (gs == NULL || out == NULL || found == NULL || path == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_read: bad arguments");
+	if ((rc = gs_tip_commit(gs, &commit, err)) < 0 || commit == NULL)
+		goto out;
+	if (git_commit_tree(&tree, commit) < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	grc = git_tree_entry_bypath(&entry, tree, path);
+	if (grc == GIT_ENOTFOUND)
+		goto out;
+	if (grc < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
+		goto out;
+	if (git_blob_lookup(&blob, gs->repo, git_tree_entry_id(entry)) < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	size = git_blob_rawsize(blob);
+	if (size >= SIZE_MAX || (buf = malloc((size_t)size + 1)) == NULL) {
+		rc = err_set(err, SC_EOS, "state branch %s: %s: out of memory",
+		    gs->branch, path);
+		goto out;
+	}
+	if (size > 0)
+		memcpy(buf, git_blob_rawcontent(blob), (size_t)size);
+	buf[size] = '\0';
+	*out = buf;
+	if (out_len != NULL)
+		*out_len = (size_t)size;
+	*found = 1;
+out:
+	git_blob_free(blob);
+	git_tree_entry_free(entry);
+	git_tree_free(tree);
+	git_commit_free(commit);
+	return rc;
+}
+
+int
+gitstate_tip_message(
+    struct gitstate *gs, char **out, int *found, struct sc_err *err)
+{
+	git_commit *commit = NULL;
+	const char *m;
+	size_t n;
+	int rc = 0;
+
+	if (out != NULL)
+		*out = NULL;
+	if (found != NULL)
+		*found = 0;
+	if (gs == NULL || out == NULL || found == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_tip_message: bad arguments");
+	if ((rc = gs_tip_commit(gs, &commit, err)) < 0 || commit == NULL)
+		goto out;
+	m = git_commit_message(commit);
+	if (m == NULL)
+		m = "";
+	n = strlen(m);
+	while (n > 0 && m[n - 1] == '\n')
+		n--;
+	if ((*out = malloc(n + 1)) == NULL) {
+		rc = err_set(
+		    err, SC_EOS, "state branch %s: out of memory", gs->branch);
+		goto out;
+	}
+	memcpy(*out, m, n);
+	(*out)[n] = '\0';
+	*found = 1;
+out:
+	git_commit_free(commit);
+	return rc;
+}
+
+int
+gitstate_count(struct gitstate *gs, size_t *out, struct sc_err *err)
+{
+	git_revwalk *walk = NULL;
+	git_oid tip, id;
+	size_t n = 0;
+	int rc = 0, found = 0, grc;
+
+	if (out != NULL)
+		*out = 0;
+	if (gs == NULL || out == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_count: bad arguments");
+	if ((rc = gs_tip(gs, &tip, &found, err)) < 0 || !found)
+		goto out;
+	if (git_revwalk_new(&walk, gs->repo) < 0 ||
+	    git_revwalk_push(walk, &tip) < 0) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	while ((grc = git_revwalk_next(&id, walk)) == 0)
+		n++;
+	if (grc != GIT_ITEROVER) {
+		rc = gs_fail(gs, err);
+		goto out;
+	}
+	*out = n;
+out:
+	git_revwalk_free(walk);
+	return rc;
+}
+
+int
+gitstate_tip_id(struct gitstate *gs, char *hex, int *found, struct sc_err *err)
+{
+	git_oid tip;
+	int rc;
+
+	if (hex != NULL)
+		hex[0] = '\0';
+	if (found != NULL)
+		*found = 0;
+	if (gs == NULL || hex == NULL || found == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_tip_id: bad arguments");
+	if ((rc = gs_tip(gs, &tip, found, err)) < 0 || !*found)
+		return rc;
+	git_oid_tostr(hex, GIT_OID_HEXSZ + 1, &tip);
+	return 0;
+}

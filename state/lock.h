@@ -1,0 +1,42 @@
+/*
+ * lock.h - one controller per state dir (SPEC 6).
+ *
+ * The lock is flock(LOCK_EX) on <state_dir>/lock, which also holds the
+ * holder's pid for messages.  The kernel drops a flock lock when its
+ * holder dies, however it dies, so a lock left by a SIGKILLed controller
+ * is simply taken over: there is no stale-lock cleanup.  The descriptor
+ * is O_CLOEXEC, so agents the controller execs never inherit the lock.
+ * flock locks belong to the open file description: a second
+ * lock_acquire() in the same process is refused like another process.
+ */
+#ifndef STORYCTL_LOCK_H
+#define STORYCTL_LOCK_H
+
+#include <stdint.h>
+
+#include "strategies/err.h"
+
+struct state_lock;
+
+/*
+ * Take the lock, creating the state dir (0700) and the lock file (0600)
+ * as needed, and write our pid into it.  When another live process holds
+ * it: SC_ETEMPFAIL, "another storyctl (pid N) is already working on
+ * <state_dir>".  Other failures: SC_EIO (files) or SC_EOS.  On success
+ * *out is the caller's, to lock_release().
+ */
+int lock_acquire(
+    struct state_lock **out, const char *state_dir, struct sc_err *err);
+/* Clear the pid and drop the lock.  NULL ok. */
+void lock_release(struct state_lock *l);
+
+/*
+ * For status displays: 0 when a live process holds the lock (*out_pid is
+ * its pid, or 0 in the instant before it has written it), 1 when nobody
+ * does (*out_pid = 0), a negative SC_E* code when it cannot be told.
+ * The probe holds a shared lock for an instant; lock_acquire() waits out
+ * such a probe rather than reporting a conflict.
+ */
+int lock_holder_pid(const char *state_dir, int64_t *out_pid);
+
+#endif

@@ -1,0 +1,494 @@
+/*
+ * redact.c - see redact.h.
+ *
+ * The scanner walks the input once.  At the start of each "word" (a run
+ * of [A-Za-z0-9_-] not preceded by such a character) it tries a fixed
+ * set of matchers; each one looks only at that word and, for key/value
+ * shapes, at the few characters after it and at the value.  When nothing
+ * matches, the scan resumes after the word, so no byte is ever examined
+ * by more than a constant number of matchers: there is no backtracking
+ * and no regex engine.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "state/redact.h"
+
+#define REDACT_MIN_VALUE 8 /* shorter values are placeholders, not keys */
+#define REDACT_MIN_BEARER 16 /* a bare "Bearer x" in prose is not a key */
+#define REDACT_PEM_LINE 100 /* how far to look for "PRIVATE KEY-----" */
+
+struct rbuf {
+	char *p;
+	size_t n;
+	size_t alloc;
+	int oom;
+};
+
+static void
+rbuf_put(struct rbuf *b, const char *s, size_t len)
+{
+	size_t i, want;
+	char *np;
+
+	if (b->oom || len == 0)
+		return;
+	want = b->n + len + 1;
+	if (want > b->alloc) {
+		size_t na = b->alloc > 0 ? b->alloc : 64;
+
+		while (na < want)
+			na *= 2;
+		if ((np = realloc(b->p, na)) == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->p = np;
+		b->alloc = na;
+	}
+	for (i = 0; i < len; i++)
+		b->p[b->n + i] = s[i] != '\0' ? s[i] : '?';
+	b->n += len;
+}
+
+static int
+is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static int
+is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int
+is_alnum(unsigned char c)
+{
+	return is_alpha(c) || is_digit(c);
+}
+
+/* A "word" character: what provider keys and key names are made of. */
+static int
+is_word(unsigned char c)
+{
+	return is_alnum(c) || c == '_' || c == '-';
+}
+
+/* Characters of an unquoted secret value (no quotes, brackets, blanks,
+ * separators ':' '=' ',' ';' '&', so a value never swallows the next
+ * key/value pair). */
+static int
+is_value(unsigned char c)
+{
+	return is_alnum(c) || (c != '\0' && strchr("_-./+~@!*#$%^", c) != NULL);
+}
+
+/* Characters of a bearer token (RFC 6750 b64token). */
+static int
+is_b64tok(unsigned char c)
+{
+	return is_alnum(c) || (c != '\0' && strchr("-._~+/=", c) != NULL);
+}
+
+static int
+lower(unsigned char c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+/* Does [s, s+n) start with the literal prefix p (case-sensitive)? */
+static int
+has_prefix(const char *s, size_t n, const char *p)
+{
+	size_t pl = strlen(p);
+
+	return n >= pl && memcmp(s, p, pl) == 0;
+}
+
+/* Does [s, s+n) end with lowercase suffix p, ignoring case? */
+static int
+has_suffix_ci(const char *s, size_t n, const char *p)
+{
+	size_t pl = strlen(p), i;
+
+	if (n < pl)
+		return 0;
+	for (i = 0; i < pl; i++)
+		if (lower((unsigned char)s[n - pl + i]) != p[i])
+			return 0;
+	return 1;
+}
+
+static int
+equals_ci(const char *s, size_t n, const char *p)
+{
+	return strlen(p) == n && has_suffix_ci(s, n, p);
+}
+
+static int
+all_of(const char *s, size_t n, int (*ok)(unsigned char))
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!ok((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+static int
+any_digit(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (is_digit((unsigned char)s[i]))
+			return 1;
+	return 0;
+}
+
+static int
+is_upper_or_digit(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || is_digit(c);
+}
+
+static int
+is_alnum_us(unsigned char c)
+{
+	return is_alnum(c) || c == '_';
+}
+
+/*
+ * A provider key that is the whole word w[0..n).  The body length and
+ * character class checks keep ordinary hyphenated words out.
+ */
+static int
+match_prefix_word(const char *w, size_t n)
+{
+	static const char *const gh[] = {
+	    "ghp_", "gho_", "ghu_", "ghs_", "ghr_"};
+	static const char *const slack[] = {
+	    "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe-", "xapp-"};
+	static const char *const stripe[] = {
+	    "sk_live_", "sk_test_", "rk_live_", "rk_test_"};
+	size_t k;
+
+	/* Anthropic sk-ant-api03-..., OpenAI sk-..., sk-proj-... */
+	if (has_prefix(w, n, "sk-"))
+		return n - 3 >= 20 && any_digit(w + 3, n - 3);
+	for (k = 0; k < sizeof(stripe) / sizeof(stripe[0]); k++)
+		if (has_prefix(w, n, stripe[k]))
+			return n - 8 >= 16 && all_of(w + 8, n - 8, is_alnum);
+	if (has_prefix(w, n, "AIza"))
+		return n >= 39;
+	for (k = 0; k < sizeof(gh) / sizeof(gh[0]); k++)
+		if (has_prefix(w, n, gh[k]))
+			return n - 4 >= 30 && all_of(w + 4, n - 4, is_alnum);
+	if (has_prefix(w, n, "github_pat_"))
+		return n - 11 >= 22 && all_of(w + 11, n - 11, is_alnum_us);
+	if (has_prefix(w, n, "glpat-"))
+		return n - 6 >= 20;
+	for (k = 0; k < sizeof(slack) / sizeof(slack[0]); k++)
+		if (has_prefix(w, n, slack[k]))
+			return n - 5 >= 10 && any_digit(w + 5, n - 5);
+	if (has_prefix(w, n, "AKIA") || has_prefix(w, n, "ASIA"))
+		return n == 20 && all_of(w + 4, 16, is_upper_or_digit);
+	if (has_prefix(w, n, "hf_"))
+		return n - 3 >= 30 && all_of(w + 3, n - 3, is_alnum);
+	if (has_prefix(w, n, "npm_"))
+		return n - 4 >= 36 && all_of(w + 4, n - 4, is_alnum);
+	return 0;
+}
+
+/* A JSON web token starting at word [i, e): eyJ<b64>.eyJ<b64>.<sig>.
+ * Sets *end past the signature. */
+static int
+match_jwt(const char *s, size_t len, size_t i, size_t e, size_t *end)
+{
+	size_t j;
+
+	if (!has_prefix(s + i, e - i, "eyJ") || e - i < 10 || e >= len ||
+	    s[e] != '.')
+		return 0;
+	j = e + 1;
+	if (!has_prefix(s + j, len - j, "eyJ"))
+		return 0;
+	while (j < len && is_word((unsigned char)s[j]))
+		j++;
+	if (j >= len || s[j] != '.')
+		return 0;
+	j++;
+	while (j < len && is_word((unsigned char)s[j]))
+		j++;
+	*end = j;
+	return 1;
+}
+
+/*
+ * "-----BEGIN <anything> PRIVATE KEY-----" at word [i, e): redact to
+ * the end of the matching END line, or to the end of the input when the
+ * block is cut off (a truncated key is still a key).
+ */
+static int
+match_pem(const char *s, size_t len, size_t i, size_t e, size_t *end)
+{
+	const char *tail = "PRIVATE KEY-----", *q;
+	size_t j, lim, tl = strlen(tail);
+
+	if (e - i != 10 || memcmp(s + i, "-----BEGIN", 10) != 0 || e >= len ||
+	    s[e] != ' ')
+		return 0;
+	lim = e + REDACT_PEM_LINE < len ? e + REDACT_PEM_LINE : len;
+	for (j = e; j + tl <= lim && s[j] != '\n'; j++)
+		if (memcmp(s + j, tail, tl) == 0)
+			break;
+	if (j + tl > lim || s[j] == '\n')
+		return 0;
+	j += tl;
+	q = memmem(s + j, len - j, "-----END ", 9);
+	if (q == NULL) {
+		*end = len;
+		return 1;
+	}
+	j = (size_t)(q - s) + 9;
+	lim = j + REDACT_PEM_LINE < len ? j + REDACT_PEM_LINE : len;
+	while (j < lim && s[j] != '\n' && s[j] != '\r' &&
+	    !(j + 5 <= len && memcmp(s + j, "-----", 5) == 0))
+		j++;
+	if (j + 5 <= len && memcmp(s + j, "-----", 5) == 0)
+		j += 5;
+	*end = j;
+	return 1;
+}
+
+static size_t
+skip_blanks(const char *s, size_t len, size_t j)
+{
+	while (j < len && (s[j] == ' ' || s[j] == '\t'))
+		j++;
+	return j;
+}
+
+/* "Bearer <token>" at word [i, e): the token is [*rs, *re). */
+static int
+match_bearer(
+    const char *s, size_t len, size_t i, size_t e, size_t *rs, size_t *re)
+{
+	size_t j, v;
+
+	if (!equals_ci(s + i, e - i, "bearer") || e >= len ||
+	    (s[e] != ' ' && s[e] != '\t'))
+		return 0;
+	j = v = skip_blanks(s, len, e);
+	while (j < len && is_b64tok((unsigned char)s[j]))
+		j++;
+	if (j - v < REDACT_MIN_BEARER || !any_digit(s + v, j - v))
+		return 0;
+	*rs = v;
+	*re = j;
+	return 1;
+}
+
+/* Names whose value is a secret (matched as a suffix, any case). */
+static const char *const secret_keys[] = {
+    "api_key",
+    "apikey",
+    "api-key",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "access_key",
+    "secret_key",
+    "private_key",
+    "authorization",
+};
+
+/*
+ * A key/value pair whose key is the word [i, e): the value is [*rs, *re).
+ * Accepts `key: v`, `key=v`, `key := v`, `key => v`, `"key": "v"`,
+ * `'key': 'v'` and the JSON-in-a-string form `\"key\": \"v\"`.
+ */
+static int
+match_keyvalue(
+    const char *s, size_t len, size_t i, size_t e, size_t *rs, size_t *re)
+{
+	size_t j = e, v, k, w;
+	int auth, blank = 0;
+	char quote = 0;
+
+	for (k = 0; k < sizeof(secret_keys) / sizeof(secret_keys[0]); k++)
+		if (has_suffix_ci(s + i, e - i, secret_keys[k]))
+			break;
+	if (k == sizeof(secret_keys) / sizeof(secret_keys[0]))
+		return 0;
+	auth = has_suffix_ci(s + i, e - i, "authorization");
+	/* closing quote of the key */
+	if (j < len && s[j] == '\\')
+		j++;
+	if (j < len && (s[j] == '"' || s[j] == '\''))
+		j++;
+	j = skip_blanks(s, len, j);
+	if (j < len && s[j] == ':') {
+		j++;
+		if (j < len && s[j] == '=')
+			j++;
+	} else if (j < len && s[j] == '=') {
+		j++;
+		if (j < len && s[j] == '>')
+			j++;
+	} else {
+		return 0;
+	}
+	j = skip_blanks(s, len, j);
+	if (j + 1 < len && s[j] == '\\' &&
+	    (s[j + 1] == '"' || s[j + 1] == '\''))
+		j++;
+	if (j < len && (s[j] == '"' || s[j] == '\''))
+		quote = s[j++];
+	if (auth) {
+		/* keep the scheme: "Authorization: Bearer [REDACTED]" */
+		for (w = j; w < len && is_word((unsigned char)s[w]); w++)
+			;
+		if (w < len && (s[w] == ' ' || s[w] == '\t') &&
+		    (equals_ci(s + j, w - j, "bearer") ||
+			equals_ci(s + j, w - j, "basic") ||
+			equals_ci(s + j, w - j, "token") ||
+			equals_ci(s + j, w - j, "bot") ||
+			equals_ci(s + j, w - j, "digest")))
+			j = skip_blanks(s, len, w);
+	}
+	v = j;
+	if (quote) {
+		while (j < len && s[j] != quote && s[j] != '\\' &&
+		    s[j] != '\n' && s[j] != '\r') {
+			if (s[j] == ' ' || s[j] == '\t')
+				blank = 1;
+			j++;
+		}
+		if (j - v < REDACT_MIN_VALUE || blank)
+			return 0;
+	} else {
+		if (j < len && s[j] == '$')
+			return 0; /* a variable reference, not a value */
+		while (j < len && is_value((unsigned char)s[j]))
+			j++;
+		/* base64 padding */
+		for (k = 0; k < 2 && j < len && s[j] == '='; k++)
+			j++;
+		if (j - v < REDACT_MIN_VALUE ||
+		    (!auth && !any_digit(s + v, j - v)))
+			return 0;
+		if (j < len && (s[j] == '(' || s[j] == '['))
+			return 0; /* code: api_key = os.environ["..."] */
+	}
+	*rs = v;
+	*re = j;
+	return 1;
+}
+
+/* "scheme://user:password@host": the password is [*rs, *re).  i is at
+ * the ':'.  The scan stops at the first '/', so it never overlaps the
+ * scan of another "://". */
+static int
+match_url(const char *s, size_t len, size_t i, size_t *rs, size_t *re)
+{
+	size_t j, colon = 0;
+
+	if (i + 3 > len || s[i + 1] != '/' || s[i + 2] != '/')
+		return 0;
+	for (j = i + 3; j < len; j++) {
+		unsigned char c = (unsigned char)s[j];
+
+		if (c == '/' || c == '@' || c == ' ' || c == '\t' ||
+		    c == '\n' || c == '\r' || c == '"' || c == '\'' ||
+		    c == '<' || c == '>' || c == '\0')
+			break;
+		if (c == ':' && colon == 0)
+			colon = j;
+	}
+	if (j >= len || s[j] != '@' || colon == 0 || colon + 1 == j)
+		return 0;
+	*rs = colon + 1;
+	*re = j;
+	return 1;
+}
+
+/*
+ * Try every matcher at position i.  Returns 1 with the span to replace
+ * in [*rs, *re) or 0; either way *next (> i, and >= *re on a match) is
+ * where the scan goes on.
+ */
+static int
+scan_at(
+    const char *s, size_t len, size_t i, size_t *rs, size_t *re, size_t *next)
+{
+	unsigned char c = (unsigned char)s[i];
+	size_t e, end = 0;
+
+	*next = i + 1;
+	if (!is_word(c)) {
+		if (c == ':' && match_url(s, len, i, rs, re)) {
+			*next = *re;
+			return 1;
+		}
+		return 0;
+	}
+	if (i > 0 && is_word((unsigned char)s[i - 1]))
+		return 0; /* inside a word: only word starts count */
+	for (e = i; e < len && is_word((unsigned char)s[e]); e++)
+		;
+	*next = e;
+	if (match_pem(s, len, i, e, &end) || match_jwt(s, len, i, e, &end)) {
+		*rs = i;
+		*re = *next = end;
+		return 1;
+	}
+	if (match_prefix_word(s + i, e - i)) {
+		*rs = i;
+		*re = e;
+		return 1;
+	}
+	if (match_bearer(s, len, i, e, rs, re) ||
+	    match_keyvalue(s, len, i, e, rs, re)) {
+		*next = *re;
+		return 1;
+	}
+	return 0;
+}
+
+char *
+redact_secrets(const char *s, size_t len)
+{
+	struct rbuf b = {NULL, 0, 0, 0};
+	size_t i = 0, copied = 0, rs = 0, re = 0, next = 0;
+
+	if (s == NULL)
+		len = 0;
+	/* output is usually the input's size; reserve it up front */
+	if ((b.p = malloc(len + 1)) == NULL)
+		return NULL;
+	b.alloc = len + 1;
+	while (i < len) {
+		if (scan_at(s, len, i, &rs, &re, &next)) {
+			rbuf_put(&b, s + copied, rs - copied);
+			rbuf_put(&b, REDACT_MARK, strlen(REDACT_MARK));
+			copied = re;
+		}
+		i = next;
+	}
+	if (copied < len)
+		rbuf_put(&b, s + copied, len - copied);
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	b.p[b.n] = '\0';
+	return b.p;
+}

@@ -1,0 +1,156 @@
+/* render.c - see render.h. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "state/render.h"
+
+json_t *
+render_time_json(int64_t ms)
+{
+	char buf[32];
+	time_t t;
+	struct tm tm;
+
+	if (ms <= 0)
+		return json_null();
+	t = (time_t)(ms / 1000);
+	if (gmtime_r(&t, &tm) == NULL)
+		return json_null();
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_string(buf);
+}
+
+static json_t *
+str_or_null(const char *s)
+{
+	if (s == NULL || s[0] == '\0')
+		return json_null();
+	return json_string(s);
+}
+
+static json_t *
+factor(double f)
+{
+	if (f <= 0)
+		f = 1;
+	if (f == (double)(json_int_t)f)
+		return json_integer((json_int_t)f);
+	return json_real(f);
+}
+
+json_t *
+render_attempt_json(const struct attempt_row *a)
+{
+	bool ended = a->outcome != OUTCOME_NONE;
+	json_t *o;
+
+	o = json_pack("{s:i, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:i, s:i, "
+	    "s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
+	    "attempt", a->attempt, "counted", a->counted,
+	    "role", role_name(a->role), "agent", a->agent,
+	    "outcome", ended ? json_string(outcome_name(a->outcome)) :
+	    json_null(),
+	    "error_code", a->error_code == ERRC_NONE ? json_null() :
+	    json_string(errcode_name(a->error_code)),
+	    "exit_code", ended && a->exit_code >= 0 ?
+	    json_integer(a->exit_code) : json_null(),
+	    "signal", a->signal > 0 ? json_integer(a->signal) : json_null(),
+	    "tasks_completed", a->tasks_completed,
+	    "tasks_total", a->tasks_total,
+	    "stalled_task", str_or_null(a->stalled_task),
+	    "started_at", render_time_json(a->started_ms),
+	    "ended_at", render_time_json(ended ? a->ended_ms : 0),
+	    "duration_ms", ended && a->ended_ms >= a->started_ms &&
+	    a->started_ms > 0 ? json_integer(a->ended_ms - a->started_ms) :
+	    json_null(),
+	    "delay_ms", (json_int_t)a->delay_ms,
+	    "decision", a->decision == DECISION_NONE ? json_null() :
+	    json_string(decision_name(a->decision)),
+	    "reason", str_or_null(a->reason));
+	if (o == NULL)
+		return NULL;
+	/* beyond the SPEC fields: what a person needs to dig further */
+	json_object_set_new(o, "error_message", str_or_null(a->error_message));
+	json_object_set_new(o, "seq", json_integer(a->seq));
+	json_object_set_new(o, "log", str_or_null(a->log_path));
+	json_object_set_new(o, "timeout_factor", factor(a->timeout_factor));
+	json_object_set_new(o, "poll_factor", factor(a->poll_factor));
+	json_object_set_new(o, "cost_usd", json_real(a->cost_usd));
+	return o;
+}
+
+json_t *
+render_story_json(const struct story_row *s, const struct attempt_row *a,
+    size_t n)
+{
+	json_t *o = NULL, *arr = NULL, *one;
+	size_t i;
+
+	arr = json_array();
+	if (arr == NULL)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		one = render_attempt_json(&a[i]);
+		if (one == NULL || json_array_append_new(arr, one) < 0)
+			goto fail;
+	}
+	o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:i, s:O, s:f, s:o}",
+	    "id", s->id, "file", s->file, "status", status_name(s->status),
+	    "reason", str_or_null(s->reason),
+	    "tasks_completed", s->tasks_completed,
+	    "tasks_total", s->tasks_total, "attempts", arr,
+	    "cost_usd", s->cost_usd, "branch", str_or_null(s->branch));
+	json_decref(arr);
+	return o;
+fail:
+	json_decref(arr);
+	return NULL;
+}
+
+/* Table cells: no newline, no pipe. */
+static void
+cell(char *dst, size_t len, const char *s)
+{
+	size_t i = 0;
+
+	for (; *s != '\0' && i + 1 < len; s++)
+		dst[i++] = (*s == '|' || *s == '\n' || *s == '\r') ? ' ' : *s;
+	dst[i] = '\0';
+}
+
+int
+render_progress_md(char **out, const struct story_row *rows, size_t n,
+    int64_t batch_id)
+{
+	char *buf = NULL;
+	size_t size = 0, i;
+	FILE *f;
+	char reason[600], agent[80];
+
+	*out = NULL;
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return SC_EOS;
+	fprintf(f, "# storyctl progress\n\nBatch %lld.\n\n"
+	    "| story | status | attempts | tasks | last agent | last outcome "
+	    "| reason |\n|---|---|---|---|---|---|---|\n",
+	    (long long)batch_id);
+	for (i = 0; i < n; i++) {
+		const struct story_row *s = &rows[i];
+		cell(reason, sizeof(reason), s->reason);
+		cell(agent, sizeof(agent), s->last_agent);
+		fprintf(f, "| %s | %s | %d | %d/%d | %s | %s | %s |\n", s->id,
+		    status_name(s->status), s->attempts, s->tasks_completed,
+		    s->tasks_total, agent[0] ? agent : "-",
+		    s->last_outcome == OUTCOME_NONE ? "-" :
+		    outcome_name(s->last_outcome), reason[0] ? reason : "-");
+	}
+	if (fclose(f) != 0) {
+		free(buf);
+		return SC_EOS;
+	}
+	*out = buf;
+	return 0;
+}

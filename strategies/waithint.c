@@ -1,0 +1,554 @@
+/*
+ * waithint.c - see waithint.h.
+ *
+ * A small hand-written scanner: at every position of the text it tries
+ * the recognisers below in order and keeps the last hint that matched
+ * (the newest message in a tail is the one that counts).  Everything is
+ * ASCII case-insensitive and works on (pointer, length), so NUL bytes
+ * and invalid UTF-8 in the text are harmless.
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "strategies/waithint.h"
+
+/* A wait longer than this is nonsense (or an attack on the arithmetic). */
+#define WAITHINT_DELAY_MAX_MS ((double)400 * 24 * 3600 * 1000)
+/* Numbers with more integer digits than this are not durations. */
+#define WAITHINT_NUM_DIGITS_MAX 12
+
+struct unit {
+	const char *name;
+	double ms;
+};
+
+/* Longer spellings first: the first one that matches (and is not followed
+ * by a letter) wins, so "ms" is never read as minutes. */
+static const struct unit units[] = {
+	{"milliseconds", 1},     {"millisecond", 1}, {"msecs", 1},
+	{"msec", 1},             {"ms", 1},          {"seconds", 1000},
+	{"second", 1000},        {"secs", 1000},     {"sec", 1000},
+	{"s", 1000},             {"minutes", 60000}, {"minute", 60000},
+	{"mins", 60000},         {"min", 60000},     {"m", 60000},
+	{"hours", 3600000},      {"hour", 3600000},  {"hrs", 3600000},
+	{"hr", 3600000},         {"h", 3600000},     {"days", 86400000},
+	{"day", 86400000},       {"d", 86400000},
+};
+
+static const char *const months[12] = {
+	"january", "february", "march", "april", "may", "june", "july",
+	"august", "september", "october", "november", "december",
+};
+
+static int
+lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+static bool
+is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static bool
+is_alpha(int c)
+{
+	c = lower(c);
+	return c >= 'a' && c <= 'z';
+}
+
+static bool
+is_alnum(int c)
+{
+	return is_digit(c) || is_alpha(c);
+}
+
+static bool
+is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
+	    c == '\v';
+}
+
+static int
+at(const char *t, size_t len, size_t p)
+{
+	return p < len ? (unsigned char)t[p] : 0;
+}
+
+/* strlen(w) when t[p..] starts with the lowercase word w, else 0. */
+static size_t
+ci_at(const char *t, size_t len, size_t p, const char *w)
+{
+	size_t n = strlen(w), i;
+
+	if (p > len || n > len - p)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (lower((unsigned char)t[p + i]) != w[i])
+			return 0;
+	return n;
+}
+
+static size_t
+skip_ws(const char *t, size_t len, size_t p)
+{
+	while (p < len && is_space((unsigned char)t[p]))
+		p++;
+	return p;
+}
+
+/* Skip spaces and tabs only (not line ends). */
+static size_t
+skip_blank(const char *t, size_t len, size_t p)
+{
+	while (p < len && (t[p] == ' ' || t[p] == '\t'))
+		p++;
+	return p;
+}
+
+/* Skip the punctuation between a key and its value: "Retry-After: 30",
+ * "\"retryDelay\": \"30s\"", "'retry-after': '30'", "retry_after=30". */
+static size_t
+skip_sep(const char *t, size_t len, size_t p)
+{
+	while (p < len && (t[p] == ' ' || t[p] == '\t' || t[p] == '"' ||
+	    t[p] == '\'' || t[p] == ':' || t[p] == '=' || t[p] == '\\'))
+		p++;
+	return p;
+}
+
+/* A decimal number "12" or "4.53" at p.  Returns its end, or p when there
+ * is none. */
+static size_t
+scan_number(const char *t, size_t len, size_t p, double *out)
+{
+	size_t q = p;
+	double v = 0, scale = 1;
+	int digits = 0;
+
+	while (q < len && is_digit((unsigned char)t[q])) {
+		if (++digits > WAITHINT_NUM_DIGITS_MAX)
+			return p;
+		v = v * 10 + (t[q] - '0');
+		q++;
+	}
+	if (digits == 0)
+		return p;
+	if (q + 1 < len && t[q] == '.' && is_digit((unsigned char)t[q + 1])) {
+		q++;
+		while (q < len && is_digit((unsigned char)t[q])) {
+			scale /= 10;
+			v += (t[q] - '0') * scale;
+			q++;
+		}
+	}
+	*out = v;
+	return q;
+}
+
+/* An integer with exactly 10 (seconds) or 13 (milliseconds) digits: a Unix
+ * time.  Returns its end, or p. */
+static size_t
+scan_epoch(const char *t, size_t len, size_t p, int64_t *out)
+{
+	size_t q = p;
+	int64_t v = 0;
+
+	while (q < len && is_digit((unsigned char)t[q]) && q - p < 14) {
+		v = v * 10 + (t[q] - '0');
+		q++;
+	}
+	if (q < len && is_alnum((unsigned char)t[q]))
+		return p;
+	if (q - p == 13)
+		v /= 1000;
+	else if (q - p != 10)
+		return p;
+	*out = v;
+	return q;
+}
+
+static const struct unit *
+unit_at(const char *t, size_t len, size_t p)
+{
+	size_t i, n;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		n = ci_at(t, len, p, units[i].name);
+		if (n > 0 && !is_alpha(at(t, len, p + n)))
+			return &units[i];
+	}
+	return NULL;
+}
+
+static int64_t
+clamp_ms(double ms)
+{
+	if (ms < 0)
+		return 0;
+	if (ms > WAITHINT_DELAY_MAX_MS)
+		ms = WAITHINT_DELAY_MAX_MS;
+	return (int64_t)(ms + 0.5);
+}
+
+/*
+ * A duration at p: "4.53s", "123ms", "8h44m7s", "2 days 3 hours 20
+ * minutes", "5 days 22 hours 11\nminutes" (codex wraps its banner), "1
+ * hour, 5 minutes", "1 hour and 5 minutes".  A bare number counts as
+ * seconds only when unitless_ok and no word follows it.  Returns the end
+ * of the duration, or 0 when there is none.
+ */
+static size_t
+scan_duration(const char *t, size_t len, size_t p, int64_t *out_ms,
+    bool unitless_ok)
+{
+	const struct unit *u;
+	double total = 0, v = 0;
+	size_t q = p, r, num_end, end = 0;
+	int count = 0;
+
+	for (;;) {
+		r = skip_ws(t, len, q);
+		num_end = scan_number(t, len, r, &v);
+		if (num_end == r)
+			break;
+		r = skip_ws(t, len, num_end);
+		u = unit_at(t, len, r);
+		if (u == NULL) {
+			if (count == 0 && unitless_ok &&
+			    !is_alnum(at(t, len, num_end)) &&
+			    !is_alpha(at(t, len, r))) {
+				total = v * 1000;
+				end = num_end;
+				count = 1;
+			}
+			break;
+		}
+		total += v * u->ms;
+		end = r + strlen(u->name);
+		count++;
+		/* separators between the parts */
+		q = skip_ws(t, len, end);
+		if (at(t, len, q) == ',')
+			q = skip_ws(t, len, q + 1);
+		if (ci_at(t, len, q, "and") && is_space(at(t, len, q + 3)))
+			q += 3;
+	}
+	if (count == 0)
+		return 0;
+	*out_ms = clamp_ms(total);
+	return end;
+}
+
+/* A month name ("Jul", "July", "Sept") at p: returns its end and sets
+ * *month (1..12), or returns p. */
+static size_t
+scan_month(const char *t, size_t len, size_t p, int *month)
+{
+	size_t q = p, n, k;
+	int i;
+
+	while (q < len && is_alpha((unsigned char)t[q]))
+		q++;
+	n = q - p;
+	if (n < 3)
+		return p;
+	if (n == 4 && ci_at(t, len, p, "sept")) {
+		*month = 9;
+		return q;
+	}
+	for (i = 0; i < 12; i++) {
+		if (n > strlen(months[i]))
+			continue;
+		for (k = 0; k < n; k++)
+			if (lower((unsigned char)t[p + k]) != months[i][k])
+				break;
+		if (k == n) {
+			*month = i + 1;
+			return q;
+		}
+	}
+	return p;
+}
+
+/* "Apr 23", "Feb 7,", "Jul 5th, 2026", optionally followed by "at".
+ * Returns the end, or p when there is no date. */
+static size_t
+scan_date(const char *t, size_t len, size_t p, int *month, int *day)
+{
+	size_t q, r;
+	int m = 0, d = 0;
+
+	q = scan_month(t, len, p, &m);
+	if (q == p)
+		return p;
+	q = skip_blank(t, len, q);
+	r = q;
+	while (r < len && is_digit((unsigned char)t[r]) && r - q < 3)
+		d = d * 10 + (t[r++] - '0');
+	if (r == q || r - q > 2 || d < 1 || d > 31)
+		return p;
+	q = r;
+	if (ci_at(t, len, q, "st") || ci_at(t, len, q, "nd") ||
+	    ci_at(t, len, q, "rd") || ci_at(t, len, q, "th"))
+		q += 2;
+	if (is_alnum(at(t, len, q)))
+		return p;
+	if (at(t, len, q) == ',')
+		q++;
+	q = skip_ws(t, len, q);
+	/* a year: four digits not followed by ':' (that would be a time) */
+	r = q;
+	while (r < len && is_digit((unsigned char)t[r]))
+		r++;
+	if (r - q == 4 && at(t, len, r) != ':' && !is_alpha(at(t, len, r))) {
+		q = r;
+		if (at(t, len, q) == ',')
+			q++;
+		q = skip_ws(t, len, q);
+	}
+	if (ci_at(t, len, q, "at") && is_space(at(t, len, q + 2)))
+		q = skip_ws(t, len, q + 2);
+	*month = m;
+	*day = d;
+	return q;
+}
+
+/* Whether s[0..n) is a safe IANA-style zone name: [A-Za-z0-9_+/-] only,
+ * no "..", no leading '/', shorter than the zone field. */
+static bool
+zone_ok(const char *s, size_t n, size_t cap)
+{
+	size_t i;
+
+	if (n == 0 || n >= cap || s[0] == '/')
+		return false;
+	for (i = 0; i < n; i++) {
+		int c = (unsigned char)s[i];
+
+		if (!is_alnum(c) && c != '_' && c != '+' && c != '-' &&
+		    c != '/')
+			return false;
+		/* only the allowed set can appear, so ".." cannot either;
+		 * keep the rule explicit in case the set ever grows */
+		if (c == '.' && i + 1 < n && s[i + 1] == '.')
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A wall-clock time at p: "1am", "3:30pm", "3:15 PM", "13:00", optionally
+ * "at " first, a date before it ("Apr 23 at 4pm", "Feb 7, 11am") and a
+ * zone after it ("(Europe/Oslo)").  A bare "13" is not a time: it needs
+ * am/pm or minutes.  Returns the end, or 0.
+ */
+static size_t
+scan_clock(const char *t, size_t len, size_t p, struct waithint *h)
+{
+	size_t q, r, zs;
+	int hour = 0, minute = 0, month = 0, day = 0, hd = 0;
+	bool colon = false, pm = false, am = false;
+
+	q = skip_ws(t, len, p);
+	if (ci_at(t, len, q, "at") && is_space(at(t, len, q + 2)))
+		q = skip_ws(t, len, q + 2);
+	q = scan_date(t, len, q, &month, &day);
+	while (q < len && is_digit((unsigned char)t[q]) && hd < 3) {
+		hour = hour * 10 + (t[q++] - '0');
+		hd++;
+	}
+	if (hd == 0 || hd > 2)
+		return 0;
+	if (at(t, len, q) == ':' && is_digit(at(t, len, q + 1)) &&
+	    is_digit(at(t, len, q + 2)) && !is_digit(at(t, len, q + 3))) {
+		minute = (t[q + 1] - '0') * 10 + (t[q + 2] - '0');
+		colon = true;
+		q += 3;
+	}
+	r = skip_blank(t, len, q);
+	if (ci_at(t, len, r, "am") || ci_at(t, len, r, "a.m.")) {
+		am = true;
+		r += ci_at(t, len, r, "a.m.") ? 4 : 2;
+	} else if (ci_at(t, len, r, "pm") || ci_at(t, len, r, "p.m.")) {
+		pm = true;
+		r += ci_at(t, len, r, "p.m.") ? 4 : 2;
+	}
+	if (am || pm) {
+		if (is_alnum(at(t, len, r)) || hour < 1 || hour > 12)
+			return 0;
+		hour %= 12;
+		if (pm)
+			hour += 12;
+		q = r;
+	} else if (!colon || hour > 23 || is_alnum(at(t, len, q))) {
+		return 0;
+	}
+	if (minute > 59)
+		return 0;
+	h->kind = WAITHINT_CLOCK;
+	h->hour = hour;
+	h->minute = minute;
+	h->month = month;
+	h->day = day;
+	h->zone[0] = '\0';
+	/* "(Europe/Oslo)"; anything else in parentheses is not a zone */
+	r = skip_blank(t, len, q);
+	if (at(t, len, r) == '(') {
+		zs = r + 1;
+		r = zs;
+		while (r < len && r - zs < sizeof(h->zone) && t[r] != ')')
+			r++;
+		if (at(t, len, r) == ')' &&
+		    zone_ok(t + zs, r - zs, sizeof(h->zone))) {
+			memcpy(h->zone, t + zs, r - zs);
+			h->zone[r - zs] = '\0';
+			q = r + 1;
+		}
+	}
+	return q;
+}
+
+/* Phrases followed by a duration. */
+static const char *const delay_phrases[] = {
+	"retry in", "retry after", "retrying in", "retrying after",
+	"try again in", "try again after", "reset after", "resets after",
+	"reset in", "resets in",
+};
+
+/* Phrases followed by a wall-clock time. */
+static const char *const clock_phrases[] = {
+	"try again at", "will reset at", "reset at", "resets at", "resets",
+};
+
+/* Try every recogniser at p.  Returns the end of the hint, or 0. */
+static size_t
+hint_at(const char *t, size_t len, size_t p, struct waithint *h)
+{
+	size_t n, q, e, i;
+	int64_t ms = 0, epoch = 0;
+	double v = 0;
+
+	/* HTTP headers: Retry-After in seconds (an HTTP-date is skipped),
+	 * retry-after-ms in milliseconds */
+	if ((n = ci_at(t, len, p, "retry-after-ms")) != 0) {
+		q = skip_sep(t, len, p + n);
+		e = scan_number(t, len, q, &v);
+		if (e != q && !is_alnum(at(t, len, e))) {
+			h->kind = WAITHINT_DELAY;
+			h->delay_ms = clamp_ms(v);
+			return e;
+		}
+		return 0;
+	}
+	if ((n = ci_at(t, len, p, "retry-after")) != 0 ||
+	    (n = ci_at(t, len, p, "retry_after")) != 0) {
+		q = skip_sep(t, len, p + n);
+		e = scan_number(t, len, q, &v);
+		if (e != q && !is_alnum(at(t, len, e))) {
+			h->kind = WAITHINT_DELAY;
+			h->delay_ms = clamp_ms(v * 1000);
+			return e;
+		}
+		return 0;
+	}
+	/* google.rpc.RetryInfo: "retryDelay": "38.601s" */
+	if ((n = ci_at(t, len, p, "retrydelay")) != 0) {
+		q = skip_sep(t, len, p + n);
+		e = scan_duration(t, len, q, &ms, true);
+		if (e != 0) {
+			h->kind = WAITHINT_DELAY;
+			h->delay_ms = ms;
+			return e;
+		}
+		return 0;
+	}
+	/* codex backend: "resets_in_seconds":602705, "resets_at":1775317531 */
+	if ((n = ci_at(t, len, p, "resets_in_seconds")) != 0) {
+		q = skip_sep(t, len, p + n);
+		e = scan_number(t, len, q, &v);
+		if (e != q && !is_alnum(at(t, len, e))) {
+			h->kind = WAITHINT_DELAY;
+			h->delay_ms = clamp_ms(v * 1000);
+			return e;
+		}
+		return 0;
+	}
+	if ((n = ci_at(t, len, p, "resets_at")) != 0) {
+		q = skip_sep(t, len, p + n);
+		e = scan_epoch(t, len, q, &epoch);
+		if (e != q) {
+			h->kind = WAITHINT_EPOCH;
+			h->epoch_s = epoch;
+			return e;
+		}
+		return 0;
+	}
+	/* claude: "Claude AI usage limit reached|1755615600" */
+	if ((n = ci_at(t, len, p, "limit reached|")) != 0) {
+		e = scan_epoch(t, len, p + n, &epoch);
+		if (e != p + n) {
+			h->kind = WAITHINT_EPOCH;
+			h->epoch_s = epoch;
+			return e;
+		}
+		return 0;
+	}
+	for (i = 0; i < sizeof(delay_phrases) / sizeof(delay_phrases[0]);
+	    i++) {
+		n = ci_at(t, len, p, delay_phrases[i]);
+		if (n == 0 || !is_space(at(t, len, p + n)))
+			continue;
+		e = scan_duration(t, len, p + n, &ms, true);
+		if (e != 0) {
+			h->kind = WAITHINT_DELAY;
+			h->delay_ms = ms;
+			return e;
+		}
+	}
+	for (i = 0; i < sizeof(clock_phrases) / sizeof(clock_phrases[0]);
+	    i++) {
+		n = ci_at(t, len, p, clock_phrases[i]);
+		if (n == 0 || !is_space(at(t, len, p + n)))
+			continue;
+		e = scan_clock(t, len, p + n, h);
+		if (e != 0)
+			return e;
+	}
+	return 0;
+}
+
+int
+waithint_parse(struct waithint *out, const char *text, size_t len)
+{
+	struct waithint cur;
+	size_t p = 0, e;
+	int found = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->kind = WAITHINT_NONE;
+	if (text == NULL)
+		return 0;
+	while (p < len) {
+		int c = lower((unsigned char)text[p]);
+
+		/* every recogniser starts with one of these letters, and
+		 * none starts in the middle of a word */
+		if ((c == 'r' || c == 't' || c == 'l' || c == 'w') &&
+		    (p == 0 || !is_alpha((unsigned char)text[p - 1]))) {
+			memset(&cur, 0, sizeof(cur));
+			e = hint_at(text, len, p, &cur);
+			if (e > p) {
+				*out = cur;
+				found = 1;
+				p = e;
+				continue;
+			}
+		}
+		p++;
+	}
+	return found;
+}

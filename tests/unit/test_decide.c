@@ -1,0 +1,583 @@
+/*
+ * test_decide.c - every row of SPEC 5 as a table: a token history in,
+ * the roles, decisions and rules out.  Edge cases of plateau detection,
+ * delays, budgets and the retry/none strategies follow as direct calls.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strategies/backoff.h"
+#include "strategies/decide.h"
+#include "strategies/simulate.h"
+
+struct row_case {
+	const char *name;
+	enum strategy_kind strategy;
+	bool no_fallback;
+	int max_attempts; /* 0 = default 5 */
+	int retry_count;
+	const char *tokens;
+	const char *roles;     /* expected, one letter each: p/f */
+	const char *decisions; /* expected, space separated */
+	const char *rules;     /* expected rule of the last row */
+};
+
+static const struct row_case cases[] = {
+	{"D1 success first time", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "success", "p", "done", "D1"},
+	{"D2 permanent with no fallback escalates", STRATEGY_ADAPTIVE, true,
+	    0, 0, "permanent", "p", "escalate", "D2"},
+	{"D2 permanent hands over to the fallback", STRATEGY_ADAPTIVE, false,
+	    0, 0, "permanent incomplete:3 incomplete:5", "pff",
+	    "retry retry retry", "D11"},
+	{"D2 both agents permanent: batch stops", STRATEGY_ADAPTIVE, false,
+	    0, 0, "permanent permanent", "pf", "retry escalate", "D2"},
+	{"D3 usage limit waits, same attempt again", STRATEGY_ADAPTIVE,
+	    false, 0, 0, "usage_limit success", "pp", "wait done", "D1"},
+	{"D4 interrupted decides nothing", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "interrupted incomplete:2", "pp", "none retry", "D11"},
+	{"D5 plateau at the last attempt defers", STRATEGY_ADAPTIVE, false,
+	    0, 0, "incomplete:5 crash:4 incomplete:3 incomplete:6 incomplete:6",
+	    "pfpfp", "retry retry retry retry defer", "D5"},
+	{"D6 zero progress escalates", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "crash crash timeout crash incomplete:0", "pfpfp",
+	    "retry retry retry retry escalate", "D6"},
+	{"D6 only network failures is zero progress", STRATEGY_ADAPTIVE,
+	    false, 0, 0, "network network network network network", "pfpfp",
+	    "retry retry retry retry escalate", "D6"},
+	{"D7 variable progress exhausts retries", STRATEGY_ADAPTIVE, false, 0,
+	    0, "incomplete:1 incomplete:2 incomplete:3 incomplete:4 "
+	    "incomplete:5", "pfpfp", "retry retry retry retry escalate", "D7"},
+	{"D8 the worked example defers at 4", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "incomplete:5 crash:4 incomplete:5 incomplete:5", "pfpf",
+	    "retry retry retry defer", "D8"},
+	{"D9 variable progress at 4 retries", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "incomplete:5 crash:4 incomplete:3 incomplete:6", "pfpf",
+	    "retry retry retry retry", "D9"},
+	{"D10 more progress at 2", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "incomplete:2 incomplete:4", "pf", "retry retry", "D10"},
+	{"D10 not when attempt 2 did less", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "incomplete:4 incomplete:2", "pf", "retry retry", "D11"},
+	{"D11 any other failure", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "incomplete:5", "p", "retry", "D11"},
+	{"plateau ignores network attempts", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "incomplete:5 network:5 incomplete:5 network:5 incomplete:5",
+	    "pfpfp", "retry retry retry retry escalate", "D7"},
+	{"plateau at T == tasks_total (gate failed)", STRATEGY_ADAPTIVE,
+	    false, 0, 0, "gate_failed:9 gate_failed:9 gate_failed:9 "
+	    "gate_failed:9", "pfpf", "retry retry retry defer", "D8"},
+	{"plateau at 0 is not a plateau", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "incomplete:0 incomplete:0 incomplete:0 incomplete:0", "pfpf",
+	    "retry retry retry retry", "D9"},
+	{"single agent: three at the same T", STRATEGY_ADAPTIVE, true, 0, 0,
+	    "incomplete:3 incomplete:3 incomplete:3 incomplete:3", "pppp",
+	    "retry retry retry defer", "D8"},
+	{"single agent: two at the same T are not enough", STRATEGY_ADAPTIVE,
+	    true, 0, 0, "incomplete:1 incomplete:3 incomplete:3 incomplete:4 "
+	    "incomplete:3", "ppppp", "retry retry retry retry escalate", "D7"},
+	{"disabled primary: fallback runs odd attempts too", STRATEGY_ADAPTIVE,
+	    false, 0, 0, "permanent incomplete:4 incomplete:4 incomplete:4",
+	    "pfff", "retry retry retry defer", "D8"},
+	{"max_attempts 2 escalates early", STRATEGY_ADAPTIVE, false, 2, 0,
+	    "incomplete:1 incomplete:2", "pf", "retry escalate", "D7"},
+	{"max_attempts 2 with plateau defers", STRATEGY_ADAPTIVE, false, 2, 0,
+	    "incomplete:2 incomplete:2", "pf", "retry defer", "D5"},
+	{"usage limit is not counted", STRATEGY_ADAPTIVE, false, 0, 0,
+	    "incomplete:5 usage_limit crash:4 incomplete:5 incomplete:5", "pffpf",
+	    "retry wait retry retry defer", "D8"},
+	{"retry strategy: primary budget then fallback", STRATEGY_RETRY, false,
+	    0, 2, "crash crash crash crash crash crash", "pppfff",
+	    "retry retry retry retry retry escalate", "R4"},
+	{"retry strategy: no fallback", STRATEGY_RETRY, true, 0, 1,
+	    "crash crash", "pp", "retry escalate", "R4"},
+	{"retry strategy: permanent goes to the fallback", STRATEGY_RETRY,
+	    false, 0, 3, "permanent success", "pf", "retry done", "D1"},
+	{"retry strategy never defers", STRATEGY_RETRY, false, 0, 4,
+	    "incomplete:5 incomplete:5 incomplete:5 incomplete:5 incomplete:5",
+	    "ppppp", "retry retry retry retry retry", "R3"},
+	{"none strategy escalates a failure", STRATEGY_NONE, false, 0, 0,
+	    "crash", "p", "escalate", "N1"},
+	{"none strategy: success is done", STRATEGY_NONE, false, 0, 0,
+	    "success", "p", "done", "D1"},
+};
+
+static size_t
+split(char *s, const char **out, size_t max)
+{
+	size_t n = 0;
+	char *save = NULL;
+	char *tok;
+
+	for (tok = strtok_r(s, " ", &save); tok != NULL && n < max;
+	    tok = strtok_r(NULL, " ", &save))
+		out[n++] = tok;
+	return n;
+}
+
+static void
+run_case(const struct row_case *c)
+{
+	struct policy pol;
+	struct sim_opts o;
+	struct sim_row *rows = NULL;
+	struct sc_err err = {0};
+	char buf[512], roles[32] = "", decisions[256] = "";
+	const char *toks[32];
+	size_t ntok, n = 0, i;
+
+	policy_init_default(&pol);
+	pol.strategy = c->strategy;
+	if (c->max_attempts)
+		pol.max_attempts = c->max_attempts;
+	pol.retry_count = c->retry_count;
+	snprintf(buf, sizeof(buf), "%s", c->tokens);
+	ntok = split(buf, toks, 32);
+	o.policy = &pol;
+	o.has_fallback = !c->no_fallback;
+	o.tasks_total = 9;
+	assert_int_equal(simulate_run(&rows, &n, &o, toks, ntok, &err), 0);
+	for (i = 0; i < n; i++) {
+		strcat(roles, rows[i].role == ROLE_PRIMARY ? "p" : "f");
+		if (i)
+			strcat(decisions, " ");
+		strcat(decisions, decision_name(rows[i].d.decision));
+	}
+	if (strcmp(roles, c->roles) || strcmp(decisions, c->decisions) ||
+	    strcmp(rows[n - 1].d.rule, c->rules))
+		print_error("case '%s': roles %s decisions '%s' rule %s (%s)\n",
+		    c->name, roles, decisions, rows[n - 1].d.rule,
+		    rows[n - 1].d.reason);
+	assert_string_equal(roles, c->roles);
+	assert_string_equal(decisions, c->decisions);
+	assert_string_equal(rows[n - 1].d.rule, c->rules);
+	/* every decision names its rule at the start of its reason */
+	for (i = 0; i < n; i++)
+		assert_non_null(strstr(rows[i].d.reason, rows[i].d.rule));
+	free(rows);
+	policy_release(&pol);
+}
+
+static void
+test_table(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_case(&cases[i]);
+}
+
+/* One test per case as well, so a failure names its row. */
+#define ROW_TEST(i)                                                     \
+	static void test_row_##i(void **state)                          \
+	{                                                               \
+		(void)state;                                            \
+		if ((i) < sizeof(cases) / sizeof(cases[0]))             \
+			run_case(&cases[i]);                            \
+	}
+ROW_TEST(0) ROW_TEST(1) ROW_TEST(2) ROW_TEST(3) ROW_TEST(4) ROW_TEST(5)
+ROW_TEST(6) ROW_TEST(7) ROW_TEST(8) ROW_TEST(9) ROW_TEST(10) ROW_TEST(11)
+ROW_TEST(12) ROW_TEST(13) ROW_TEST(14) ROW_TEST(15) ROW_TEST(16)
+ROW_TEST(17) ROW_TEST(18) ROW_TEST(19) ROW_TEST(20) ROW_TEST(21)
+ROW_TEST(22) ROW_TEST(23) ROW_TEST(24) ROW_TEST(25) ROW_TEST(26)
+ROW_TEST(27) ROW_TEST(28) ROW_TEST(29)
+
+/* --- direct calls ------------------------------------------------- */
+
+static struct policy pol;
+
+static int
+setup(void **state)
+{
+	(void)state;
+	policy_init_default(&pol);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	(void)state;
+	policy_release(&pol);
+	return 0;
+}
+
+static struct attempt_rec
+rec(int n, enum role r, enum outcome o, int done)
+{
+	struct attempt_rec a;
+
+	memset(&a, 0, sizeof(a));
+	a.attempt = n;
+	a.role = r;
+	a.outcome = o;
+	a.tasks_completed = done;
+	a.tasks_total = 9;
+	a.hint_ms = -1;
+	return a;
+}
+
+static void
+input(struct decide_input *in, const struct attempt_rec *h, size_t n)
+{
+	memset(in, 0, sizeof(*in));
+	in->policy = &pol;
+	in->history = h;
+	in->n = n;
+	in->has_fallback = true;
+	in->retry_on_matched = true;
+}
+
+static void
+test_worked_example_reason(void **state)
+{
+	struct attempt_rec h[4];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 5);
+	h[1] = rec(2, ROLE_FALLBACK, OUTCOME_CRASH, 4);
+	h[2] = rec(3, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 5);
+	h[3] = rec(4, ROLE_FALLBACK, OUTCOME_INCOMPLETE, 5);
+	input(&in, h, 4);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_DEFER);
+	assert_string_equal(d.reason, "D8: plateau confirmed at 5/9 by "
+	    "primary (a3) and fallback (a4)");
+	assert_int_equal(d.plateau_tasks, 5);
+	assert_int_equal(d.plateau_attempt[ROLE_PRIMARY], 3);
+	assert_int_equal(d.plateau_attempt[ROLE_FALLBACK], 4);
+}
+
+static void
+test_network_sleeps_without_jitter(void **state)
+{
+	struct attempt_rec h[1];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	pol.network_sleep_s = 60;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_NETWORK, 0);
+	input(&in, h, 1);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_RETRY);
+	assert_int_equal(d.delay_ms, 60000);
+	assert_true(d.jitter == 0);
+	assert_int_equal(decide_delay_with_jitter(&d, 0.99), 60000);
+	assert_int_equal(d.next_attempt, 2);
+	assert_int_equal(d.next_role, ROLE_FALLBACK);
+}
+
+static void
+test_backoff_grows_per_attempt(void **state)
+{
+	struct attempt_rec h[3];
+	struct decide_input in;
+	struct decision_out d;
+	int64_t want[] = {1000, 2000, 4000};
+	int i;
+
+	(void)state;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 1);
+	h[1] = rec(2, ROLE_FALLBACK, OUTCOME_INCOMPLETE, 1);
+	h[2] = rec(3, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 2);
+	for (i = 0; i < 3; i++) {
+		input(&in, h, (size_t)i + 1);
+		assert_int_equal(decide(&d, &in), 0);
+		assert_int_equal(d.delay_ms, want[i]);
+		assert_true(d.jitter == 0.5);
+	}
+}
+
+static void
+test_rate_limit_takes_larger_of_hint_and_backoff(void **state)
+{
+	struct attempt_rec h[1];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_RATE_LIMIT, 0);
+	h[0].hint_ms = 30000;
+	input(&in, h, 1);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 30000);
+	h[0].hint_ms = 10;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 1000);
+}
+
+static void
+test_usage_wait_capped_and_uncounted(void **state)
+{
+	struct attempt_rec h[1];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	pol.max_wait_s = 600;
+	h[0] = rec(3, ROLE_PRIMARY, OUTCOME_USAGE_LIMIT, 2);
+	h[0].hint_ms = 3600 * 1000;
+	input(&in, h, 1);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_WAIT);
+	assert_false(d.counted);
+	assert_int_equal(d.next_attempt, 3);
+	assert_int_equal(d.next_role, ROLE_PRIMARY);
+	assert_int_equal(d.delay_ms, 600000);
+	assert_int_equal(decide_delay_with_jitter(&d, 1.0), 600000);
+	h[0].hint_ms = 100000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 100000);
+	assert_true(decide_delay_with_jitter(&d, 1.0) == 150000);
+	h[0].hint_ms = -1;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 600000);
+}
+
+static void
+test_time_budget_counts_as_exhausted(void **state)
+{
+	struct attempt_rec h[2];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	pol.max_time_s = 100;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 2);
+	h[0].started_ms = 1000;
+	h[1] = rec(2, ROLE_FALLBACK, OUTCOME_INCOMPLETE, 2);
+	input(&in, h, 2);
+	in.now_ms = 50000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_RETRY);
+	in.now_ms = 101000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_DEFER);
+	assert_string_equal(d.rule, "D5");
+	assert_non_null(strstr(d.reason, "time budget"));
+}
+
+static void
+test_cost_budget_counts_as_exhausted(void **state)
+{
+	struct attempt_rec h[1];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 0);
+	input(&in, h, 1);
+	in.budget_spent = true;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_ESCALATE);
+	assert_string_equal(d.rule, "D6");
+}
+
+static void
+test_retry_on_filter_escalates(void **state)
+{
+	struct attempt_rec h[1];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	strlist_push(&pol.retry_on, "overloaded");
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_CRASH, 0);
+	input(&in, h, 1);
+	in.retry_on_matched = false;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_ESCALATE);
+	assert_non_null(strstr(d.reason, "retry_on"));
+	in.retry_on_matched = true;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_RETRY);
+}
+
+static void
+test_d9_and_d10_factors(void **state)
+{
+	struct attempt_rec h[4];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	pol.extended_timeout_factor = 3;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 1);
+	h[1] = rec(2, ROLE_FALLBACK, OUTCOME_INCOMPLETE, 3);
+	h[2] = rec(3, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 4);
+	h[3] = rec(4, ROLE_FALLBACK, OUTCOME_INCOMPLETE, 6);
+	input(&in, h, 2);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_true(d.poll_factor == 2 && d.timeout_factor == 1);
+	input(&in, h, 3);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_true(d.poll_factor == 1 && d.timeout_factor == 1);
+	input(&in, h, 4);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_true(d.poll_factor == 1 && d.timeout_factor == 3);
+	assert_int_equal(d.next_attempt, 5);
+	assert_int_equal(d.next_role, ROLE_PRIMARY);
+}
+
+static void
+test_role_parity_and_disabled(void **state)
+{
+	bool none[2] = {false, false};
+	bool pdis[2] = {true, false};
+	bool fdis[2] = {false, true};
+	int n;
+
+	(void)state;
+	for (n = 1; n <= 6; n++) {
+		assert_int_equal(decide_role_for(n, true, none),
+		    n % 2 ? ROLE_PRIMARY : ROLE_FALLBACK);
+		assert_int_equal(decide_role_for(n, false, none), ROLE_PRIMARY);
+		assert_int_equal(decide_role_for(n, true, pdis), ROLE_FALLBACK);
+		assert_int_equal(decide_role_for(n, true, fdis), ROLE_PRIMARY);
+	}
+}
+
+static void
+test_disabled_fallback_is_skipped(void **state)
+{
+	struct attempt_rec h[2];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 1);
+	h[1] = rec(2, ROLE_FALLBACK, OUTCOME_PERMANENT, 0);
+	input(&in, h, 2);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.disable_role, ROLE_FALLBACK);
+	assert_false(d.stop_batch);
+	assert_int_equal(d.decision, DECISION_RETRY);
+	assert_int_equal(d.next_role, ROLE_PRIMARY);
+	assert_int_equal(d.next_attempt, 3);
+	assert_non_null(strstr(d.reason, "D2: fallback disabled"));
+}
+
+static void
+test_retry_max_time_bounds_delay(void **state)
+{
+	struct attempt_rec h[2];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	pol.strategy = STRATEGY_RETRY;
+	pol.retry_count = 5;
+	pol.retry_max_time_ms = 10000;
+	pol.backoff.kind = BACKOFF_FIXED;
+	pol.backoff.base_delay_ms = 8000;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_CRASH, 0);
+	h[0].started_ms = 0;
+	h[1] = rec(2, ROLE_PRIMARY, OUTCOME_CRASH, 0);
+	h[1].started_ms = 5000;
+	input(&in, h, 2);
+	in.has_fallback = false;
+	in.now_ms = 7000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_RETRY);
+	assert_int_equal(d.delay_ms, 3000); /* not past the deadline */
+	in.now_ms = 10000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_ESCALATE);
+}
+
+static void
+test_empty_history_is_an_error(void **state)
+{
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	input(&in, NULL, 0);
+	assert_int_equal(decide(&d, &in), SC_ESOFTWARE);
+}
+
+static void
+test_simulate_bad_tokens(void **state)
+{
+	const char *bad[] = {"bogus", "incomplete:x", "incomplete:10",
+	    "success:3", ":4", "running", "crash:-1", "incomplete:4x"};
+	struct sc_err err = {0};
+	enum outcome o;
+	int t;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(simulate_parse_token(&o, &t, bad[i], 9, &err),
+		    SC_EUSAGE);
+		assert_non_null(strstr(err.msg, bad[i]));
+	}
+	assert_int_equal(simulate_parse_token(&o, &t, "crash:4", 9, &err), 0);
+	assert_int_equal(o, OUTCOME_CRASH);
+	assert_int_equal(t, 4);
+	assert_int_equal(simulate_parse_token(&o, &t, "success", 9, &err), 0);
+	assert_int_equal(t, 9);
+}
+
+static void
+test_simulate_stops_at_terminal(void **state)
+{
+	const char *toks[] = {"success", "crash", "crash"};
+	struct sim_opts o = {&pol, true, 9};
+	struct sim_row *rows = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(simulate_run(&rows, &n, &o, toks, 3, NULL), 0);
+	assert_int_equal(n, 1);
+	free(rows);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_row_0), cmocka_unit_test(test_row_1),
+		cmocka_unit_test(test_row_2), cmocka_unit_test(test_row_3),
+		cmocka_unit_test(test_row_4), cmocka_unit_test(test_row_5),
+		cmocka_unit_test(test_row_6), cmocka_unit_test(test_row_7),
+		cmocka_unit_test(test_row_8), cmocka_unit_test(test_row_9),
+		cmocka_unit_test(test_row_10), cmocka_unit_test(test_row_11),
+		cmocka_unit_test(test_row_12), cmocka_unit_test(test_row_13),
+		cmocka_unit_test(test_row_14), cmocka_unit_test(test_row_15),
+		cmocka_unit_test(test_row_16), cmocka_unit_test(test_row_17),
+		cmocka_unit_test(test_row_18), cmocka_unit_test(test_row_19),
+		cmocka_unit_test(test_row_20), cmocka_unit_test(test_row_21),
+		cmocka_unit_test(test_row_22), cmocka_unit_test(test_row_23),
+		cmocka_unit_test(test_row_24), cmocka_unit_test(test_row_25),
+		cmocka_unit_test(test_row_26), cmocka_unit_test(test_row_27),
+		cmocka_unit_test(test_row_28), cmocka_unit_test(test_row_29),
+		cmocka_unit_test_setup_teardown(test_worked_example_reason, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_network_sleeps_without_jitter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backoff_grows_per_attempt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rate_limit_takes_larger_of_hint_and_backoff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usage_wait_capped_and_uncounted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_time_budget_counts_as_exhausted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cost_budget_counts_as_exhausted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_on_filter_escalates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_d9_and_d10_factors, setup, teardown),
+		cmocka_unit_test(test_role_parity_and_disabled),
+		cmocka_unit_test_setup_teardown(test_disabled_fallback_is_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_max_time_bounds_delay, setup, teardown),
+		cmocka_unit_test(test_empty_history_is_an_error),
+		cmocka_unit_test(test_simulate_bad_tokens),
+		cmocka_unit_test_setup_teardown(test_simulate_stops_at_terminal, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

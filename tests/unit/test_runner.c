@@ -1,0 +1,982 @@
+/*
+ * test_runner.c - the agent runner against real processes: small sh
+ * scripts in tests/fixtures/runner/ (found from the repo root, which is
+ * $STORYCTL_SRC or the current directory).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "controller/runner.h"
+
+static char root[PATH_MAX];
+static char tmpdir[PATH_MAX];
+
+static int64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void
+fixture(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/tests/fixtures/runner/%s", root, name);
+}
+
+static void
+tmpfile_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+/* Read a whole small file into a static buffer. */
+static const char *
+slurp(const char *path, size_t *len)
+{
+	static char buf[4096];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n >= 0);
+	buf[n] = '\0';
+	if (len != NULL)
+		*len = (size_t)n;
+	return buf;
+}
+
+static int
+read_pid(const char *path)
+{
+	return atoi(slurp(path, NULL));
+}
+
+/* Whether pid is gone (reaped), waiting up to ms for it. */
+static bool
+pid_gone(int pid, long ms)
+{
+	int64_t end = mono_ms() + ms;
+
+	for (;;) {
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			return true;
+		if (mono_ms() >= end)
+			return false;
+		sleep_ms(10);
+	}
+}
+
+/* Run fixture name with up to two arguments and the given options. */
+static int
+run_script(struct runner_result *r, struct runner_opts *o, const char *name,
+    const char *a1, const char *a2)
+{
+	static char path[PATH_MAX];
+	const char *argv[5];
+	struct sc_err err = { 0 };
+	int rc;
+
+	fixture(path, sizeof(path), name);
+	argv[0] = "/bin/sh";
+	argv[1] = path;
+	argv[2] = a1;
+	argv[3] = a1 ? a2 : NULL;
+	argv[4] = NULL;
+	o->argv = argv;
+	if (o->cwd == NULL)
+		o->cwd = root;
+	if (o->kill_grace_ms == 0)
+		o->kill_grace_ms = 200;
+	rc = runner_run(r, o, &err);
+	if (rc < 0 && err.msg[0] != '\0')
+		print_message("runner_run: %s\n", err.msg);
+	return rc;
+}
+
+static int
+setup(void **state)
+{
+	const char *src = getenv("STORYCTL_SRC");
+
+	if (src == NULL || *src == '\0')
+		src = ".";
+	if (realpath(src, root) == NULL)
+		return -1;
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/storyctl-runner-XXXXXX");
+	if (mkdtemp(tmpdir) == NULL)
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	const char *argv[] = { "rm", "-rf", tmpdir, NULL };
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return 0;
+}
+
+static void
+test_exit_code(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	char log[PATH_MAX];
+	struct stat st;
+	const char *text;
+
+	tmpfile_path(log, sizeof(log), "exit.log");
+	o.log_path = log;
+	assert_int_equal(run_script(&r, &o, "exit.sh", "7", NULL), 0);
+	assert_int_equal(r.exit_code, 7);
+	assert_int_equal(r.term_signal, 0);
+	assert_false(r.timed_out || r.stalled || r.interrupted ||
+	    r.spawn_failed);
+	assert_true(r.pid > 0);
+	/* stdout and stderr both reach the tail and the log. */
+	assert_non_null(strstr(r.tail, "out: exiting 7\n"));
+	assert_non_null(strstr(r.tail, "err: exiting 7\n"));
+	assert_int_equal(r.output_bytes, r.tail_len);
+	assert_int_equal(stat(log, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	text = slurp(log, NULL);
+	assert_non_null(strstr(text, "out: exiting 7"));
+	assert_non_null(strstr(text, "err: exiting 7"));
+	runner_result_release(&r);
+
+	/* Exit 0 too, and the log is appended to. */
+	assert_int_equal(run_script(&r, &o, "exit.sh", "0", NULL), 0);
+	assert_int_equal(r.exit_code, 0);
+	text = slurp(log, NULL);
+	assert_non_null(strstr(text, "out: exiting 7"));
+	assert_non_null(strstr(text, "out: exiting 0"));
+	runner_result_release(&r);
+	runner_result_release(&r); /* a released result is empty */
+	runner_result_release(NULL);
+}
+
+static void
+test_signal(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+
+	assert_int_equal(run_script(&r, &o, "signal.sh", "USR1", NULL), 0);
+	assert_int_equal(r.exit_code, -1);
+	assert_int_equal(r.term_signal, SIGUSR1);
+	assert_false(r.timed_out);
+	assert_non_null(strstr(r.tail, "about to die of USR1"));
+	runner_result_release(&r);
+}
+
+/* An existing log file with a loose mode is made private. */
+static void
+test_log_mode_existing(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	char log[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	tmpfile_path(log, sizeof(log), "loose.log");
+	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0644), 0);
+	assert_int_equal(write(fd, "before\n", 7), 7);
+	close(fd);
+	o.log_path = log;
+	assert_int_equal(run_script(&r, &o, "exit.sh", "0", NULL), 0);
+	assert_int_equal(stat(log, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_non_null(strstr(slurp(log, NULL), "before\nout: exiting 0"));
+	runner_result_release(&r);
+}
+
+static void
+test_log_unopenable(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	struct sc_err err = { 0 };
+	const char *argv[] = { "/bin/true", NULL };
+
+	o.argv = argv;
+	o.log_path = "/nonexistent-dir/attempt.log";
+	assert_int_equal(runner_run(&r, &o, &err), SC_EIO);
+	assert_non_null(strstr(err.msg, "/nonexistent-dir/attempt.log"));
+	assert_null(r.tail);
+}
+
+/* 2 MB of output with a 4 KiB tail: the tail is exactly the last 4096
+ * bytes, the log has everything, and the byte count is exact. */
+static void
+test_tail_bounded(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1, .tail_max = 4096 };
+	struct runner_result r;
+	char log[PATH_MAX];
+	struct stat st;
+	const uint64_t want = 2000000 + 1 + 10; /* x's, "\n", "LAST-LINE\n" */
+	size_t i;
+
+	tmpfile_path(log, sizeof(log), "spew.log");
+	o.log_path = log;
+	assert_int_equal(run_script(&r, &o, "spew.sh", "2000000", NULL), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_int_equal(r.output_bytes, want);
+	assert_int_equal(r.tail_len, 4096);
+	assert_int_equal(strlen(r.tail), 4096);
+	assert_string_equal(r.tail + 4096 - 11, "\nLAST-LINE\n");
+	for (i = 0; i < 4096 - 11; i++)
+		assert_int_equal(r.tail[i], 'x');
+	assert_int_equal(stat(log, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, want);
+	assert_int_equal(r.log_errno, 0);
+	runner_result_release(&r);
+}
+
+/* A full disk must not kill the agent: output keeps flowing into the
+ * tail, and the error is reported. */
+static void
+test_log_enospc(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1, .tail_max = 64 };
+	struct runner_result r;
+
+	if (access("/dev/full", W_OK) < 0)
+		skip();
+	o.log_path = "/dev/full";
+	assert_int_equal(run_script(&r, &o, "spew.sh", "100000", NULL), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_int_equal(r.log_errno, ENOSPC);
+	assert_int_equal(r.output_bytes, 100011);
+	assert_non_null(strstr(r.tail, "LAST-LINE"));
+	runner_result_release(&r);
+}
+
+static void
+test_stdin_devnull(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+
+	assert_int_equal(run_script(&r, &o, "stdin.sh", NULL, NULL), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_string_equal(r.tail, "stdin-eof\n");
+	runner_result_release(&r);
+}
+
+static void
+test_env(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct strlist add = { 0 };
+	struct runner_result r;
+
+	setenv("CLAUDECODE", "1", 1);
+	setenv("CODEX_SANDBOX", "seatbelt", 1);
+	setenv("STORYCTL_T_OVR", "old", 1);
+	setenv("STORYCTL_T_KEEP", "kept", 1);
+	assert_int_equal(strlist_push(&add, "STORYCTL_T_ADD=a b=c"), 0);
+	assert_int_equal(strlist_push(&add, "STORYCTL_T_OVR=mid"), 0);
+	assert_int_equal(strlist_push(&add, "STORYCTL_T_OVR=new"), 0);
+	o.env_add = &add;
+	assert_int_equal(run_script(&r, &o, "env.sh", NULL, NULL), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_string_equal(r.tail,
+	    "CLAUDECODE=unset\n"
+	    "CODEX_SANDBOX=unset\n"
+	    "STORYCTL_T_ADD=a b=c\n"
+	    "STORYCTL_T_OVR=new\n"
+	    "STORYCTL_T_KEEP=kept\n");
+	runner_result_release(&r);
+	/* The controller's own environment is untouched. */
+	assert_string_equal(getenv("CLAUDECODE"), "1");
+	assert_string_equal(getenv("STORYCTL_T_OVR"), "old");
+
+	/* env_add may set a scrubbed variable on purpose. */
+	strlist_release(&add);
+	assert_int_equal(strlist_push(&add, "CLAUDECODE=forced"), 0);
+	assert_int_equal(run_script(&r, &o, "env.sh", NULL, NULL), 0);
+	assert_non_null(strstr(r.tail, "CLAUDECODE=forced\n"));
+	runner_result_release(&r);
+	strlist_release(&add);
+	unsetenv("CLAUDECODE");
+	unsetenv("CODEX_SANDBOX");
+	unsetenv("STORYCTL_T_OVR");
+	unsetenv("STORYCTL_T_KEEP");
+}
+
+static void
+test_env_bad_entry(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct strlist add = { 0 };
+	struct runner_result r;
+	struct sc_err err = { 0 };
+	const char *argv[] = { "/bin/true", NULL };
+
+	assert_int_equal(strlist_push(&add, "NOEQUALS"), 0);
+	o.argv = argv;
+	o.env_add = &add;
+	assert_int_equal(runner_run(&r, &o, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "NOEQUALS"));
+	strlist_release(&add);
+}
+
+static void
+test_cwd(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	char want[PATH_MAX + 2];
+	char real[PATH_MAX];
+
+	assert_non_null(realpath(tmpdir, real));
+	o.cwd = tmpdir;
+	assert_int_equal(run_script(&r, &o, "pwd.sh", NULL, NULL), 0);
+	snprintf(want, sizeof(want), "%s\n", real);
+	assert_string_equal(r.tail, want);
+	runner_result_release(&r);
+}
+
+static void
+test_cwd_missing(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	struct sc_err err = { 0 };
+	const char *argv[] = { "/bin/true", NULL };
+
+	o.argv = argv;
+	o.cwd = "/nonexistent-repo-root";
+	assert_int_equal(runner_run(&r, &o, &err), SC_EOS);
+	assert_non_null(strstr(err.msg, "chdir /nonexistent-repo-root"));
+	assert_null(r.tail);
+}
+
+static void
+test_timeout(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1, .timeout_ms = 300 };
+	struct runner_result r;
+	int64_t t0 = mono_ms(), took;
+
+	assert_int_equal(run_script(&r, &o, "sleep.sh", "30", NULL), 0);
+	took = mono_ms() - t0;
+	assert_true(r.timed_out);
+	assert_false(r.stalled || r.interrupted);
+	assert_int_equal(r.exit_code, -1);
+	assert_int_equal(r.term_signal, SIGTERM);
+	assert_true(r.duration_ms >= 300);
+	assert_true(took < 2000);
+	assert_non_null(strstr(r.tail, "sleeping 30"));
+	assert_null(strstr(r.tail, "woke"));
+	runner_result_release(&r);
+}
+
+/* An agent that ignores SIGTERM gets SIGKILL after the grace. */
+static void
+test_timeout_kill_after_grace(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1, .timeout_ms = 100,
+	    .kill_grace_ms = 150 };
+	struct runner_result r;
+	int64_t t0 = mono_ms(), took;
+
+	assert_int_equal(run_script(&r, &o, "ignore.sh", NULL, NULL), 0);
+	took = mono_ms() - t0;
+	assert_true(r.timed_out);
+	assert_int_equal(r.term_signal, SIGKILL);
+	assert_true(r.duration_ms >= 250);
+	assert_true(took < 2000);
+	runner_result_release(&r);
+}
+
+/* The leader exits at once but leaves a grandchild that ignores SIGTERM
+ * and holds the output pipe: it must not outlive the attempt. */
+static void
+test_grandchild_killed(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1, .kill_grace_ms = 150 };
+	struct runner_result r;
+	char pidfile[PATH_MAX];
+	int64_t t0 = mono_ms(), took;
+	int gc;
+
+	tmpfile_path(pidfile, sizeof(pidfile), "grandchild.pid");
+	assert_int_equal(run_script(&r, &o, "grandchild.sh", pidfile, NULL),
+	    0);
+	took = mono_ms() - t0;
+	assert_int_equal(r.exit_code, 0);
+	assert_false(r.timed_out || r.interrupted);
+	gc = read_pid(pidfile);
+	assert_true(gc > 1);
+	assert_true(pid_gone(gc, 300));
+	/* Not waiting for the pipe's EOF, only the grace. */
+	assert_true(took < 2000);
+	assert_non_null(strstr(r.tail, "left "));
+	runner_result_release(&r);
+}
+
+static void
+test_stall(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1, .stall_timeout_ms = 300,
+	    .timeout_ms = 5000 };
+	struct runner_result r;
+	int64_t t0 = mono_ms(), took;
+
+	assert_int_equal(run_script(&r, &o, "silent.sh", "30", NULL), 0);
+	took = mono_ms() - t0;
+	assert_true(r.stalled);
+	assert_false(r.timed_out);
+	assert_int_equal(r.term_signal, SIGTERM);
+	assert_true(r.duration_ms >= 300);
+	assert_true(took < 2000);
+	runner_result_release(&r);
+}
+
+struct poll_ctx {
+	int calls;
+	int pgid;
+	int start_pid;
+	int token_step;
+	int64_t last_elapsed;
+	bool elapsed_monotonic;
+	volatile sig_atomic_t *stop;
+	int stop_at_call;
+	int stop_value;
+	int start_rc;
+};
+
+static int
+on_poll(void *vctx, int64_t elapsed_ms, int pgid)
+{
+	struct poll_ctx *c = vctx;
+
+	c->calls++;
+	c->pgid = pgid;
+	if (elapsed_ms < c->last_elapsed)
+		c->elapsed_monotonic = false;
+	c->last_elapsed = elapsed_ms;
+	if (c->stop != NULL && c->calls == c->stop_at_call)
+		*c->stop = c->stop_value;
+	return c->calls * c->token_step;
+}
+
+static int
+on_start(void *vctx, int pid)
+{
+	struct poll_ctx *c = vctx;
+
+	c->start_pid = pid;
+	return c->start_rc;
+}
+
+/* Progress (a changing token) counts as activity: no stall. */
+static void
+test_stall_progress(void **state)
+{
+	struct poll_ctx c = { .token_step = 1, .elapsed_monotonic = true };
+	struct runner_opts o = { .wake_fd = -1, .stall_timeout_ms = 250,
+	    .poll_interval_ms = 40, .on_poll = on_poll, .ctx = &c };
+	struct runner_result r;
+
+	assert_int_equal(run_script(&r, &o, "silent.sh", "0.6", NULL), 0);
+	assert_false(r.stalled);
+	assert_int_equal(r.exit_code, 0);
+	assert_true(c.calls >= 5);
+	runner_result_release(&r);
+
+	/* The same token every time is no progress. */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(run_script(&r, &o, "silent.sh", "30", NULL), 0);
+	assert_true(r.stalled);
+	runner_result_release(&r);
+}
+
+static void
+test_on_poll_and_start(void **state)
+{
+	struct poll_ctx c = { .elapsed_monotonic = true };
+	struct runner_opts o = { .wake_fd = -1, .poll_interval_ms = 20,
+	    .on_poll = on_poll, .on_start = on_start, .ctx = &c };
+	struct runner_result r;
+
+	assert_int_equal(run_script(&r, &o, "silent.sh", "0.2", NULL), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_true(c.calls >= 3);
+	assert_true(c.elapsed_monotonic);
+	assert_true(c.last_elapsed >= 20);
+	assert_int_equal(c.start_pid, r.pid);
+	assert_int_equal(c.pgid, r.pid);
+	runner_result_release(&r);
+}
+
+/* on_start failing (the pid could not be recorded) aborts the attempt. */
+static void
+test_on_start_abort(void **state)
+{
+	struct poll_ctx c = { .start_rc = SC_EIO };
+	struct runner_opts o = { .wake_fd = -1, .on_start = on_start,
+	    .ctx = &c };
+	struct runner_result r;
+	int64_t t0 = mono_ms();
+
+	assert_int_equal(run_script(&r, &o, "sleep.sh", "30", NULL), SC_EIO);
+	assert_true(mono_ms() - t0 < 2000);
+	assert_true(c.start_pid > 1);
+	assert_true(pid_gone(c.start_pid, 300));
+	assert_null(r.tail);
+}
+
+static void
+test_stop_graceful(void **state)
+{
+	volatile sig_atomic_t stop = 0;
+	struct poll_ctx c = { .stop = &stop, .stop_at_call = 2,
+	    .stop_value = 1 };
+	struct runner_opts o = { .wake_fd = -1, .poll_interval_ms = 30,
+	    .on_poll = on_poll, .ctx = &c, .stop = &stop,
+	    .kill_grace_ms = 2000 };
+	struct runner_result r;
+	int64_t t0 = mono_ms();
+
+	assert_int_equal(run_script(&r, &o, "term.sh", NULL, NULL), 0);
+	assert_true(r.interrupted);
+	assert_false(r.timed_out || r.stalled);
+	/* The agent got SIGTERM and exited by itself. */
+	assert_int_equal(r.exit_code, 0);
+	assert_non_null(strstr(r.tail, "got-term"));
+	assert_true(mono_ms() - t0 < 1500);
+	runner_result_release(&r);
+}
+
+/* stop == 2: SIGKILL at once, not after the (long) grace. */
+static void
+test_stop_immediate(void **state)
+{
+	volatile sig_atomic_t stop = 0;
+	struct poll_ctx c = { .stop = &stop, .stop_at_call = 2,
+	    .stop_value = 2 };
+	struct runner_opts o = { .wake_fd = -1, .poll_interval_ms = 30,
+	    .on_poll = on_poll, .ctx = &c, .stop = &stop,
+	    .kill_grace_ms = 5000 };
+	struct runner_result r;
+	int64_t t0 = mono_ms();
+
+	assert_int_equal(run_script(&r, &o, "ignore.sh", NULL, NULL), 0);
+	assert_true(r.interrupted);
+	assert_int_equal(r.term_signal, SIGKILL);
+	assert_true(mono_ms() - t0 < 1500);
+	runner_result_release(&r);
+}
+
+/* The controller's pattern: a signal handler sets the flag and writes to
+ * a self-pipe; the runner wakes without any poll callback. */
+static volatile sig_atomic_t alarm_stop;
+static int alarm_pipe_w = -1;
+
+static void
+on_alarm(int sig)
+{
+	int saved = errno;
+	ssize_t w;
+
+	alarm_stop = 1;
+	w = write(alarm_pipe_w, "x", 1);
+	(void)w;
+	errno = saved;
+}
+
+static void
+test_stop_wake_fd(void **state)
+{
+	struct runner_opts o = { .stop = &alarm_stop,
+	    .kill_grace_ms = 2000 };
+	struct itimerval it = { { 0, 0 }, { 0, 150000 } };
+	struct sigaction sa, old;
+	struct runner_result r;
+	int p[2];
+	int64_t t0;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	alarm_pipe_w = p[1];
+	alarm_stop = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, &old), 0);
+	o.wake_fd = p[0];
+	t0 = mono_ms();
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	assert_int_equal(run_script(&r, &o, "term.sh", NULL, NULL), 0);
+	assert_true(r.interrupted);
+	assert_int_equal(r.exit_code, 0);
+	assert_true(r.duration_ms >= 100);
+	assert_true(mono_ms() - t0 < 1500);
+	runner_result_release(&r);
+	sigaction(SIGALRM, &old, NULL);
+	close(p[0]);
+	close(p[1]);
+	alarm_pipe_w = -1;
+}
+
+static void
+test_spawn_missing(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	struct sc_err err = { 0 };
+	const char *argv[] = { "storyctl-no-such-agent-xyz", "-p", "x",
+	    NULL };
+	char log[PATH_MAX];
+
+	tmpfile_path(log, sizeof(log), "missing.log");
+	o.argv = argv;
+	o.log_path = log;
+	assert_int_equal(runner_run(&r, &o, &err), 0);
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.spawn_errno, ENOENT);
+	assert_int_equal(r.exit_code, 127);
+	assert_int_equal(r.term_signal, 0);
+	assert_non_null(strstr(r.tail, "storyctl-no-such-agent-xyz"));
+	assert_non_null(strstr(slurp(log, NULL), "cannot execute"));
+	runner_result_release(&r);
+
+	argv[0] = "/nonexistent/agent";
+	assert_int_equal(runner_run(&r, &o, &err), 0);
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.exit_code, 127);
+	runner_result_release(&r);
+}
+
+static void
+test_spawn_not_executable(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	struct sc_err err = { 0 };
+	char path[PATH_MAX];
+	const char *argv[] = { path, NULL };
+	int fd;
+
+	tmpfile_path(path, sizeof(path), "noexec.sh");
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "#!/bin/sh\nexit 0\n", 17), 17);
+	close(fd);
+	o.argv = argv;
+	assert_int_equal(runner_run(&r, &o, &err), 0);
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.spawn_errno, EACCES);
+	assert_int_equal(r.exit_code, 126);
+	runner_result_release(&r);
+}
+
+static void
+test_empty_argv(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	const char *argv[] = { NULL };
+
+	o.argv = argv;
+	assert_int_equal(runner_run(&r, &o, NULL), SC_ESOFTWARE);
+	o.argv = NULL;
+	assert_int_equal(runner_run(&r, &o, NULL), SC_ESOFTWARE);
+}
+
+/* No descriptor of the controller leaks into the agent: only 0, 1, 2. */
+static void
+test_no_fd_leak(void **state)
+{
+	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_result r;
+	const char *argv[] = { "/bin/ls", "/proc/self/fd", NULL };
+	int leak;
+
+	leak = open("/dev/null", O_RDONLY); /* deliberately not CLOEXEC */
+	assert_true(leak > 2);
+	o.argv = argv;
+	assert_int_equal(runner_run(&r, &o, NULL), 0);
+	close(leak);
+	/* ls itself opens one descriptor for the directory it lists. */
+	assert_int_equal(r.exit_code, 0);
+	assert_true(strncmp(r.tail, "0\n1\n2\n3\n", 8) == 0);
+	assert_int_equal(r.tail_len, 8);
+	runner_result_release(&r);
+}
+
+/* Read a process's parent and process group from /proc. */
+static void
+proc_parent_group(int pid, int *ppid, int *pgrp)
+{
+	char path[64];
+	const char *buf, *q;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	buf = slurp(path, NULL);
+	q = strrchr(buf, ')');
+	assert_non_null(q);
+	assert_int_equal(sscanf(q + 2, "%*c %d %d", ppid, pgrp), 2);
+}
+
+/* Whether our child pid has ended (reaping it), waiting up to ms. */
+static bool
+child_gone(int pid, long ms)
+{
+	int64_t end = mono_ms() + ms;
+	pid_t w;
+
+	for (;;) {
+		w = waitpid(pid, NULL, WNOHANG);
+		if (w == pid || (kill(pid, 0) < 0 && errno == ESRCH))
+			return true;
+		if (mono_ms() >= end)
+			return false;
+		sleep_ms(10);
+	}
+}
+
+/* The controller dies (SIGKILL, no cleanup): PDEATHSIG kills the agent,
+ * and the watchdog kills what the agent left in its group. */
+static void
+test_controller_death(void **state)
+{
+	static char path[PATH_MAX];
+	char pidfile[PATH_MAX];
+	const char *argv[] = { "/bin/sh", path, pidfile, NULL };
+	struct runner_opts o = { .wake_fd = -1, .argv = argv,
+	    .kill_grace_ms = 100 };
+	struct runner_result r;
+	int64_t end;
+	int status = 0, gc, agent = 0, pgrp = 0, i;
+	pid_t ctl, w;
+
+	tmpfile_path(pidfile, sizeof(pidfile), "orphan.pid");
+	fixture(path, sizeof(path), "orphan.sh");
+	unlink(pidfile);
+	/* Orphans come to us, so we can see how they ended. */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	ctl = fork();
+	assert_true(ctl >= 0);
+	if (ctl == 0) {
+		/* The "controller". */
+		if (runner_run(&r, &o, NULL) == 0)
+			runner_result_release(&r);
+		_exit(0);
+	}
+	/* The pid file appears once the agent runs. */
+	for (i = 0; i < 300 && access(pidfile, R_OK) != 0; i++)
+		sleep_ms(10);
+	sleep_ms(30);
+	gc = read_pid(pidfile);
+	assert_true(gc > 1);
+	/* The agent is the grandchild's parent and its group leader. */
+	proc_parent_group(gc, &agent, &pgrp);
+	assert_int_equal(pgrp, agent);
+	assert_int_not_equal(agent, ctl);
+
+	assert_int_equal(kill(ctl, SIGKILL), 0);
+	assert_int_equal(waitpid(ctl, &status, 0), ctl);
+	/* The agent dies of PDEATHSIG and, orphaned, comes to us. */
+	end = mono_ms() + 2000;
+	do {
+		w = waitpid(agent, &status, WNOHANG);
+		if (w == 0)
+			sleep_ms(10);
+	} while (w == 0 && mono_ms() < end);
+	assert_int_equal(w, agent);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGKILL);
+	/* The grandchild ignores SIGTERM: the watchdog's SIGKILL ends it
+	 * after the 100 ms grace. */
+	assert_true(child_gone(gc, 1500));
+}
+
+/* A group whose leader is gone, left by an earlier controller: cleared
+ * whatever start time was recorded (a live group id is never reused). */
+static void
+test_kill_stale_group_leaderless(void **state)
+{
+	static char path[PATH_MAX];
+	char pidfile[PATH_MAX];
+	int status = 0, gc;
+	pid_t leader;
+
+	tmpfile_path(pidfile, sizeof(pidfile), "stale.pid");
+	fixture(path, sizeof(path), "grandchild.sh");
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	leader = fork();
+	assert_true(leader >= 0);
+	if (leader == 0) {
+		int dn = open("/dev/null", O_WRONLY);
+
+		setpgid(0, 0);
+		if (dn >= 0)
+			dup2(dn, 1);
+		execl("/bin/sh", "sh", path, pidfile, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(leader, leader);
+	assert_int_equal(waitpid(leader, &status, 0), leader);
+	assert_true(WIFEXITED(status));
+	gc = read_pid(pidfile);
+	assert_int_equal(kill(gc, 0), 0);
+	assert_int_equal(runner_kill_stale_group(leader, 12345, 100), 0);
+	assert_true(child_gone(gc, 500));
+}
+
+/* A live process with another start time than recorded is left alone. */
+static void
+test_kill_stale_group_reused_pid(void **state)
+{
+	uint64_t ticks = 0;
+	pid_t pid;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setpgid(0, 0);
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	assert_int_equal(runner_proc_starttime(&ticks, pid), 0);
+	assert_int_equal(runner_kill_stale_group(pid, ticks + 1, 50), 0);
+	assert_int_equal(kill(pid, 0), 0);
+	assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
+	assert_int_equal(runner_kill_stale_group(pid, ticks, 50), 0);
+	assert_true(pid_gone(pid, 300));
+}
+
+static void
+test_kill_group_guards(void **state)
+{
+	assert_int_equal(runner_kill_group(0, 10), SC_ESOFTWARE);
+	assert_int_equal(runner_kill_group(1, 10), SC_ESOFTWARE);
+	assert_int_equal(runner_kill_group(-5, 10), SC_ESOFTWARE);
+	assert_int_equal(runner_kill_group(getpgrp(), 10), SC_ESOFTWARE);
+	/* An empty group is already gone. */
+	assert_int_equal(runner_kill_group(INT_MAX - 1, 10), 0);
+}
+
+static void
+test_kill_group_live(void **state)
+{
+	pid_t pid;
+	int64_t t0;
+
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGTERM, SIG_IGN);
+		execl("/bin/sleep", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	sleep_ms(20);
+	t0 = mono_ms();
+	assert_int_equal(runner_kill_group(pid, 100), 0);
+	assert_true(mono_ms() - t0 >= 100); /* SIGTERM was ignored */
+	assert_true(pid_gone(pid, 300));
+}
+
+static void
+test_scrub_list(void **state)
+{
+	size_t i;
+	bool claude = false;
+
+	for (i = 0; runner_scrubbed_env[i] != NULL; i++)
+		if (strcmp(runner_scrubbed_env[i], "CLAUDECODE") == 0)
+			claude = true;
+	assert_true(claude);
+	assert_true(i >= 3);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exit_code),
+		cmocka_unit_test(test_signal),
+		cmocka_unit_test(test_log_mode_existing),
+		cmocka_unit_test(test_log_unopenable),
+		cmocka_unit_test(test_tail_bounded),
+		cmocka_unit_test(test_log_enospc),
+		cmocka_unit_test(test_stdin_devnull),
+		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_env_bad_entry),
+		cmocka_unit_test(test_cwd),
+		cmocka_unit_test(test_cwd_missing),
+		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_timeout_kill_after_grace),
+		cmocka_unit_test(test_grandchild_killed),
+		cmocka_unit_test(test_stall),
+		cmocka_unit_test(test_stall_progress),
+		cmocka_unit_test(test_on_poll_and_start),
+		cmocka_unit_test(test_on_start_abort),
+		cmocka_unit_test(test_stop_graceful),
+		cmocka_unit_test(test_stop_immediate),
+		cmocka_unit_test(test_stop_wake_fd),
+		cmocka_unit_test(test_spawn_missing),
+		cmocka_unit_test(test_spawn_not_executable),
+		cmocka_unit_test(test_empty_argv),
+		cmocka_unit_test(test_no_fd_leak),
+		cmocka_unit_test(test_controller_death),
+		cmocka_unit_test(test_kill_stale_group_leaderless),
+		cmocka_unit_test(test_kill_stale_group_reused_pid),
+		cmocka_unit_test(test_kill_group_guards),
+		cmocka_unit_test(test_kill_group_live),
+		cmocka_unit_test(test_scrub_list),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

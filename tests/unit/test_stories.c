@@ -1,0 +1,424 @@
+/* test_stories.c - stories_load(), story_read_progress(): reading story
+ * files inside the project root (SPEC 2). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "controller/config.h"
+#include "controller/stories.h"
+
+struct tmp {
+	char base[1024];   /* mkdtemp dir, resolved */
+	char root[1100];   /* <base>/proj: the project root */
+	char cfg[1200];    /* <root>/storyctl.json */
+};
+
+/* snprintf that fails the test instead of cutting a path short. */
+static void fmt_into(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+fmt_into(char *buf, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+	assert_true(n >= 0 && (size_t)n < cap);
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(path);
+}
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	fmt_into(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void
+make_dir(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	fmt_into(path, sizeof(path), "%s/%s", dir, name);
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
+static int
+tmp_setup(void **state)
+{
+	struct tmp *t = calloc(1, sizeof(*t));
+	char templ[] = "/tmp/test_stories.XXXXXX";
+	char *made, *real;
+
+	if (t == NULL || (made = mkdtemp(templ)) == NULL) {
+		free(t);
+		return -1;
+	}
+	real = realpath(made, NULL);
+	fmt_into(t->base, sizeof(t->base), "%s", real != NULL ? real : made);
+	free(real);
+	fmt_into(t->root, sizeof(t->root), "%s/proj", t->base);
+	fmt_into(t->cfg, sizeof(t->cfg), "%s/storyctl.json", t->root);
+	if (mkdir(t->root, 0755) != 0)
+		return -1;
+	*state = t;
+	return 0;
+}
+
+static int
+tmp_teardown(void **state)
+{
+	struct tmp *t = *state;
+
+	if (t != NULL) {
+		nftw(t->base, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(t);
+	}
+	return 0;
+}
+
+static void
+load_config(struct config *c, struct tmp *t, const char *json)
+{
+	struct sc_err err;
+
+	write_file(t->root, "storyctl.json", json);
+	memset(c, 0, sizeof(*c));
+	if (config_load(c, t->cfg, &err) != 0)
+		fail_msg("config: %s", err.msg);
+}
+
+static void
+test_load(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+	char want[PATH_MAX];
+
+	make_dir(t->root, "docs");
+	write_file(t->root, "docs/1-1.md",
+	    "# Story\n## Tasks\n- [x] one\n- [ ] two\n  - [ ] sub\n- [ ] "
+	    "three\n");
+	write_file(t->root, "docs/1-2.md", "# Story\nNo checklist here.\n");
+	write_file(t->root, "docs/1-3.md", "- [x] done\n");
+	load_config(&c, t, "{\"stories\": [\"docs/1-1.md\","
+	    " {\"file\": \"docs/1-2.md\", \"id\": \"second\"}],"
+	    " \"stories_glob\": \"docs/*.md\"}");
+	if (stories_load(&s, &n, &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(n, 3);
+
+	assert_string_equal(s[0].id, "1-1");
+	assert_string_equal(s[0].file, "docs/1-1.md");
+	fmt_into(want, sizeof(want), "%s/docs/1-1.md", t->root);
+	assert_string_equal(s[0].abspath, want);
+	assert_int_equal(s[0].progress.tasks_total, 3);
+	assert_int_equal(s[0].progress.tasks_completed, 1);
+	assert_string_equal(s[0].progress.stalled_task, "two");
+	assert_int_equal(s[0].load_status, STATUS_PENDING);
+	assert_string_equal(s[0].reason, "");
+
+	assert_string_equal(s[1].id, "second");
+	assert_int_equal(s[1].progress.tasks_total, 0);
+	assert_int_equal(s[1].load_status, STATUS_INVALID);
+	assert_string_equal(s[1].reason,
+	    "no tasks (no unindented checkbox items)");
+
+	assert_string_equal(s[2].id, "1-3");
+	assert_int_equal(s[2].progress.tasks_completed, 1);
+	assert_int_equal(s[2].load_status, STATUS_PENDING);
+
+	stories_free(s, n);
+	config_release(&c);
+}
+
+static void
+test_no_stories(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = (struct story *)&c;
+	struct sc_err err;
+	size_t n = 7;
+
+	load_config(&c, t, "{}");
+	assert_int_equal(stories_load(&s, &n, &c, &err), 0);
+	assert_null(s);
+	assert_int_equal(n, 0);
+	stories_free(NULL, 0);
+	config_release(&c);
+}
+
+static void
+test_missing_file(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+
+	write_file(t->root, "a.md", "- [ ] a\n");
+	load_config(&c, t, "{\"stories\": [\"a.md\", \"docs/missing.md\"]}");
+	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
+	assert_null(s);
+	assert_int_equal(n, 0);
+	assert_non_null(strstr(err.msg, "docs/missing.md: cannot read story "
+	    "file: No such file or directory"));
+	config_release(&c);
+}
+
+/* A dangling symlink is a missing file (and works when run as root,
+ * where a chmod 0 file would still be readable). */
+static void
+test_dangling_symlink(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+	char link[PATH_MAX];
+
+	fmt_into(link, sizeof(link), "%s/gone.md", t->root);
+	assert_int_equal(symlink("nowhere.md", link), 0);
+	load_config(&c, t, "{\"stories\": [\"gone.md\"]}");
+	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
+	assert_string_equal(err.msg,
+	    "gone.md: cannot read story file: No such file or directory");
+	config_release(&c);
+}
+
+static void
+test_directory(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+
+	make_dir(t->root, "d.md");
+	load_config(&c, t, "{\"stories\": [\"d.md\"]}");
+	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
+	assert_string_equal(err.msg, "d.md: story file is not a regular file");
+	config_release(&c);
+}
+
+/* config_load refuses "../x.md"; stories_load checks again on its own
+ * for a config built in code. */
+static void
+test_escape_dotdot(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story_conf sc;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+	char file[] = "../outside.md";
+
+	write_file(t->base, "outside.md", "- [ ] secret\n");
+	write_file(t->root, "storyctl.json", "{\"stories\": "
+	    "[\"../outside.md\"]}");
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(config_load(&c, t->cfg, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "outside the project root"));
+
+	memset(&sc, 0, sizeof(sc));
+	sc.file = file;
+	fmt_into(sc.id, sizeof(sc.id), "outside");
+	c.root = t->root;
+	c.stories = &sc;
+	c.nstories = 1;
+	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "../outside.md: story file resolves "
+	    "to"));
+	assert_non_null(strstr(err.msg, "outside the project root"));
+	assert_null(s);
+}
+
+static void
+test_escape_symlink(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+	char target[PATH_MAX], link[PATH_MAX];
+
+	write_file(t->base, "outside.md", "- [ ] secret\n");
+	make_dir(t->root, "docs");
+	fmt_into(target, sizeof(target), "%s/outside.md", t->base);
+	fmt_into(link, sizeof(link), "%s/docs/evil.md", t->root);
+	assert_int_equal(symlink(target, link), 0);
+	load_config(&c, t, "{\"stories_glob\": \"docs/*.md\"}");
+	assert_int_equal(c.nstories, 1);
+	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "docs/evil.md: story file resolves "
+	    "to"));
+	assert_non_null(strstr(err.msg, "outside the project root"));
+	config_release(&c);
+}
+
+/* A symlinked directory leading out of the root is caught as well. */
+static void
+test_escape_symlinked_dir(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+	char link[PATH_MAX];
+
+	make_dir(t->base, "elsewhere");
+	write_file(t->base, "elsewhere/x.md", "- [ ] x\n");
+	fmt_into(link, sizeof(link), "%s/docs", t->root);
+	assert_int_equal(symlink("../elsewhere", link), 0);
+	load_config(&c, t, "{\"stories\": [\"docs/x.md\"]}");
+	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "outside the project root"));
+	config_release(&c);
+}
+
+static void
+test_symlink_inside_ok(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+	char link[PATH_MAX], want[PATH_MAX];
+
+	write_file(t->root, "real.md", "- [x] a\n- [ ] b\n");
+	fmt_into(link, sizeof(link), "%s/current.md", t->root);
+	assert_int_equal(symlink("real.md", link), 0);
+	load_config(&c, t, "{\"stories\": [\"current.md\"]}");
+	if (stories_load(&s, &n, &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(n, 1);
+	assert_string_equal(s[0].id, "current");
+	assert_string_equal(s[0].file, "current.md");
+	fmt_into(want, sizeof(want), "%s/real.md", t->root);
+	assert_string_equal(s[0].abspath, want);
+	assert_int_equal(s[0].progress.tasks_total, 2);
+	stories_free(s, n);
+	config_release(&c);
+}
+
+static void
+test_too_large(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct progress p;
+	struct sc_err err;
+	size_t n = 0;
+	char path[PATH_MAX];
+	int fd;
+
+	fmt_into(path, sizeof(path), "%s/big.md", t->root);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	/* sparse: costs no disk */
+	assert_int_equal(ftruncate(fd, STORY_MAX_BYTES + 1), 0);
+	close(fd);
+	load_config(&c, t, "{\"stories\": [\"big.md\"]}");
+	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "big.md: story file is larger than"));
+	assert_int_equal(story_read_progress(&p, path, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "larger than"));
+	config_release(&c);
+}
+
+static void
+test_read_progress(void **state)
+{
+	struct tmp *t = *state;
+	struct progress p;
+	struct sc_err err;
+	char path[PATH_MAX];
+
+	write_file(t->root, "s.md", "- [ ] a\n- [ ] b\n");
+	fmt_into(path, sizeof(path), "%s/s.md", t->root);
+	assert_int_equal(story_read_progress(&p, path, &err), 0);
+	assert_int_equal(p.tasks_total, 2);
+	assert_int_equal(p.tasks_completed, 0);
+	assert_string_equal(p.stalled_task, "a");
+
+	/* the agent checks a box: the next read sees it */
+	write_file(t->root, "s.md", "- [x] a\n- [ ] b\n");
+	assert_int_equal(story_read_progress(&p, path, &err), 0);
+	assert_int_equal(p.tasks_completed, 1);
+	assert_string_equal(p.stalled_task, "b");
+
+	/* the agent deleted it: an error naming the file, progress zeroed */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(story_read_progress(&p, path, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, path));
+	assert_int_equal(p.tasks_total, 0);
+	assert_string_equal(p.stalled_task, "");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_load, tmp_setup,
+		    tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_no_stories, tmp_setup,
+		    tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_missing_file, tmp_setup,
+		    tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_dangling_symlink,
+		    tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_directory, tmp_setup,
+		    tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_dotdot, tmp_setup,
+		    tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_symlink, tmp_setup,
+		    tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_escape_symlinked_dir,
+		    tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_symlink_inside_ok,
+		    tmp_setup, tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_too_large, tmp_setup,
+		    tmp_teardown),
+		cmocka_unit_test_setup_teardown(test_read_progress, tmp_setup,
+		    tmp_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
