@@ -313,11 +313,12 @@ static int
 next_attempt(struct next *nx, struct batch *b, const struct attempt_row *rows,
     size_t first, size_t n, const struct story_row *st, struct sc_err *err)
 {
-	const struct attempt_row *last;
+	const struct attempt_row *last, *f;
 	struct attempt_rec *recs = NULL;
 	struct decide_input in;
 	struct decision_out d;
 	bool fb = b->cfg->agents[ROLE_FALLBACK].configured;
+	size_t i;
 	int rc = 0;
 
 	memset(nx, 0, sizeof(*nx));
@@ -330,9 +331,16 @@ next_attempt(struct next *nx, struct batch *b, const struct attempt_row *rows,
 	}
 	last = &rows[n - 1];
 	nx->prev = last;
-	nx->timeout_factor = last->timeout_factor > 0 ? last->timeout_factor :
-	    1;
-	nx->poll_factor = last->poll_factor > 0 ? last->poll_factor : 1;
+	/* D9/D10 factors come from the last counted attempt's decision: a
+	 * rerun after a usage limit or an interrupt keeps them */
+	for (i = n; i > first && !rows[i - 1].counted; i--)
+		;
+	if (i > first) {
+		f = &rows[i - 1];
+		nx->timeout_factor = f->timeout_factor > 0 ?
+		    f->timeout_factor : 1;
+		nx->poll_factor = f->poll_factor > 0 ? f->poll_factor : 1;
+	}
 	nx->not_before_ms = last->ended_ms + last->delay_ms;
 	/* the strategy knows the next agent (parity, or the retry phases) */
 	recs = to_recs(rows, first, n, NULL, st->attempt_base);
@@ -603,8 +611,14 @@ batch_story(struct batch *b, struct story_row *st, const struct story *s,
 		if (st->status != STATUS_PENDING && st->status != STATUS_RUNNING)
 			break;
 		rc = story_read_progress(&pr, s->abspath, err);
-		if (rc < 0)
+		if (rc < 0) {
+			/* one unreadable story must not end the night */
+			snprintf(why, sizeof(why), "cannot read the story: %.200s",
+			    err->msg);
+			err_clear(err);
+			rc = settle(b, st, STATUS_INVALID, why, "invalid", err);
 			break;
+		}
 		if (pr.tasks_total == 0) {
 			rc = settle(b, st, STATUS_INVALID, "no tasks: the story "
 			    "has no unindented checkbox items", "invalid", err);

@@ -157,7 +157,13 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 	}
 	if (o->mode == BATCH_RESUME) {
 		res->nothing = true;
-		return 0;
+		/* nothing to run, but the branch may lag the last batch */
+		rc = db_batch_latest(b->db, &br, &found, err);
+		if (rc == 0 && found) {
+			b->batch_id = br.id;
+			rc = record_sync(b, err);
+		}
+		return rc;
 	}
 	rc = db_batch_create(b->db, &b->batch_id, o->clock.now_ms(o->clock.ctx),
 	    err);
@@ -180,8 +186,16 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		if (rc < 0)
 			return rc;
 	}
-	return db_event_add(b->db, b->batch_id, o->clock.now_ms(o->clock.ctx),
+	rc = db_event_add(b->db, b->batch_id, o->clock.now_ms(o->clock.ctx),
 	    NULL, "batch", "batch started", err);
+	if (rc == 0) {
+		char subject[128];
+		snprintf(subject, sizeof(subject), "storyctl: batch %lld "
+		    "started with %zu stor%s", (long long)b->batch_id, pos,
+		    pos == 1 ? "y" : "ies");
+		rc = record_commit_batch(b, subject, "", err);
+	}
+	return rc;
 }
 
 static int
@@ -299,7 +313,9 @@ batch_run(struct batch_result *out, const struct batch_opts *o,
 	if (rc < 0)
 		goto out;
 	rc = record_sync(&b, err);
-	out->stopped = b.stop_batch;
+	/* "stopped before its end" only while stories remain to run */
+	out->stopped = b.stop_batch && out->counts[STATUS_PENDING] +
+	    out->counts[STATUS_RUNNING] > 0;
 	out->interrupted = b.interrupted;
 	snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
 	    b.stop_reason);

@@ -56,6 +56,9 @@ int batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
  * stories/<id>.json), with message msg. */
 int record_commit_story(struct batch *b, const struct story_row *st,
     const char *msg, struct sc_err *err);
+/* Commit the whole batch with subject and body. */
+int record_commit_batch(struct batch *b, const char *subject,
+    const char *body, struct sc_err *err);
 /* Commit the whole batch when the branch lags the database. */
 int record_sync(struct batch *b, struct sc_err *err);
 /* Print a line (clearing the live status line first). */

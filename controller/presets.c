@@ -18,9 +18,13 @@ static const char *const claude_argv[] = {"claude", "-p",
 static const char *const codex_argv[] = {"codex", "exec", "--json",
     "--sandbox", "workspace-write", "{prompt}", NULL};
 
+/* --skip-trust: gemini-cli 0.61 refuses to run headless in a folder the
+ * user has not trusted (exit 55, "not running in a trusted directory"),
+ * and in such a folder it would also drop auto_edit back to "default";
+ * storyctl runs it in the repository the user pointed it at. */
 static const char *const gemini_argv[] = {"gemini",
     "--output-format", "stream-json", "--approval-mode", "auto_edit",
-    "--prompt", "{prompt}", NULL};
+    "--skip-trust", "--prompt", "{prompt}", NULL};
 
 static const char *const aider_argv[] = {"aider", "--message", "{prompt}",
     "--yes-always", "--no-pretty", "--no-auto-commits", "{story_file}",
@@ -33,7 +37,8 @@ static const struct preset presets[] = {
 	{"codex", codex_argv,
 	    "OpenAI Codex exec, JSONL events, workspace-write sandbox"},
 	{"gemini", gemini_argv,
-	    "Gemini CLI headless, stream-json events, edits auto-approved"},
+	    "Gemini CLI headless, stream-json events, edits auto-approved, "
+	    "workspace trusted"},
 	{"aider", aider_argv,
 	    "aider single message on the story file, no auto-commits"},
 };

@@ -126,6 +126,13 @@ record_commit_story(struct batch *b, const struct story_row *st,
 }
 
 int
+record_commit_batch(struct batch *b, const char *subject, const char *body,
+    struct sc_err *err)
+{
+	return commit_files(b, NULL, subject, body, err);
+}
+
+int
 record_sync(struct batch *b, struct sc_err *err)
 {
 	char *tip = NULL;

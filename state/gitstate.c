@@ -410,12 +410,14 @@ gs_commit_once(struct gitstate *gs, int *out_committed,
 		goto out;
 	}
 	gs_reflog_message(rlmsg, sizeof(rlmsg), msg);
-	if (have_tip)
-		grc = git_reference_create_matching(
-		    &ref, gs->repo, gs->refname, &commit_id, 1, &tip, rlmsg);
-	else
-		grc = git_reference_create(
-		    &ref, gs->repo, gs->refname, &commit_id, 0, rlmsg);
+	/* Compare-and-swap under the ref's lock file.  A zero expected id
+	 * means "must not exist yet", checked under the lock too: a plain
+	 * git_reference_create(force=0) checks existence before locking and
+	 * lets two first commits race (one is lost). */
+	if (!have_tip)
+		memset(&tip, 0, sizeof(tip));
+	grc = git_reference_create_matching(&ref, gs->repo, gs->refname,
+	    &commit_id, 1, &tip, rlmsg);
 	/* EMODIFIED: tip moved; EEXISTS: someone created the branch;
 	 * ENOTFOUND: someone deleted it; ELOCKED: someone holds the ref's
 	 * lock file.  Build again on what is there. */

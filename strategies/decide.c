@@ -200,7 +200,25 @@ usage_wait(struct decision_out *out, const struct decide_input *in,
 	int64_t cap = (int64_t)(in->policy->max_wait_s * 1000.0);
 	int64_t d = last->hint_ms >= 0 ? last->hint_ms :
 	    DECIDE_USAGE_WAIT_DEFAULT_MS;
+	int64_t floor_ms;
+	size_t i;
+	int reruns = 0;
 
+	/* A reset time already past (a wrong clock, a stale banner) must not
+	 * turn into a tight loop: wait at least the backoff of the reruns
+	 * of this attempt so far. */
+	for (i = in->n; i > 1; i--) {
+		const struct attempt_rec *a = &in->history[i - 2];
+		if (a->attempt != last->attempt ||
+		    a->outcome != OUTCOME_USAGE_LIMIT)
+			break;
+		reruns++;
+	}
+	floor_ms = backoff_delay_ms(&in->policy->backoff, reruns);
+	if (floor_ms <= 0)
+		floor_ms = 1000;
+	if (d < floor_ms)
+		d = floor_ms;
 	if (cap > 0 && d > cap)
 		d = cap;
 	set_rule(out, DECISION_WAIT, "D3");

@@ -77,3 +77,51 @@ new_repo() {
 finish() {
 	exit 0
 }
+
+# new_story DIR ID NTASKS [SIM-LINE...]: a BMAD-style story file with
+# NTASKS unchecked tasks (each with an indented subtask that must not
+# count) and the given sim-agent script lines.
+new_story() {
+	local dir=$1 id=$2 n=$3 i
+	shift 3
+	mkdir -p "$dir/docs/stories"
+	{
+		printf '# Story %s\n\nStatus: ready-for-dev\n\n## Tasks / Subtasks\n\n' "$id"
+		for i in $(seq 1 "$n"); do
+			printf -- '- [ ] Task %d of %s\n  - [ ] subtask %d.1\n' "$i" "$id" "$i"
+		done
+		printf '\n## Dev Notes\n\n'
+		for l in "$@"; do printf '%s\n' "$l"; done
+	} >"$dir/docs/stories/$id.md"
+}
+
+# new_project [POLICY-JSON] [AGENTS-JSON]: a git repository with a
+# storyctl.json that runs the simulated agent for both roles; add stories
+# with new_story "$P" ... before running.  Sets P to its path.
+new_project() {
+	local policy=${1:-'{}'} agents=${2:-}
+	local sim="$STORYCTL_SRC/scripts/sim-agent"
+	P=$(new_repo)
+	if [ -z "$agents" ]; then
+		agents='{"primary": {"name": "sim-p", "command": ["'"$sim"'", "{role}", "{attempt}", "{story_file}"], "timeout_s": 30},
+		  "fallback": {"name": "sim-f", "command": ["'"$sim"'", "{role}", "{attempt}", "{story_file}"], "timeout_s": 30}}'
+	fi
+	cat >"$P/storyctl.json" <<JSON
+{
+  "stories_glob": "docs/stories/*.md",
+  "agents": $agents,
+  "policy": $(printf '%s' "$policy" | jq -c '{"network_sleep_s": 0.2, "poll_interval_s": 0.2, "kill_grace_s": 1, "backoff": {"strategy": "fixed", "base_delay_ms": 10, "max_delay_ms": 100, "jitter": 0}} * .')
+}
+JSON
+	printf '.storyctl/\n' >"$P/.gitignore"
+}
+
+# commit_all: commit the project's files (so HEAD is a known commit).
+commit_all() {
+	git -C "$P" add -A && git -C "$P" commit -q -m "stories"
+}
+
+# sql QUERY: run a query on the project's state database.
+sql() {
+	sqlite3 "$P/.storyctl/state.db" "$1"
+}

@@ -431,11 +431,28 @@ test_preset_override(void **state)
 	config_release(&c);
 }
 
+/* The preset argv, flag for flag, as checked against the --help of the
+ * real CLIs (claude 2.1.197, codex-cli 0.169.0, gemini 0.61.0) and run
+ * offline: docs/agents.md. */
+static const char *const want_claude[] = {"claude", "-p",
+    "--output-format", "stream-json", "--verbose", "--permission-mode",
+    "acceptEdits", "{prompt}", NULL};
+static const char *const want_codex[] = {"codex", "exec", "--json",
+    "--sandbox", "workspace-write", "{prompt}", NULL};
+static const char *const want_gemini[] = {"gemini", "--output-format",
+    "stream-json", "--approval-mode", "auto_edit", "--skip-trust",
+    "--prompt", "{prompt}", NULL};
+static const char *const want_aider[] = {"aider", "--message", "{prompt}",
+    "--yes-always", "--no-pretty", "--no-auto-commits", "{story_file}",
+    NULL};
+
 static void
 test_presets(void **state)
 {
 	static const char *const names[] = {"claude", "codex", "gemini",
 	    "aider"};
+	static const char *const *const want[] = {want_claude, want_codex,
+	    want_gemini, want_aider};
 	const struct preset *all, *p;
 	size_t n, i, k;
 	bool has_prompt;
@@ -448,9 +465,13 @@ test_presets(void **state)
 		assert_string_equal(p->argv[0], names[i]);
 		assert_non_null(p->description);
 		has_prompt = false;
-		for (k = 0; p->argv[k] != NULL; k++)
+		for (k = 0; p->argv[k] != NULL; k++) {
 			if (strcmp(p->argv[k], "{prompt}") == 0)
 				has_prompt = true;
+			assert_non_null(want[i][k]);
+			assert_string_equal(p->argv[k], want[i][k]);
+		}
+		assert_null(want[i][k]);
 		assert_true(has_prompt);
 	}
 	assert_ptr_equal(presets_find("codex"), &all[1]);

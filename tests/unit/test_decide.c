@@ -341,6 +341,27 @@ test_usage_wait_capped_and_uncounted(void **state)
 	h[0].hint_ms = -1;
 	assert_int_equal(decide(&d, &in), 0);
 	assert_int_equal(d.delay_ms, 600000);
+	/* a reset already past never makes a tight loop */
+	h[0].hint_ms = 0;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 1000);
+}
+
+static void
+test_usage_wait_reruns_back_off(void **state)
+{
+	struct attempt_rec h[3];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	h[0] = rec(2, ROLE_FALLBACK, OUTCOME_USAGE_LIMIT, 0);
+	h[1] = rec(2, ROLE_FALLBACK, OUTCOME_USAGE_LIMIT, 0);
+	h[2] = rec(2, ROLE_FALLBACK, OUTCOME_USAGE_LIMIT, 0);
+	h[0].hint_ms = h[1].hint_ms = h[2].hint_ms = 0;
+	input(&in, h, 3);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 4000); /* third rerun: 1000 * 2^2 */
 }
 
 static void
@@ -567,6 +588,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_backoff_grows_per_attempt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rate_limit_takes_larger_of_hint_and_backoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_wait_capped_and_uncounted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usage_wait_reruns_back_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_time_budget_counts_as_exhausted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cost_budget_counts_as_exhausted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_on_filter_escalates, setup, teardown),

@@ -1,0 +1,411 @@
+#!/bin/bash
+# The controller killed, a second controller, timeouts with leftovers and
+# a state branch that lags the database (SPEC 3, 4 `timeout`, 6).  The
+# agent is tests/e2e/agents/gc-agent: the simulated agent with a
+# grandchild, SIGTERM handling and a start signal on demand.
+. "$(dirname "$0")/lib.sh"
+cd "$T_TMP" || exit 1
+GC_AGENT="$STORYCTL_SRC/tests/e2e/agents/gc-agent"
+BG=
+BG_RC=
+BG_PIDS=()
+
+# ---- helpers (the same in test_crash.sh) ----
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+	local line rest
+	[ -n "${1:-}" ] || return 1
+	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
+	rest=${line##*) }
+	case ${rest%% *} in
+	Z | X | x | "") return 1 ;;
+	esac
+	return 0
+}
+gone() { ! alive "${1:-}"; }
+all_alive() {
+	local p
+	[ $# -gt 0 ] || return 1
+	for p in "$@"; do alive "$p" || return 1; done
+}
+
+# group_alive PGID: some process of the group is alive (not a zombie).
+group_alive() {
+	local f line rest st ppid pgrp
+	[ -n "${1:-}" ] || return 1
+	for f in /proc/[0-9]*/stat; do
+		read -r line 2>/dev/null <"$f" || continue
+		rest=${line##*) }
+		read -r st ppid pgrp _ <<<"$rest"
+		[ "$pgrp" = "$1" ] || continue
+		case $st in Z | X | x) continue ;; esac
+		return 0
+	done
+	return 1
+}
+group_gone() { ! group_alive "${1:-}"; }
+
+# wait_for SECONDS COMMAND...: poll every 0.1 s until the command succeeds.
+wait_for() {
+	local n=$(($1 * 10)) i=0
+	shift
+	until "$@"; do
+		i=$((i + 1))
+		[ "$i" -lt "$n" ] || return 1
+		sleep 0.1
+	done
+}
+
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+
+# start_bg ARGS...: storyctl -C $P ARGS in the background, in a process
+# group of its own with default signal dispositions (as from a terminal);
+# BG is its pid.
+start_bg() {
+	set -m
+	"$STORYCTL" -C "$P" "$@" >"$T_TMP/bg.out" 2>"$T_TMP/bg.err" &
+	BG=$!
+	set +m
+	BG_PIDS+=("$BG")
+}
+
+# wait_bg SECONDS: wait at most SECONDS for BG to exit; BG_RC is its exit
+# status (or "hung" after a SIGKILL).
+wait_bg() {
+	if wait_for "$1" gone "$BG"; then
+		wait "$BG" 2>/dev/null
+		BG_RC=$?
+	else
+		kill -KILL "$BG" 2>/dev/null
+		wait "$BG" 2>/dev/null
+		BG_RC=hung
+	fi
+}
+
+# kill_ours PID: SIGKILL a leftover process of ours (a storyctl, an agent
+# or its sleep), never a recycled pid of someone else.
+kill_ours() {
+	local cmd
+	alive "$1" || return 0
+	cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)
+	case $cmd in
+	*storyctl* | *agent* | *sleep*) kill -KILL "$1" 2>/dev/null ;;
+	esac
+}
+
+cleanup() {
+	local p f
+	for p in "${BG_PIDS[@]}"; do kill_ours "$p"; done
+	for f in "$T_TMP"/pids*/agent.a* "$T_TMP"/pids*/gc.a*; do
+		[ -f "$f" ] && kill_ours "$(cat "$f")"
+	done
+	wait 2>/dev/null
+	rm -rf "$T_TMP"
+}
+trap cleanup EXIT
+
+# gc_project NAME [POLICY-JSON [PRIMARY-JSON [FALLBACK-JSON]]]: a project
+# whose agents are gc-agent writing pids under $T_TMP/pids-NAME ($PIDS);
+# the objects are merged into the policy and into the two agents.
+gc_project() {
+	local cmd agents pol=${2:-} pri=${3:-} fb=${4:-}
+	PIDS="$T_TMP/pids-$1"
+	mkdir -p "$PIDS"
+	cmd=$(jq -cn --arg a "$GC_AGENT" --arg d "$PIDS" \
+		'[$a, $d, "{role}", "{attempt}", "{story_file}"]')
+	agents=$(jq -cn --argjson c "$cmd" --argjson p "${pri:-"{}"}" \
+		--argjson f "${fb:-"{}"}" \
+		'{primary: ({name: "gc-p", command: $c, timeout_s: 60} * $p),
+		  fallback: ({name: "gc-f", command: $c, timeout_s: 60} * $f)}')
+	new_project "${pol:-"{}"}" "$agents"
+}
+
+# attempt_running N: attempt N has a running row and its agent wrote its
+# pids.
+attempt_running() {
+	[ -s "$P/.storyctl/state.db" ] && [ -e "$PIDS/started.a$1" ] &&
+		[ "$(sql "SELECT count(*) FROM attempts WHERE attempt = $1 AND outcome = 'running'" 2>/dev/null)" = 1 ]
+}
+
+# counted_numbers_ok: the counted rows are attempts 1..k in order.
+counted_numbers_ok() {
+	local got want
+	got=$(sql "SELECT attempt FROM attempts WHERE counted = 1 ORDER BY seq" | tr '\n' ' ')
+	want=$(seq 1 "$(sql "SELECT count(*) FROM attempts WHERE counted = 1")" | tr '\n' ' ')
+	[ "$got" = "$want" ]
+}
+
+story_status() {
+	"$STORYCTL" -C "$P" list --json | jq -r --arg id "$1" '.[] | select(.id == $id) | .status'
+}
+
+
+# progress_rows REV: "id status attempts tasks" of progress.md at REV.
+progress_rows() {
+	git -C "$P" show "$1:progress.md" 2>/dev/null |
+		awk -F' *[|] *' '/^[|] / && $2 != "story" && $2 !~ /^-/ { print $2, $3, $4, $5 }'
+}
+# list_rows [JSON]: the same from `storyctl list --json` (or JSON given).
+list_rows() {
+	local j=${1:-}
+	[ -n "$j" ] || j=$("$STORYCTL" -C "$P" list --json)
+	printf '%s' "$j" | jq -r '.[] | "\(.id) \(.status) \(.attempts) \(.tasks_completed)/\(.tasks_total)"'
+}
+# progress_agrees REV [JSON]
+progress_agrees() {
+	local a b
+	a=$(progress_rows "$1")
+	b=$(list_rows "${2:-}")
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then
+		return 0
+	fi
+	printf '# progress.md at %s:\n%s\n# list:\n%s\n' "$1" "$a" "$b" | sed 's/^\([^#]\)/#   \1/'
+	return 1
+}
+# story_json_agrees ID: stories/ID.json on the branch has the attempts that
+# `storyctl show ID --json` has (number and outcome, in order).
+story_json_agrees() {
+	local a b
+	a=$(git -C "$P" show "storyctl/state:stories/$1.json" 2>/dev/null |
+		jq -c '[(.attempts // [])[] | [.attempt, .outcome]]' 2>/dev/null)
+	b=$("$STORYCTL" -C "$P" show "$1" --json | jq -c '[.attempts[] | [.attempt, .outcome]]')
+	[ -n "$b" ] && [ "$a" = "$b" ] && return 0
+	printf '# branch: %s\n# show:   %s\n' "$a" "$b"
+	return 1
+}
+progress_lags() { ! progress_agrees "$@" >/dev/null; }
+no_dup_counted() {
+	[ -z "$(sql "SELECT attempt FROM attempts WHERE counted = 1 GROUP BY story_id, attempt HAVING count(*) > 1")" ]
+}
+integrity_ok() {
+	[ "$(sql 'PRAGMA integrity_check')" = ok ] &&
+		[ -z "$(sql 'PRAGMA foreign_key_check')" ]
+}
+
+# ---- 5, 7: kill -9 of the controller mid-attempt, then resume ----
+gc_project kill9
+new_story "$P" s1 3 '<!-- gc a1: child tough -->' \
+	'<!-- sim a1: check 1; hang -->' '<!-- sim *: checkall -->'
+commit_all
+start_bg run
+if wait_for 10 attempt_running 1; then
+	apid=$(cat "$PIDS/agent.a1")
+	gpid=$(cat "$PIDS/gc.a1")
+	dead=$BG
+	check "kill -9: the agent and its SIGTERM-proof grandchild run" \
+		all_alive "$apid" "$gpid"
+	kill -KILL "$dead"
+	wait_bg 5
+	check "kill -9: the controller died of SIGKILL (got $BG_RC)" \
+		[ "$BG_RC" = 137 ]
+	check "kill -9: the agent is gone within 10 s" wait_for 10 gone "$apid"
+	check "kill -9: the grandchild is gone within 10 s" \
+		wait_for 10 gone "$gpid"
+	check "kill -9: nothing is left in the agent's group" \
+		wait_for 10 group_gone "$apid"
+	check "kill -9: the db shows one running row" \
+		[ "$(sql "SELECT count(*) FROM attempts WHERE outcome = 'running'")" = 1 ]
+	run_sc -C "$P" status --json
+	expect_json "kill -9: status shows the running attempt, controller gone" \
+		'.running.story == "s1" and .running.attempt == 1 and .running.controller_alive == false and .controller_pid == null'
+	run_sc -C "$P" status
+	expect_match "kill -9: status text says the controller is gone" \
+		"$T_OUT" 'now: s1 attempt 1\b.*controller gone'
+	# 7: the lock is stale: the file still names the dead controller, but
+	# nobody holds it
+	check "stale lock: the lock file names the dead pid $dead" \
+		[ "$(tr -d ' \n' <"$P/.storyctl/lock")" = "$dead" ]
+	check "stale lock: no process holds it" \
+		flock -n "$P/.storyctl/lock" true
+
+	sed -i '/^<!-- gc a1:/d; /^<!-- sim a1:/d' "$P/docs/stories/s1.md"
+	run_sc -C "$P" resume
+	expect_rc "kill -9: resume takes the stale lock over and exits 0" 0
+	expect_match "kill -9: resume says it closed the stale attempt" \
+		"$T_OUT" "s1: attempt 1 .*dead controller.*crash"
+	T_OUT=$(sql "SELECT outcome || '|' || error_code || '|' || decision || '|' || counted FROM attempts WHERE seq = 1")
+	expect_match "kill -9: the stale row is closed as a counted crash, retried" \
+		"$T_OUT" '^crash\|CRASH\|retry\|1$'
+	T_OUT=$(sql "SELECT error_message FROM attempts WHERE seq = 1")
+	expect_match "kill -9: its error message says the controller died" \
+		"$T_OUT" "controller \\(pid $dead\\) died"
+	T_OUT=$(sql "SELECT tasks_completed || '/' || tasks_total FROM attempts WHERE seq = 1")
+	expect_match "kill -9: the stale row has the progress of the story file" \
+		"$T_OUT" '^1/3$'
+	T_OUT=$(sql "SELECT attempt || ':' || outcome FROM attempts ORDER BY seq" | tr '\n' ' ')
+	expect_match "kill -9: the next attempt ran as number 2" \
+		"$T_OUT" '^1:crash 2:success $'
+	check "kill -9: counted attempt numbers are 1..k" counted_numbers_ok
+	check "kill -9: no attempt number is counted twice" no_dup_counted
+	check "kill -9: no row is left running" \
+		[ "$(sql "SELECT count(*) FROM attempts WHERE outcome = 'running'")" = 0 ]
+	check "kill -9: the story is done" [ "$(story_status s1)" = done ]
+	check "kill -9: integrity_check and foreign_key_check pass" integrity_ok
+	check "kill -9: the branch agrees with the database" \
+		progress_agrees storyctl/state
+	check "stale lock: released after resume (no pid in the file)" \
+		[ -z "$(tr -d ' \n' <"$P/.storyctl/lock")" ]
+else
+	not_ok "kill -9: attempt 1 runs (no running row within 10 s)"
+fi
+
+# ---- 6: a second controller while the first works ----
+gc_project two
+new_story "$P" s1 2 '<!-- gc a1: wait -->' '<!-- sim *: checkall -->'
+commit_all
+start_bg run
+if wait_for 10 attempt_running 1; then
+	first=$BG
+	check "second controller: the lock file names the first ($first)" \
+		[ "$(tr -d ' \n' <"$P/.storyctl/lock")" = "$first" ]
+	for cmd in run resume; do
+		run_sc -C "$P" "$cmd"
+		expect_rc "second controller: '$cmd' exits 75" 75
+		expect_match "second controller: '$cmd' names the first one's pid" \
+			"$T_ERR" "^storyctl: .*pid $first\\b"
+	done
+	run_sc -C "$P" status --json
+	expect_json "second controller: status still works beside it" \
+		".controller_pid == $first and .running.attempt == 1 and .running.controller_alive == true"
+	check "second controller: the first still runs" alive "$first"
+	: >"$PIDS/go"
+	wait_bg 20
+	check "second controller: the first finishes with exit 0 (got $BG_RC)" \
+		[ "$BG_RC" = 0 ]
+	T_OUT=$(sql "SELECT attempt || ':' || outcome FROM attempts ORDER BY seq" | tr '\n' ' ')
+	expect_match "second controller: the first's attempt is its only one" \
+		"$T_OUT" '^1:success $'
+	check "second controller: it made no batch of its own" \
+		[ "$(sql 'SELECT count(*) FROM batches')" = 1 ]
+	check "second controller: the story is done" [ "$(story_status s1)" = done ]
+else
+	not_ok "second controller: attempt 1 runs (no running row within 10 s)"
+fi
+
+# ---- 8: timeout with a grandchild left behind ----
+# primary: timeout_s 1, kill_grace_s 1; its grandchild ignores SIGTERM.
+# Attempt 2 (the fallback) waits for a go so the check runs between them.
+gc_project timeout '' '{"timeout_s": 1}'
+new_story "$P" s1 2 '<!-- gc a1: child tough -->' \
+	'<!-- sim a1: check 1; hang -->' '<!-- gc a2: wait -->' \
+	'<!-- sim *: checkall -->'
+commit_all
+t0=$(now_ms)
+start_bg run
+if wait_for 20 attempt_running 2; then
+	gpid=$(cat "$PIDS/gc.a1")
+	apid=$(cat "$PIDS/agent.a1")
+	T_OUT=$(sql "SELECT outcome || '|' || error_code || '|' || counted || '|' || decision FROM attempts WHERE seq = 1")
+	expect_match "timeout: attempt 1 is a counted timeout TIMEOUT, retried" \
+		"$T_OUT" '^timeout\|TIMEOUT\|1\|retry$'
+	check "timeout: the SIGTERM-proof grandchild is gone after the attempt" \
+		gone "$gpid"
+	check "timeout: the agent is gone after the attempt" gone "$apid"
+	check "timeout: nothing is left in its group" group_gone "$apid"
+	: >"$PIDS/go"
+	wait_bg 20
+	check "timeout: the run ends with exit 0 (got $BG_RC)" [ "$BG_RC" = 0 ]
+	check "timeout: the whole run took less than 30 s" \
+		[ $(($(now_ms) - t0)) -lt 30000 ]
+	check "timeout: the story is done by attempt 2" \
+		[ "$(sql "SELECT attempt || ':' || outcome FROM attempts WHERE seq = 2")" = 2:success ]
+else
+	not_ok "timeout: attempt 2 starts within 20 s"
+	sql "SELECT attempt, outcome, error_code FROM attempts" | sed 's/^/# /'
+fi
+
+# stall_timeout_s 1: the agent prints its first line, then nothing, and
+# checks nothing.  timeout_s 20 is the limit a missed stall would hit.
+gc_project stall '{"max_attempts": 1}' '{"timeout_s": 20, "stall_timeout_s": 1}'
+new_story "$P" s1 2 '<!-- sim *: hang -->'
+commit_all
+t0=$(now_ms)
+start_bg run
+wait_bg 40
+el=$(($(now_ms) - t0))
+T_OUT=$(sql "SELECT outcome || '|' || error_code FROM attempts" 2>&1)
+expect_match "stall: the silent attempt is a timeout STALLED" \
+	"$T_OUT" '^timeout\|STALLED$'
+check "stall: ended well before timeout_s (took ${el} ms)" [ "$el" -lt 15000 ]
+check "stall: run exits 3, the story needs a person (got $BG_RC)" \
+	[ "$BG_RC" = 3 ]
+check "stall: the agent is gone" gone "$(cat "$PIDS/agent.a1" 2>/dev/null)"
+
+# ---- 9: the state branch lags the database ----
+# a) an unfinished batch: the only agent is refused (auth) on s1, which
+#    is escalated, and the batch stops (D2) with s2 pending; the branch
+#    loses its last commit.
+P=$(new_repo)
+sim="$STORYCTL_SRC/scripts/sim-agent"
+cat >"$P/storyctl.json" <<JSON
+{"stories_glob": "docs/stories/*.md",
+ "agents": {"primary": {"name": "sim", "command": ["$sim", "{role}", "{attempt}", "{story_file}"], "timeout_s": 30}},
+ "policy": {"poll_interval_s": 0.2, "kill_grace_s": 1,
+   "backoff": {"strategy": "fixed", "base_delay_ms": 10, "max_delay_ms": 100, "jitter": 0}}}
+JSON
+printf '.storyctl/\n' >"$P/.gitignore"
+new_story "$P" s1 2 '<!-- sim a1: auth -->' '<!-- sim *: checkall -->'
+new_story "$P" s2 2 '<!-- sim *: checkall -->'
+commit_all
+run_sc -C "$P" run
+expect_rc "lag: the batch stops when no agent is left (75)" 75
+T_OUT=$(list_rows | tr '\n' ';')
+expect_match "lag: s1 is escalated, s2 still pending" "$T_OUT" \
+	'^s1 escalated 1 0/2;s2 pending 0 0/2;$'
+tip=$(git -C "$P" rev-parse storyctl/state)
+git -C "$P" update-ref refs/heads/storyctl/state "$tip~1"
+before=$("$STORYCTL" -C "$P" list --json)
+check "lag: the branch now lags the database" \
+	progress_lags storyctl/state "$before"
+run_sc -C "$P" resume
+expect_rc "lag: resume runs s2 and exits 3 (s1 stays escalated)" 3
+first=$(git -C "$P" rev-list --reverse "$tip~1..storyctl/state" | head -n1)
+check "lag: resume committed to the branch" [ -n "$first" ]
+check "lag: its first commit carries the state the branch missed" \
+	progress_agrees "${first:-storyctl/state}" "$before"
+check "lag: progress.md agrees with storyctl list at the end" \
+	progress_agrees storyctl/state
+check "lag: stories/s1.json agrees with storyctl show s1" story_json_agrees s1
+check "lag: stories/s2.json agrees with storyctl show s2" story_json_agrees s2
+
+# Exit 75 says the batch can be resumed (SPEC 8).  When the story that
+# leaves no agent is the batch's last one, nothing is left to resume.
+P=$(new_repo)
+cat >"$P/storyctl.json" <<JSON
+{"stories_glob": "docs/stories/*.md",
+ "agents": {"primary": {"name": "sim", "command": ["$sim", "{role}", "{attempt}", "{story_file}"], "timeout_s": 30}},
+ "policy": {"poll_interval_s": 0.2, "kill_grace_s": 1}}
+JSON
+new_story "$P" s1 2 '<!-- sim *: checkall -->'
+new_story "$P" s2 2 '<!-- sim a1: auth -->'
+run_sc -C "$P" run
+rc75=$T_RC
+run_sc -C "$P" resume
+if [ "$rc75" -eq 75 ]; then
+	check "D2 at the last story: exit 75 only if resume has work (resume said: $T_OUT)" \
+		[ "$(sql 'SELECT count(*) FROM attempts')" -gt 2 ]
+else
+	check "D2 at the last story: run exits 3, everything is decided (got $rc75)" \
+		[ "$rc75" -eq 3 ]
+fi
+
+# b) a finished batch: the branch lost the last decision; the next start
+#    (here a resume with nothing left to run) commits it.
+gc_project lagdone
+new_story "$P" s1 2 '<!-- sim *: checkall -->'
+commit_all
+run_sc -C "$P" run
+expect_rc "lag after the end: run exits 0" 0
+tip=$(git -C "$P" rev-parse storyctl/state)
+git -C "$P" update-ref refs/heads/storyctl/state "$tip~1"
+run_sc -C "$P" resume
+expect_rc "lag after the end: resume exits 0" 0
+check "lag after the end: resume commits the missing state" \
+	[ "$(git -C "$P" rev-parse storyctl/state)" != "$(git -C "$P" rev-parse "$tip~1")" ]
+check "lag after the end: progress.md agrees with storyctl list" \
+	progress_agrees storyctl/state
+check "lag after the end: stories/s1.json agrees with storyctl show s1" \
+	story_json_agrees s1
+
+finish
