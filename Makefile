@@ -70,14 +70,17 @@ $(BUILD)/obj/tests/unit/%.o: tests/unit/%.c | $(DEPS_OK)
 
 $(LIB): $(OBJ_LIB)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	@echo "  AR      $@"
+	@$(AR) rcs $@ $^
 
 $(BIN): $(BUILD)/obj/controller/main.o $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(SUPPORT_OBJ) $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(CMOCKA_LIBS)
 
 unit: $(UNIT_BIN)
 

@@ -14,6 +14,7 @@
  * network).
  */
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,9 @@ enum kind {
 	K_OVERLOADED,
 	K_SERVER,
 	K_NETWORK,
+	/* a network wait that does not say why ("waiting for network"): a
+	 * line that names the cause wins the message when there is one */
+	K_NETWORK_WAIT,
 	/* permanent codes known only from a status number ("last status:
 	 * 401"): weaker than a message that says so */
 	K_AUTH_STATUS,
@@ -66,7 +70,9 @@ enum ev {
 	EV_CONTENT,     /* assistant text, tool output, ...: never matched */
 	EV_OK,          /* a final result that succeeded */
 	EV_ERR,         /* a final result that failed */
-	EV_ERROR_EVENT  /* an error event that is not the final result */
+	EV_ERROR_EVENT, /* an error event that is not the final result */
+	EV_RETRY        /* a retry notice: an error event while it is the
+			 * newest event, content once newer events follow */
 };
 
 struct sres {
@@ -140,6 +146,9 @@ static const struct pattern patterns[] = {
 	{"permission_denied", NULL, K_PERM, true},
 	{"permissiondeniederror", NULL, K_PERM, false},
 	{"403 forbidden", NULL, K_PERM, false},
+	/* gemini-cli 0.61 in a folder never trusted, exit 55 (its
+	 * FatalUntrustedWorkspaceError): no retry trusts the folder */
+	{"not running in a trusted directory", NULL, K_PERM, false},
 
 	{"not_found_error", NULL, K_MODEL, true},
 	{"model_not_found", NULL, K_MODEL, true},
@@ -229,6 +238,12 @@ static const struct pattern patterns[] = {
 	{"curl: (35)", NULL, K_NETWORK, false},
 	{"curl: (52)", NULL, K_NETWORK, false},
 	{"curl: (56)", NULL, K_NETWORK, false},
+
+	/* last, so that a cause on the same line names the kind: codex
+	 * 0.169 offline, text mode, prints "ERROR: Reconnecting... waiting
+	 * for network" once a minute until it is killed, while the line
+	 * that named the cause scrolls out of the window */
+	{"waiting for network", NULL, K_NETWORK_WAIT, false},
 };
 
 static int
@@ -567,6 +582,7 @@ kind_code(enum kind k, enum kind builtin, const struct ctx *c)
 		return outcome_default_errcode(OUTCOME_PERMANENT);
 	case K_USER_NET:
 	case K_NETWORK:
+	case K_NETWORK_WAIT:
 		return ERRC_NETWORK_ERROR;
 	case K_AUTH:
 	case K_AUTH_STATUS:
@@ -762,9 +778,42 @@ claude_text(json_t *o)
 }
 
 /*
+ * claude stream-json {"type":"system","subtype":"api_retry","attempt":7,
+ * "max_retries":10,"retry_delay_ms":35610.6,"error_status":null,
+ * "error":"unknown"}: claude 2.1 retries a failed API call up to ten
+ * times over about three minutes and says nothing else meanwhile, so an
+ * attempt killed at its timeout ends on these.  error_status is the HTTP
+ * status; none at all means no response came back (2.1.197 offline:
+ * "unknown", null), which is a network failure.
+ */
+static enum ev
+claude_retry(json_t *o, struct sres *r)
+{
+	const char *e = jstr(o, "error");
+	json_t *v = json_object_get(o, "error_status");
+	char buf[160], status[32];
+
+	r->code_kind = claude_error_kind(e);
+	r->status = jstatus(o, "error_status");
+	if (r->code_kind == K_NONE && r->status == 0 && json_is_null(v))
+		r->code_kind = K_NETWORK;
+	if (r->status != 0)
+		snprintf(status, sizeof(status), "HTTP %d", r->status);
+	else
+		snprintf(status, sizeof(status), "no HTTP response");
+	snprintf(buf, sizeof(buf), "api_retry %lld/%lld: %s, %s",
+	    (long long)json_integer_value(json_object_get(o, "attempt")),
+	    (long long)json_integer_value(json_object_get(o, "max_retries")),
+	    e != NULL ? e : "no error", status);
+	sres_msg(r, buf);
+	return EV_RETRY;
+}
+
+/*
  * What one parsed JSON object is.  Recognised:
  * claude stream-json/json  {"type":"result","is_error":...,"result":...,
- *                           "api_error_status":...}, assistant "error";
+ *                           "api_error_status":...}, assistant "error",
+ *                           {"type":"system","subtype":"api_retry"};
  * gemini stream-json       {"type":"result","status":"error","error":{}},
  *                          {"type":"error","severity":...,"message":...};
  * gemini json              {"response":...,"error":null|{...}};
@@ -776,6 +825,7 @@ static enum ev
 inspect(json_t *o, struct sres *r)
 {
 	const char *type = json_string_value(json_object_get(o, "type"));
+	const char *sub;
 	json_t *v, *m;
 	bool err = false;
 
@@ -803,9 +853,9 @@ inspect(json_t *o, struct sres *r)
 		return EV_CONTENT;
 	}
 	if (strcmp(type, "result") == 0) {
-		const char *sub = jstr(o, "subtype");
 		const char *status = jstr(o, "status");
 
+		sub = jstr(o, "subtype");
 		v = json_object_get(o, "is_error");
 		if (json_is_boolean(v))
 			err = json_is_true(v);
@@ -839,6 +889,10 @@ inspect(json_t *o, struct sres *r)
 		sres_msg(r, jerror_msg(o));
 		return EV_ERROR_EVENT;
 	}
+	if (strcmp(type, "system") == 0 &&
+	    (sub = jstr(o, "subtype")) != NULL &&
+	    strcmp(sub, "api_retry") == 0)
+		return claude_retry(o, r);
 	if (strcmp(type, "assistant") == 0 &&
 	    json_is_string(json_object_get(o, "error"))) {
 		r->code_kind = claude_error_kind(jstr(o, "error"));
@@ -911,7 +965,7 @@ structured_find(struct sres *out, struct line *v, int n, const char *t,
 	json_t *o;
 	const char *s;
 	size_t l;
-	bool have_final = false, have_errev = false;
+	bool have_final = false, have_errev = false, newer_event = false;
 	enum ev ev;
 	int i;
 
@@ -937,6 +991,12 @@ structured_find(struct sres *out, struct line *v, int n, const char *t,
 		memset(&r, 0, sizeof(r));
 		ev = json_is_object(o) ? inspect(o, &r) : EV_NONE;
 		json_decref(o);
+		/* a retry notice with any event after it was retried past:
+		 * only the agent's last words say what it was stuck on */
+		if (ev == EV_RETRY)
+			ev = newer_event ? EV_CONTENT : EV_ERROR_EVENT;
+		if (ev != EV_NONE)
+			newer_event = true;
 		r.ev = ev;
 		v[i].skip = ev == EV_CONTENT || ev == EV_OK;
 		if ((ev == EV_OK || ev == EV_ERR) && !have_final) {
@@ -1017,7 +1077,7 @@ static const struct kind_class classes[] = {
 	    false},
 	/* "expected status 401" from a test run above a 429 is not it */
 	{{K_AUTH_STATUS, K_PERM_STATUS, K_MODEL_STATUS}, true, false, false},
-	{{K_NETWORK}, false, false, false},
+	{{K_NETWORK, K_NETWORK_WAIT}, false, false, false},
 };
 
 /*

@@ -31,12 +31,12 @@ all_alive() {
 
 # group_alive PGID: some process of the group is alive (not a zombie).
 group_alive() {
-	local f line rest st ppid pgrp
+	local f line rest st pgrp
 	[ -n "${1:-}" ] || return 1
 	for f in /proc/[0-9]*/stat; do
 		read -r line 2>/dev/null <"$f" || continue
 		rest=${line##*) }
-		read -r st ppid pgrp _ <<<"$rest"
+		read -r st _ pgrp _ <<<"$rest"
 		[ "$pgrp" = "$1" ] || continue
 		case $st in Z | X | x) continue ;; esac
 		return 0
@@ -184,7 +184,7 @@ interrupt_case() {
 	check "$sig: no attempt row is left running" \
 		[ "$(sql "SELECT count(*) FROM attempts WHERE outcome = 'running'")" = 0 ]
 	check "$sig: the story is not done" \
-		[ "$(sql "SELECT status FROM stories WHERE id = 's1'")" != done ]
+		[ "$(sql "SELECT status FROM stories WHERE id = 's1'")" != "done" ]
 	T_OUT=$(git -C "$P" log -1 --format=%B storyctl/state)
 	expect_match "$sig: the branch's last commit names the interrupted attempt" \
 		"$T_OUT" '^s1: attempt 1 .*interrupted'
@@ -200,7 +200,7 @@ interrupt_case() {
 	expect_match "$sig: resume ran attempt 1 again and it counted" \
 		"$T_OUT" '^1:0:interrupted 1:1:success $'
 	check "$sig: counted attempt numbers are 1..k" counted_numbers_ok
-	check "$sig: the story is done" [ "$(story_status s1)" = done ]
+	check "$sig: the story is done" [ "$(story_status s1)" = "done" ]
 }
 interrupt_case INT 130
 interrupt_case TERM 143
@@ -273,7 +273,7 @@ if wait_for 10 network_done; then
 	T_OUT=$(sql "SELECT attempt || ':' || outcome FROM attempts ORDER BY seq" | tr '\n' ' ')
 	expect_match "wait: resume continues with attempt 2" \
 		"$T_OUT" '^1:network 2:success $'
-	check "wait: the story is done" [ "$(story_status s1)" = done ]
+	check "wait: the story is done" [ "$(story_status s1)" = "done" ]
 else
 	not_ok "wait: attempt 1 ends as network within 10 s"
 	sed 's/^/# stdout: /' "$T_TMP/bg.out" | head -5

@@ -3,7 +3,10 @@
  * codex, gemini cli, aider, Node and curl (sources: docs/classification.md)
  * and on the traps: a successful exit that mentions errors, a transcript
  * that mentions 401 long before its end, NUL bytes and broken UTF-8.
+ * test_real_cli_fixtures reads whole transcripts of the real CLIs run
+ * offline from tests/fixtures/agents/ (docs/agents.md).
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -92,6 +95,26 @@ struct ccase {
 	"{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false," \
 	"\"result\":\"Done. Fixed the 401 handling and the rate limit " \
 	"retries.\",\"api_error_status\":null}\n"
+/* claude stream-json while it retries an API call (system/api_retry,
+ * claude 2.1.197): the attempt was killed before the final result */
+#define CLAUDE_SJ_RETRY_429 \
+	"{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"s1\"}\n" \
+	"{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":4," \
+	"\"max_retries\":10,\"retry_delay_ms\":4237.2,\"error_status\":429," \
+	"\"error\":\"rate_limit\",\"session_id\":\"s1\"}\n"
+#define CLAUDE_SJ_RETRY_529 \
+	"{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":2," \
+	"\"max_retries\":10,\"retry_delay_ms\":1194.5,\"error_status\":529," \
+	"\"error\":\"unknown\",\"session_id\":\"s1\"}\n"
+/* a retry it got past: the assistant went on working after it */
+#define CLAUDE_SJ_RETRY_RECOVERED \
+	"{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1," \
+	"\"max_retries\":10,\"retry_delay_ms\":524.5,\"error_status\":null," \
+	"\"error\":\"unknown\",\"session_id\":\"s1\"}\n" \
+	"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":" \
+	"\"text\",\"text\":\"Editing src/app.c\"}]}}\n" \
+	"{\"type\":\"user\",\"message\":{\"content\":[{\"type\":" \
+	"\"tool_result\",\"content\":\"ok\"}]}}\n"
 /* claude --output-format json, an unmatched error subtype */
 #define CLAUDE_MAX_TURNS \
 	"{\"type\":\"result\",\"subtype\":\"error_max_turns\",\"is_error\":" \
@@ -127,6 +150,10 @@ struct ccase {
 #define CODEX_CAPACITY \
 	"ERROR: Selected model is at capacity. Please try a different " \
 	"model.\n"
+/* codex 0.169 text mode offline, once the cause has scrolled away */
+#define CODEX_WAITING \
+	"ERROR: Reconnecting... waiting for network\n" \
+	"ERROR: Reconnecting... waiting for network\n"
 #define CODEX_JSON_NET \
 	"{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\n" \
 	"{\"type\":\"turn.started\"}\n" \
@@ -326,6 +353,12 @@ static const struct ccase cases[] = {
 	    ERRC_BUDGET_EXCEEDED, "error_max_budget_usd"},
 	{"claude max turns exit 0", END_EXIT0, 2, 5, CLAUDE_MAX_TURNS,
 	    ERRC_CRASH, "error_max_turns"},
+	{"claude killed while retrying a 429", END_TIMEOUT, 0, 5,
+	    CLAUDE_SJ_RETRY_429, ERRC_RATE_LIMIT, "api_retry 4/10"},
+	{"claude killed while retrying a 529", END_TIMEOUT, 0, 5,
+	    CLAUDE_SJ_RETRY_529, ERRC_OVERLOADED, "HTTP 529"},
+	{"claude killed after a retry it got past", END_TIMEOUT, 1, 5,
+	    CLAUDE_SJ_RETRY_RECOVERED, ERRC_TIMEOUT, ""},
 	/* codex */
 	{"codex usage limit", END_EXIT1, 1, 4, CODEX_USAGE, ERRC_USAGE_LIMIT,
 	    "try again in 5 days"},
@@ -343,6 +376,8 @@ static const struct ccase cases[] = {
 	    ERRC_MODEL_NOT_FOUND, "gpt-9-codex"},
 	{"codex model at capacity", END_EXIT1, 0, 4, CODEX_CAPACITY,
 	    ERRC_OVERLOADED, NULL},
+	{"codex waiting for network until killed", END_TIMEOUT, 0, 4,
+	    CODEX_WAITING, ERRC_NETWORK_ERROR, "waiting for network"},
 	{"codex json turn.failed network", END_EXIT1, 0, 4, CODEX_JSON_NET,
 	    ERRC_NETWORK_ERROR, "Transport error"},
 	{"codex json turn.failed exit 0", END_EXIT0, 0, 4, CODEX_JSON_USAGE,
@@ -898,6 +933,137 @@ test_structured_status_only(void **state)
 	assert_string_equal(out.message, "success");
 }
 
+/*
+ * The real CLIs, installed from npm and run offline with their preset
+ * argv (no network to the API hosts; with no credentials and with a fake
+ * key): claude 2.1.197, codex-cli 0.169.0, gemini 0.61.0.  The files hold
+ * their combined stdout+stderr, trimmed to the last 8 KB, home and
+ * install paths renamed; docs/agents.md tells how each was made.
+ */
+struct fcase {
+	const char *file;      /* under tests/fixtures/agents/ */
+	int exit_code;         /* -1: killed at timeout_s */
+	enum error_code code;
+	const char *msg_part;  /* expected inside the message */
+};
+
+static const struct fcase fixtures[] = {
+	/* stream-json, no credentials: fails at once */
+	{"claude-nokey.txt", 1, ERRC_AUTH, "Not logged in"},
+	/* stream-json, fake ANTHROPIC_API_KEY: 10 retries, 192 s */
+	{"claude-offline.txt", 1, ERRC_NETWORK_ERROR,
+	    "Unable to connect to API (FailedToOpenSocket)"},
+	/* the same killed at 60 s, while it retried */
+	{"claude-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
+	    "no HTTP response"},
+	{"claude-text-nokey.txt", 1, ERRC_AUTH, "Please run /login"},
+	/* text mode: silent for 186 s, then one line */
+	{"claude-text-offline.txt", 1, ERRC_NETWORK_ERROR,
+	    "Unable to connect to API"},
+	/* codex never gives up: "waiting for network" until killed */
+	{"codex-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
+	    "waiting for network"},
+	{"codex-apikey-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
+	    "waiting for network"},
+	/* the cause, above the "waiting for network" lines, names it */
+	{"codex-text-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
+	    "Name does not resolve"},
+	/* exit 41 (FatalAuthenticationError), plain text on stderr */
+	{"gemini-nokey.txt", 41, ERRC_AUTH, "Please set an Auth method"},
+	/* exit 55 without --skip-trust (FatalUntrustedWorkspaceError) */
+	{"gemini-untrusted.txt", 55, ERRC_PERMISSION_DENIED,
+	    "not running in a trusted directory"},
+	/* stream-json, fake GEMINI_API_KEY: 4 + 10 retries, 288 s */
+	{"gemini-offline.txt", 1, ERRC_NETWORK_ERROR, "fetch failed"},
+	{"gemini-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
+	    "fetch failed"},
+	{"gemini-text-offline.txt", 1, ERRC_NETWORK_ERROR, "fetch failed"},
+};
+
+/* tests/fixtures/agents/ under $STORYCTL_SRC, else the current directory
+ * (scripts/run-tests runs the suites from the repository root) */
+static void
+fixture_path(char *buf, size_t len, const char *name)
+{
+	const char *src = getenv("STORYCTL_SRC");
+
+	if (src == NULL || src[0] == '\0')
+		src = ".";
+	snprintf(buf, len, "%s/tests/fixtures/agents%s%s", src,
+	    name != NULL ? "/" : "", name != NULL ? name : "");
+}
+
+/* The whole file, NUL-terminated; the caller frees it. */
+static char *
+fixture_read(const char *name, size_t *len)
+{
+	char path[4096], *buf;
+	FILE *f;
+	long n;
+
+	fixture_path(path, sizeof(path), name);
+	f = fopen(path, "rb");
+	if (f == NULL)
+		fail_msg("cannot open %s", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0 && n <= 8192);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static void
+test_real_cli_fixtures(void **state)
+{
+	struct classify_input in;
+	struct classification out;
+	char path[4096], *tail;
+	struct dirent *de;
+	size_t i, len, nfiles = 0;
+	DIR *d;
+
+	(void)state;
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		const struct fcase *c = &fixtures[i];
+
+		tail = fixture_read(c->file, &len);
+		memset(&in, 0, sizeof(in));
+		in.exit_code = c->exit_code;
+		in.term_signal = c->exit_code < 0 ? 15 : 0;
+		in.timed_out = c->exit_code < 0;
+		/* the story had two tasks; none was done offline */
+		in.tasks_total = 2;
+		in.tail = tail;
+		in.tail_len = len;
+		classify_attempt(&out, &in);
+		if (out.code != c->code ||
+		    strstr(out.message, c->msg_part) == NULL)
+			print_message("fixture %s: got %s, message \"%s\"\n",
+			    c->file, errcode_name(out.code), out.message);
+		assert_string_equal(errcode_name(out.code),
+		    errcode_name(c->code));
+		assert_int_equal(out.outcome, errcode_outcome(c->code));
+		assert_non_null(strstr(out.message, c->msg_part));
+		free(tail);
+	}
+	/* every fixture in the directory is in the table */
+	fixture_path(path, sizeof(path), NULL);
+	d = opendir(path);
+	if (d == NULL)
+		fail_msg("cannot open %s", path);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			nfiles++;
+	closedir(d);
+	assert_int_equal(nfiles, sizeof(fixtures) / sizeof(fixtures[0]));
+}
+
 int
 main(void)
 {
@@ -916,6 +1082,7 @@ main(void)
 		cmocka_unit_test(test_user_patterns),
 		cmocka_unit_test(test_gemini_pretty_json),
 		cmocka_unit_test(test_structured_status_only),
+		cmocka_unit_test(test_real_cli_fixtures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
