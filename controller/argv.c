@@ -39,20 +39,25 @@ abuf_add(struct abuf *b, const char *s, size_t n)
 /* The value of placeholder name (len bytes), or NULL when unknown.  Ints
  * are formatted into num. */
 static const char *
-argv_lookup(const char *name, size_t len, const struct argv_vars *v,
-    char *num, size_t numsz, int *known)
+argv_lookup(const char *name, size_t len, const struct argv_vars *v, char *num,
+    size_t numsz, int *known)
 {
 	static const char *const names[] = {
-		"prompt", "story_file", "story_id", "attempt",
-		"max_attempts", "role", "stalled_task", "repo",
+	    "prompt",
+	    "story_file",
+	    "story_id",
+	    "attempt",
+	    "max_attempts",
+	    "role",
+	    "stalled_task",
+	    "repo",
 	};
 	const char *val = NULL;
 	size_t i;
 
 	*known = 0;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i]) == len &&
-		    memcmp(names[i], name, len) == 0)
+		if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0)
 			break;
 	if (i == sizeof(names) / sizeof(names[0]))
 		return NULL;
@@ -60,14 +65,32 @@ argv_lookup(const char *name, size_t len, const struct argv_vars *v,
 	if (v == NULL)
 		return "";
 	switch (i) {
-	case 0: val = v->prompt; break;
-	case 1: val = v->story_file; break;
-	case 2: val = v->story_id; break;
-	case 3: snprintf(num, numsz, "%d", v->attempt); val = num; break;
-	case 4: snprintf(num, numsz, "%d", v->max_attempts); val = num; break;
-	case 5: val = v->role; break;
-	case 6: val = v->stalled_task; break;
-	case 7: val = v->repo; break;
+	case 0:
+		val = v->prompt;
+		break;
+	case 1:
+		val = v->story_file;
+		break;
+	case 2:
+		val = v->story_id;
+		break;
+	case 3:
+		snprintf(num, numsz, "%d", v->attempt);
+		val = num;
+		break;
+	case 4:
+		snprintf(num, numsz, "%d", v->max_attempts);
+		val = num;
+		break;
+	case 5:
+		val = v->role;
+		break;
+	case 6:
+		val = v->stalled_task;
+		break;
+	case 7:
+		val = v->repo;
+		break;
 	}
 	return val ? val : "";
 }
@@ -96,7 +119,8 @@ argv_expand_one(struct abuf *b, const char *arg, size_t idx,
 			continue;
 		}
 		if (*p == '}') {
-			rc = err_set(err, SC_EDATA, "lone '}' in agent "
+			rc = err_set(err, SC_EDATA,
+			    "lone '}' in agent "
 			    "argument %zu \"%s\" (write \"}}\" for a brace)",
 			    idx, arg);
 			goto out;
@@ -111,7 +135,8 @@ argv_expand_one(struct abuf *b, const char *arg, size_t idx,
 		}
 		close = strchr(p + 1, '}');
 		if (close == NULL) {
-			rc = err_set(err, SC_EDATA, "unterminated '{' in agent "
+			rc = err_set(err, SC_EDATA,
+			    "unterminated '{' in agent "
 			    "argument %zu \"%s\" (write \"{{\" for a brace)",
 			    idx, arg);
 			goto out;
@@ -119,7 +144,8 @@ argv_expand_one(struct abuf *b, const char *arg, size_t idx,
 		val = argv_lookup(p + 1, (size_t)(close - p - 1), v, num,
 		    sizeof(num), &known);
 		if (!known) {
-			rc = err_set(err, SC_EDATA, "unknown placeholder "
+			rc = err_set(err, SC_EDATA,
+			    "unknown placeholder "
 			    "{%.*s} in agent argument %zu \"%s\"",
 			    (int)(close - p - 1), p + 1, idx, arg);
 			goto out;
@@ -133,8 +159,10 @@ argv_expand_one(struct abuf *b, const char *arg, size_t idx,
 		goto oom;
 	goto out;
 oom:
-	rc = err_set(err, SC_EOS, "out of memory expanding agent argument "
-	    "%zu", idx);
+	rc = err_set(err, SC_EOS,
+	    "out of memory expanding agent argument "
+	    "%zu",
+	    idx);
 out:
 	return rc;
 }
@@ -143,7 +171,7 @@ static int
 argv_walk(struct strlist *out, const struct strlist *tmpl,
     const struct argv_vars *v, struct sc_err *err)
 {
-	struct abuf b = { NULL, 0, 0 };
+	struct abuf b = {NULL, 0, 0};
 	size_t i;
 	int rc = 0;
 
@@ -153,13 +181,15 @@ argv_walk(struct strlist *out, const struct strlist *tmpl,
 	}
 	for (i = 0; i < tmpl->n; i++) {
 		b.len = 0;
-		rc = argv_expand_one(out ? &b : NULL, tmpl->items[i], i, v,
-		    err);
+		rc =
+		    argv_expand_one(out ? &b : NULL, tmpl->items[i], i, v, err);
 		if (rc < 0)
 			goto out;
 		if (out != NULL && strlist_pushn(out, b.p, b.len) < 0) {
-			rc = err_set(err, SC_EOS, "out of memory expanding "
-			    "agent argument %zu", i);
+			rc = err_set(err, SC_EOS,
+			    "out of memory expanding "
+			    "agent argument %zu",
+			    i);
 			goto out;
 		}
 	}
@@ -213,7 +243,8 @@ argv_resolve_program(char **out_path, const char *argv0, struct sc_err *err)
 
 	*out_path = NULL;
 	if (argv0 == NULL || *argv0 == '\0') {
-		rc = err_set(err, SC_EUNAVAIL, "agent program not found: "
+		rc = err_set(err, SC_EUNAVAIL,
+		    "agent program not found: "
 		    "(empty name)");
 		goto out;
 	}
@@ -234,7 +265,7 @@ argv_resolve_program(char **out_path, const char *argv0, struct sc_err *err)
 	if (path == NULL)
 		path = "/bin:/usr/bin";
 	nlen = strlen(argv0);
-	for (dir = path; ; dir = end + 1) {
+	for (dir = path;; dir = end + 1) {
 		end = strchr(dir, ':');
 		if (end == NULL)
 			end = dir + strlen(dir);

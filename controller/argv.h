@@ -21,11 +21,11 @@
 /* The values for one attempt.  A NULL string expands to "". */
 struct argv_vars {
 	const char *prompt;
-	const char *story_file;   /* relative to the repo root */
+	const char *story_file; /* relative to the repo root */
 	const char *story_id;
-	const char *role;         /* "primary" or "fallback" */
+	const char *role; /* "primary" or "fallback" */
 	const char *stalled_task;
-	const char *repo;         /* absolute repo root */
+	const char *repo; /* absolute repo root */
 	int attempt;
 	int max_attempts;
 };
@@ -55,7 +55,7 @@ int argv_validate(const struct strlist *tmpl, struct sc_err *err);
  * found: NAME" / "agent program not executable: NAME" (the caller adds
  * which agent).
  */
-int argv_resolve_program(char **out_path, const char *argv0,
-    struct sc_err *err);
+int argv_resolve_program(
+    char **out_path, const char *argv0, struct sc_err *err);
 
 #endif

@@ -105,26 +105,35 @@ print_decision(struct batch *b, const struct attempt_row *r,
 
 	clock_fmt_duration(dur, sizeof(dur), r->ended_ms - r->started_ms);
 	clock_fmt_duration(delay, sizeof(delay), r->delay_ms);
-	record_line(b, "%s: attempt %d %s (%s): %s %d/%d after %s%s%s -> %s%s%s "
-	    "[%s]", st->id, r->attempt, role_name(r->role), r->agent,
+	record_line(b,
+	    "%s: attempt %d %s (%s): %s %d/%d after %s%s%s -> %s%s%s "
+	    "[%s]",
+	    st->id, r->attempt, role_name(r->role), r->agent,
 	    outcome_name(r->outcome), r->tasks_completed, r->tasks_total, dur,
-	    r->error_code != ERRC_NONE && r->error_code !=
-	    ERRC_INCOMPLETE ? " " : "",
-	    r->error_code != ERRC_NONE && r->error_code !=
-	    ERRC_INCOMPLETE ? errcode_name(r->error_code) : "",
+	    r->error_code != ERRC_NONE && r->error_code != ERRC_INCOMPLETE ? " "
+									   : "",
+	    r->error_code != ERRC_NONE && r->error_code != ERRC_INCOMPLETE
+		? errcode_name(r->error_code)
+		: "",
 	    d->decision == DECISION_NONE ? "stop" : decision_name(d->decision),
-	    d->decision == DECISION_RETRY || d->decision == DECISION_WAIT ?
-	    " in " : "",
-	    d->decision == DECISION_RETRY || d->decision == DECISION_WAIT ?
-	    delay : "", d->reason);
+	    d->decision == DECISION_RETRY || d->decision == DECISION_WAIT
+		? " in "
+		: "",
+	    d->decision == DECISION_RETRY || d->decision == DECISION_WAIT
+		? delay
+		: "",
+	    d->reason);
 	if (d->disable_role >= 0)
-		record_line(b, "%s: %s agent (%s) disabled for the rest of this "
-		    "run: %s", st->id, role_name((enum role)d->disable_role),
+		record_line(b,
+		    "%s: %s agent (%s) disabled for the rest of this "
+		    "run: %s",
+		    st->id, role_name((enum role)d->disable_role),
 		    b->cfg->agents[d->disable_role].name, r->error_message);
 	if (d->decision == DECISION_DEFER)
-		record_line(b, "Story %s deferred - dev-story hit complexity "
-		    "limit at %d/%d", st->id, st->tasks_completed,
-		    st->tasks_total);
+		record_line(b,
+		    "Story %s deferred - dev-story hit complexity "
+		    "limit at %d/%d",
+		    st->id, st->tasks_completed, st->tasks_total);
 	else if (d->decision == DECISION_ESCALATE)
 		record_line(b, "Story %s escalated - %s", st->id, d->reason);
 	else if (d->decision == DECISION_DONE)
@@ -152,8 +161,10 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		goto out;
 	recs = to_recs(rows, first, n, r, st->attempt_base);
 	if (recs == NULL || n == first) {
-		rc = err_set(err, SC_ESOFTWARE, "attempt %d of %s is missing "
-		    "from the database", r->attempt, st->id);
+		rc = err_set(err, SC_ESOFTWARE,
+		    "attempt %d of %s is missing "
+		    "from the database",
+		    r->attempt, st->id);
 		goto out;
 	}
 	recs[n - first - 1].hint_ms = hint_ms;
@@ -174,17 +185,19 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	r->decision = d.decision;
 	r->counted = d.counted;
 	snprintf(r->reason, sizeof(r->reason), "%s", d.reason);
-	r->delay_ms = d.decision == DECISION_RETRY ||
-	    d.decision == DECISION_WAIT ?
-	    decide_delay_with_jitter(&d, b->o->clock.random01(b->o->clock.ctx)) :
-	    0;
+	r->delay_ms =
+	    d.decision == DECISION_RETRY || d.decision == DECISION_WAIT
+	    ? decide_delay_with_jitter(
+		  &d, b->o->clock.random01(b->o->clock.ctx))
+	    : 0;
 	r->timeout_factor = d.timeout_factor;
 	r->poll_factor = d.poll_factor;
 	if (d.disable_role >= 0)
 		b->disabled[d.disable_role] = true;
 	if (d.stop_batch) {
 		b->stop_batch = true;
-		snprintf(b->stop_reason, sizeof(b->stop_reason), "%s", d.reason);
+		snprintf(
+		    b->stop_reason, sizeof(b->stop_reason), "%s", d.reason);
 	}
 	st->status = status_of(d.decision);
 	snprintf(st->reason, sizeof(st->reason), "%s", d.reason);
@@ -196,9 +209,10 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	st->updated_ms = r->ended_ms;
 	if (d.decision == DECISION_DEFER) {
 		kind = "deferred";
-		rc = asprintf(&event, "Story %s deferred - dev-story hit "
-		    "complexity limit at %d/%d", st->id, st->tasks_completed,
-		    st->tasks_total);
+		rc = asprintf(&event,
+		    "Story %s deferred - dev-story hit "
+		    "complexity limit at %d/%d",
+		    st->id, st->tasks_completed, st->tasks_total);
 	} else {
 		if (d.decision == DECISION_ESCALATE)
 			kind = "escalated";
@@ -207,8 +221,10 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		rc = asprintf(&event, "attempt %d %s (%s): %s %d/%d -> %s: %s",
 		    r->attempt, role_name(r->role), r->agent,
 		    outcome_name(r->outcome), r->tasks_completed,
-		    r->tasks_total, d.decision == DECISION_NONE ? "none" :
-		    decision_name(d.decision), d.reason);
+		    r->tasks_total,
+		    d.decision == DECISION_NONE ? "none"
+						: decision_name(d.decision),
+		    d.reason);
 	}
 	if (rc < 0) {
 		event = NULL;
@@ -219,9 +235,11 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	if (rc < 0)
 		goto out;
 	if (asprintf(&msg, "%s: attempt %d (%s %s) %s -> %s\n%s", st->id,
-	    r->attempt, role_name(r->role), r->agent, outcome_name(r->outcome),
-	    d.decision == DECISION_NONE ? "none" : decision_name(d.decision),
-	    d.reason) < 0) {
+		r->attempt, role_name(r->role), r->agent,
+		outcome_name(r->outcome),
+		d.decision == DECISION_NONE ? "none"
+					    : decision_name(d.decision),
+		d.reason) < 0) {
 		msg = NULL;
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
@@ -249,8 +267,8 @@ on_start(void *ctx, int pid)
 	if (runner_proc_starttime(&ticks, pid) < 0)
 		ticks = 0;
 	p->r->pid_start = (int64_t)ticks;
-	p->rc = db_attempt_set_pid(p->b->db, p->r->id, pid, p->r->pid_start,
-	    &p->err);
+	p->rc = db_attempt_set_pid(
+	    p->b->db, p->r->id, pid, p->r->pid_start, &p->err);
 	return p->rc;
 }
 
@@ -302,7 +320,7 @@ argv_json(char **out, const struct strlist *argv)
 /* Where the next attempt stands: its number, agent, factors and the
  * earliest time it may start (the last decision's delay). */
 struct next {
-	int attempt;        /* absolute number */
+	int attempt; /* absolute number */
 	enum role role;
 	double timeout_factor, poll_factor;
 	int64_t not_before_ms;
@@ -337,8 +355,8 @@ next_attempt(struct next *nx, struct batch *b, const struct attempt_row *rows,
 		;
 	if (i > first) {
 		f = &rows[i - 1];
-		nx->timeout_factor = f->timeout_factor > 0 ?
-		    f->timeout_factor : 1;
+		nx->timeout_factor =
+		    f->timeout_factor > 0 ? f->timeout_factor : 1;
 		nx->poll_factor = f->poll_factor > 0 ? f->poll_factor : 1;
 	}
 	nx->not_before_ms = last->ended_ms + last->delay_ms;
@@ -364,7 +382,7 @@ next_attempt(struct next *nx, struct batch *b, const struct attempt_row *rows,
 		nx->role = last->role;
 out:
 	if (b->disabled[nx->role] && fb && !b->disabled[!nx->role])
-		nx->role = (enum role)!nx->role;
+		nx->role = (enum role) !nx->role;
 	free(recs);
 	return rc;
 }
@@ -383,12 +401,12 @@ settle(struct batch *b, struct story_row *st, enum story_status status,
 	rc = db_story_update(b->db, st, err);
 	if (rc < 0)
 		goto out;
-	rc = db_event_add(b->db, b->batch_id, st->updated_ms, st->id, kind,
-	    reason, err);
+	rc = db_event_add(
+	    b->db, b->batch_id, st->updated_ms, st->id, kind, reason, err);
 	if (rc < 0)
 		goto out;
-	if (asprintf(&msg, "%s: %s\n%s", st->id, status_name(status),
-	    reason) < 0) {
+	if (asprintf(&msg, "%s: %s\n%s", st->id, status_name(status), reason) <
+	    0) {
 		msg = NULL;
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
@@ -471,11 +489,11 @@ run_one(struct batch *b, struct story_row *st, const struct story *s,
 	r.timeout_factor = 1;
 	r.poll_factor = 1;
 	snprintf(attempt_s, sizeof(attempt_s), "%d", r.attempt);
-	if ((size_t)snprintf(r.log_path, sizeof(r.log_path), "%s/%s.a%s.%lld.log",
-	    b->logdir, st->id, attempt_s, (long long)r.started_ms) >=
-	    sizeof(r.log_path)) {
-		rc = err_set(err, SC_EIO, "log path too long under %s",
-		    b->logdir);
+	if ((size_t)snprintf(r.log_path, sizeof(r.log_path),
+		"%s/%s.a%s.%lld.log", b->logdir, st->id, attempt_s,
+		(long long)r.started_ms) >= sizeof(r.log_path)) {
+		rc = err_set(
+		    err, SC_EIO, "log path too long under %s", b->logdir);
 		goto out;
 	}
 	st->status = STATUS_RUNNING;
@@ -504,16 +522,18 @@ run_one(struct batch *b, struct story_row *st, const struct story *s,
 	ro.env_add = &ag->env;
 	ro.log_path = r.log_path;
 	ro.timeout_ms = (int64_t)(ag->timeout_s * nx->timeout_factor * 1000.0);
-	stall_s = (int64_t)((ag->stall_timeout_s >= 0 ? ag->stall_timeout_s :
-	    cfg->policy.stall_timeout_s) * 1000.0);
+	stall_s =
+	    (int64_t)((ag->stall_timeout_s >= 0 ? ag->stall_timeout_s
+						: cfg->policy.stall_timeout_s) *
+		1000.0);
 	ro.stall_timeout_ms = stall_s;
-	ro.kill_grace_ms = b->o->kill_grace_ms_override >= 0 ?
-	    b->o->kill_grace_ms_override :
-	    (int64_t)(cfg->policy.kill_grace_s * 1000.0);
+	ro.kill_grace_ms = b->o->kill_grace_ms_override >= 0
+	    ? b->o->kill_grace_ms_override
+	    : (int64_t)(cfg->policy.kill_grace_s * 1000.0);
 	pc.b = b;
 	pc.r = &r;
-	pc.poll_ms = (int64_t)(cfg->policy.poll_interval_s * nx->poll_factor *
-	    1000.0);
+	pc.poll_ms =
+	    (int64_t)(cfg->policy.poll_interval_s * nx->poll_factor * 1000.0);
 	pc.last_read_ms = r.started_ms;
 	pc.token = r.tasks_completed;
 	ro.poll_interval_ms = pc.poll_ms < 1000 ? pc.poll_ms : 1000;
@@ -608,20 +628,23 @@ batch_story(struct batch *b, struct story_row *st, const struct story *s,
 			b->interrupted = true;
 			break;
 		}
-		if (st->status != STATUS_PENDING && st->status != STATUS_RUNNING)
+		if (st->status != STATUS_PENDING &&
+		    st->status != STATUS_RUNNING)
 			break;
 		rc = story_read_progress(&pr, s->abspath, err);
 		if (rc < 0) {
 			/* one unreadable story must not end the night */
-			snprintf(why, sizeof(why), "cannot read the story: %.200s",
-			    err->msg);
+			snprintf(why, sizeof(why),
+			    "cannot read the story: %.200s", err->msg);
 			err_clear(err);
 			rc = settle(b, st, STATUS_INVALID, why, "invalid", err);
 			break;
 		}
 		if (pr.tasks_total == 0) {
-			rc = settle(b, st, STATUS_INVALID, "no tasks: the story "
-			    "has no unindented checkbox items", "invalid", err);
+			rc = settle(b, st, STATUS_INVALID,
+			    "no tasks: the story "
+			    "has no unindented checkbox items",
+			    "invalid", err);
 			break;
 		}
 		rc = batch_history(b, &rows, &n, &first, st, err);
@@ -630,8 +653,10 @@ batch_story(struct batch *b, struct story_row *st, const struct story *s,
 		if (first == n && pr.tasks_completed == pr.tasks_total) {
 			st->tasks_completed = pr.tasks_completed;
 			st->tasks_total = pr.tasks_total;
-			snprintf(why, sizeof(why), "all %d tasks were already "
-			    "checked; nothing to run", pr.tasks_total);
+			snprintf(why, sizeof(why),
+			    "all %d tasks were already "
+			    "checked; nothing to run",
+			    pr.tasks_total);
 			rc = settle(b, st, STATUS_DONE, why, "done", err);
 			break;
 		}
@@ -646,18 +671,20 @@ batch_story(struct batch *b, struct story_row *st, const struct story *s,
 		}
 		now = b->o->clock.now_ms(b->o->clock.ctx);
 		if (nx.not_before_ms > now) {
-			clock_fmt_duration(wait, sizeof(wait),
-			    nx.not_before_ms - now);
+			clock_fmt_duration(
+			    wait, sizeof(wait), nx.not_before_ms - now);
 			b->cur_story = st->id;
 			b->cur_attempt = nx.attempt;
 			if (b->o->tty)
 				record_status_line(b, wait);
 			else
-				record_line(b, "%s: waiting %s before attempt "
-				    "%d", st->id, wait, nx.attempt);
+				record_line(b,
+				    "%s: waiting %s before attempt "
+				    "%d",
+				    st->id, wait, nx.attempt);
 			b->cur_story = NULL;
 			if (b->o->clock.sleep_until(b->o->clock.ctx,
-			    nx.not_before_ms, b->o->stop, b->o->wake_fd)) {
+				nx.not_before_ms, b->o->stop, b->o->wake_fd)) {
 				b->interrupted = true;
 				break;
 			}

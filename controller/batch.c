@@ -35,8 +35,8 @@ static int
 mkdir_private(const char *path, struct sc_err *err)
 {
 	if (mkdir(path, 0700) < 0 && errno != EEXIST)
-		return err_set(err, SC_EIO, "cannot create %s: %s", path,
-		    strerror(errno));
+		return err_set(
+		    err, SC_EIO, "cannot create %s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -67,11 +67,11 @@ reconcile(struct batch *b, struct sc_err *err)
 		/* only the group we started: after a reboot the pid may
 		 * belong to someone else */
 		if (r->pid > 0 && r->pid_start > 0)
-			runner_kill_stale_group((int)r->pid,
-			    (uint64_t)r->pid_start, 2000);
+			runner_kill_stale_group(
+			    (int)r->pid, (uint64_t)r->pid_start, 2000);
 		b->batch_id = r->batch_id;
-		rc = db_story_get(b->db, &st, &found, r->batch_id, r->story_id,
-		    err);
+		rc = db_story_get(
+		    b->db, &st, &found, r->batch_id, r->story_id, err);
 		if (rc < 0)
 			goto out;
 		if (!found)
@@ -83,21 +83,25 @@ reconcile(struct batch *b, struct sc_err *err)
 		if (s != NULL)
 			story_read_progress(&pr, s->abspath, NULL);
 		r->ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
-		if (r->heartbeat_ms > r->started_ms && r->heartbeat_ms < r->ended_ms)
+		if (r->heartbeat_ms > r->started_ms &&
+		    r->heartbeat_ms < r->ended_ms)
 			r->ended_ms = r->heartbeat_ms;
 		r->exit_code = -1;
 		r->outcome = OUTCOME_CRASH;
 		r->error_code = ERRC_CRASH;
 		snprintf(r->error_message, sizeof(r->error_message),
-		    "the controller (pid %lld) died during this attempt; closed "
-		    "as a crash at start-up", (long long)r->controller_pid);
+		    "the controller (pid %lld) died during this attempt; "
+		    "closed "
+		    "as a crash at start-up",
+		    (long long)r->controller_pid);
 		r->tasks_completed = pr.tasks_completed;
 		r->tasks_total = pr.tasks_total;
 		snprintf(r->stalled_task, sizeof(r->stalled_task), "%s",
 		    pr.stalled_task);
-		record_line(b, "%s: attempt %d was left running by a dead "
-		    "controller (pid %lld): closed as crash", r->story_id,
-		    r->attempt, (long long)r->controller_pid);
+		record_line(b,
+		    "%s: attempt %d was left running by a dead "
+		    "controller (pid %lld): closed as crash",
+		    r->story_id, r->attempt, (long long)r->controller_pid);
 		rc = batch_decide_and_record(b, r, &st, NULL, -1, err);
 		if (rc < 0)
 			goto out;
@@ -134,8 +138,8 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 	for (i = 0; i < o->nonly; i++)
 		if (story_by_id(o, o->only[i]) == NULL)
 			return err_set(err, SC_EUSAGE, "no story '%s' in %s",
-			    o->only[i], b->cfg->path ? b->cfg->path :
-			    "the config");
+			    o->only[i],
+			    b->cfg->path ? b->cfg->path : "the config");
 	rc = db_batch_current(b->db, &br, &found, err);
 	if (rc < 0)
 		return rc;
@@ -145,13 +149,14 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 			rc = db_batch_set_status(b->db, br.id, "running",
 			    o->clock.now_ms(o->clock.ctx), err);
 		for (i = 0; rc == 0 && i < o->nonly; i++) {
-			rc = db_story_get(b->db, &st, &ok, br.id, o->only[i],
-			    err);
+			rc = db_story_get(
+			    b->db, &st, &ok, br.id, o->only[i], err);
 			if (rc == 0 && !ok)
-				rc = err_set(err, SC_EUSAGE, "story '%s' is not "
+				rc = err_set(err, SC_EUSAGE,
+				    "story '%s' is not "
 				    "in the unfinished batch %lld; finish it "
-				    "with 'storyctl resume' first", o->only[i],
-				    (long long)br.id);
+				    "with 'storyctl resume' first",
+				    o->only[i], (long long)br.id);
 		}
 		return rc;
 	}
@@ -165,8 +170,8 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		}
 		return rc;
 	}
-	rc = db_batch_create(b->db, &b->batch_id, o->clock.now_ms(o->clock.ctx),
-	    err);
+	rc = db_batch_create(
+	    b->db, &b->batch_id, o->clock.now_ms(o->clock.ctx), err);
 	if (rc < 0)
 		return rc;
 	for (i = 0; i < o->nstories; i++) {
@@ -190,9 +195,10 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 	    NULL, "batch", "batch started", err);
 	if (rc == 0) {
 		char subject[128];
-		snprintf(subject, sizeof(subject), "storyctl: batch %lld "
-		    "started with %zu stor%s", (long long)b->batch_id, pos,
-		    pos == 1 ? "y" : "ies");
+		snprintf(subject, sizeof(subject),
+		    "storyctl: batch %lld "
+		    "started with %zu stor%s",
+		    (long long)b->batch_id, pos, pos == 1 ? "y" : "ies");
 		rc = record_commit_batch(b, subject, "", err);
 	}
 	return rc;
@@ -212,15 +218,17 @@ run_stories(struct batch *b, struct sc_err *err)
 	for (i = 0; i < n; i++) {
 		struct story_row *st = &rows[i];
 
-		if (st->status != STATUS_PENDING && st->status != STATUS_RUNNING)
+		if (st->status != STATUS_PENDING &&
+		    st->status != STATUS_RUNNING)
 			continue;
 		if (b->o->nonly > 0 && !wanted(b->o, st->id))
 			continue;
 		s = story_by_id(b->o, st->id);
 		if (s == NULL) {
-			rc = err_set(err, SC_EDATA, "story %s of batch %lld is "
-			    "no longer in the config", st->id,
-			    (long long)b->batch_id);
+			rc = err_set(err, SC_EDATA,
+			    "story %s of batch %lld is "
+			    "no longer in the config",
+			    st->id, (long long)b->batch_id);
 			goto out;
 		}
 		rc = batch_story(b, st, s, err);
@@ -266,8 +274,8 @@ finish(struct batch *b, struct batch_result *res, struct sc_err *err)
 }
 
 int
-batch_run(struct batch_result *out, const struct batch_opts *o,
-    struct sc_err *err)
+batch_run(
+    struct batch_result *out, const struct batch_opts *o, struct sc_err *err)
 {
 	struct batch b;
 	int rc;
@@ -276,10 +284,10 @@ batch_run(struct batch_result *out, const struct batch_opts *o,
 	memset(&b, 0, sizeof(b));
 	b.o = o;
 	b.cfg = o->cfg;
-	snprintf(out->state_dir, sizeof(out->state_dir), "%s",
-	    o->cfg->state_dir);
-	snprintf(out->branch, sizeof(out->branch), "%s",
-	    o->cfg->git.state_branch);
+	snprintf(
+	    out->state_dir, sizeof(out->state_dir), "%s", o->cfg->state_dir);
+	snprintf(
+	    out->branch, sizeof(out->branch), "%s", o->cfg->git.state_branch);
 	rc = db_dir_prepare(o->cfg->state_dir, err);
 	if (rc < 0)
 		goto out;
@@ -314,11 +322,11 @@ batch_run(struct batch_result *out, const struct batch_opts *o,
 		goto out;
 	rc = record_sync(&b, err);
 	/* "stopped before its end" only while stories remain to run */
-	out->stopped = b.stop_batch && out->counts[STATUS_PENDING] +
-	    out->counts[STATUS_RUNNING] > 0;
+	out->stopped = b.stop_batch &&
+	    out->counts[STATUS_PENDING] + out->counts[STATUS_RUNNING] > 0;
 	out->interrupted = b.interrupted;
-	snprintf(out->stop_reason, sizeof(out->stop_reason), "%s",
-	    b.stop_reason);
+	snprintf(
+	    out->stop_reason, sizeof(out->stop_reason), "%s", b.stop_reason);
 out:
 	record_clear_line(&b);
 	gitstate_free(b.gs);

@@ -21,15 +21,15 @@
 #include "strategies/err.h"
 
 enum batch_mode {
-	BATCH_RUN,    /* continue the unfinished batch, or start one */
-	BATCH_RESUME  /* continue the unfinished batch; none is an error */
+	BATCH_RUN, /* continue the unfinished batch, or start one */
+	BATCH_RESUME /* continue the unfinished batch; none is an error */
 };
 
 struct batch_opts {
 	const struct config *cfg;
 	const struct story *stories; /* loaded from cfg, config order */
 	size_t nstories;
-	char *const *only;           /* `run STORY...`: ids, or NULL */
+	char *const *only; /* `run STORY...`: ids, or NULL */
 	size_t nonly;
 	enum batch_mode mode;
 	struct sc_clock clock;
@@ -37,20 +37,20 @@ struct batch_opts {
 	int (*run_agent)(void *ctx, struct runner_result *out,
 	    const struct runner_opts *o, struct sc_err *err);
 	void *run_ctx;
-	FILE *out;                   /* progress lines */
-	bool tty;                    /* live status line instead of lines */
+	FILE *out; /* progress lines */
+	bool tty; /* live status line instead of lines */
 	bool color;
 	const volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM */
-	int wake_fd;                 /* readable when *stop changes, or -1 */
+	int wake_fd; /* readable when *stop changes, or -1 */
 	int64_t kill_grace_ms_override; /* tests: < 0 = use the policy */
 };
 
 struct batch_result {
 	int64_t batch_id;
 	int counts[STATUS__COUNT];
-	bool stopped;       /* stopped before its end (no agent left): exit 75 */
-	bool interrupted;   /* *stop was raised */
-	bool nothing;       /* resume found nothing to do */
+	bool stopped; /* stopped before its end (no agent left): exit 75 */
+	bool interrupted; /* *stop was raised */
+	bool nothing; /* resume found nothing to do */
 	char stop_reason[512];
 	char state_dir[512];
 	char branch[256];
@@ -59,8 +59,8 @@ struct batch_result {
 /* Run the batch.  Returns 0 when the loop ended (look at *out for how),
  * or a negative SC_E* code (SC_ETEMPFAIL when another controller holds
  * the state dir, SC_EIO when state cannot be written, ...). */
-int batch_run(struct batch_result *out, const struct batch_opts *o,
-    struct sc_err *err);
+int batch_run(
+    struct batch_result *out, const struct batch_opts *o, struct sc_err *err);
 
 /* The adapter that makes runner_run() fit the run_agent seam. */
 int batch_real_runner(void *ctx, struct runner_result *out,

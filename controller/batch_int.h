@@ -19,8 +19,8 @@ struct batch {
 	struct gitstate *gs;
 	struct state_lock *lock;
 	int64_t batch_id;
-	bool disabled[2];   /* D2, for the rest of this controller run */
-	bool stop_batch;    /* no agent left */
+	bool disabled[2]; /* D2, for the rest of this controller run */
+	bool stop_batch; /* no agent left */
 	bool interrupted;
 	char stop_reason[512];
 	char logdir[512];
@@ -45,8 +45,8 @@ int batch_story(struct batch *b, struct story_row *st, const struct story *s,
  * progress fields), fill r's decision fields and st's status, record
  * both in one transaction and commit the state branch. */
 int batch_decide_and_record(struct batch *b, struct attempt_row *r,
-    struct story_row *st, const struct classification *cls,
-    int64_t hint_ms, struct sc_err *err);
+    struct story_row *st, const struct classification *cls, int64_t hint_ms,
+    struct sc_err *err);
 /* The attempts of a story the strategy sees (since its last requeue). */
 int batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
     size_t *first, const struct story_row *st, struct sc_err *err);
@@ -57,8 +57,8 @@ int batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
 int record_commit_story(struct batch *b, const struct story_row *st,
     const char *msg, struct sc_err *err);
 /* Commit the whole batch with subject and body. */
-int record_commit_batch(struct batch *b, const char *subject,
-    const char *body, struct sc_err *err);
+int record_commit_batch(
+    struct batch *b, const char *subject, const char *body, struct sc_err *err);
 /* Commit the whole batch when the branch lags the database. */
 int record_sync(struct batch *b, struct sc_err *err);
 /* Print a line (clearing the live status line first). */

@@ -9,26 +9,32 @@
 #include "controller/config.h"
 
 static const struct cli_command commands[] = {
-	{"init", "", "write a starter storyctl.json and ignore the state dir",
-	    cmd_init},
-	{"check", "", "validate config and stories and print the plan",
-	    cmd_check},
-	{"run", "[-j N] [STORY...]", "start a batch (or continue the "
-	    "unfinished one)", cmd_run},
-	{"resume", "", "continue the unfinished batch", cmd_resume},
-	{"status", "[--json]", "the batch at a glance", cmd_status},
-	{"list", "[--status S] [--json]", "stories with status, attempts, "
-	    "progress, reason", cmd_list},
-	{"show", "STORY [--json]", "one story's attempts with the reason of "
-	    "each decision", cmd_show},
-	{"log", "[--follow] [--json]", "the event log", cmd_log},
-	{"requeue", "STORY", "put a deferred, escalated or blocked story back "
-	    "to pending", cmd_requeue},
-	{"simulate", "[--tasks N] [--json] OUTCOME[:TASKS]...",
-	    "feed a hypothetical attempt history through the policy",
-	    cmd_simulate},
-	{"agents", "[--json]", "list presets and the configured agents",
-	    cmd_agents},
+    {"init", "", "write a starter storyctl.json and ignore the state dir",
+	cmd_init},
+    {"check", "", "validate config and stories and print the plan", cmd_check},
+    {"run", "[-j N] [STORY...]",
+	"start a batch (or continue the "
+	"unfinished one)",
+	cmd_run},
+    {"resume", "", "continue the unfinished batch", cmd_resume},
+    {"status", "[--json]", "the batch at a glance", cmd_status},
+    {"list", "[--status S] [--json]",
+	"stories with status, attempts, "
+	"progress, reason",
+	cmd_list},
+    {"show", "STORY [--json]",
+	"one story's attempts with the reason of "
+	"each decision",
+	cmd_show},
+    {"log", "[--follow] [--json]", "the event log", cmd_log},
+    {"requeue", "STORY",
+	"put a deferred, escalated or blocked story back "
+	"to pending",
+	cmd_requeue},
+    {"simulate", "[--tasks N] [--json] OUTCOME[:TASKS]...",
+	"feed a hypothetical attempt history through the policy", cmd_simulate},
+    {"agents", "[--json]", "list presets and the configured agents",
+	cmd_agents},
 };
 
 const struct cli_command *
@@ -62,8 +68,10 @@ cli_load_config(struct config *out, const struct cli *cli, bool optional,
 		goto out;
 	}
 	if (getcwd(cwd, sizeof(cwd)) == NULL) {
-		rc = err_set(err, SC_EOS, "cannot read the current directory: "
-		    "%s", strerror(errno));
+		rc = err_set(err, SC_EOS,
+		    "cannot read the current directory: "
+		    "%s",
+		    strerror(errno));
 		goto out;
 	}
 	rc = config_find(&found, cwd, err);
@@ -82,8 +90,8 @@ out:
 }
 
 int
-cli_opt_value(const char **out, int argc, char **argv, int *i,
-    const char *name, struct sc_err *err)
+cli_opt_value(const char **out, int argc, char **argv, int *i, const char *name,
+    struct sc_err *err)
 {
 	const char *a = argv[*i];
 	size_t len = strlen(name);
@@ -112,15 +120,17 @@ cli_parse_int(int *out, const char *s, const char *what, int min, int max,
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
-		return err_set(err, SC_EUSAGE, "%s must be a whole number from "
-		    "%d to %d, not '%s'", what, min, max, s);
+		return err_set(err, SC_EUSAGE,
+		    "%s must be a whole number from "
+		    "%d to %d, not '%s'",
+		    what, min, max, s);
 	*out = (int)v;
 	return 0;
 }
 
 int
-cli_want_help(const struct cli *cli, const struct cli_command *cmd, int argc,
-    char **argv)
+cli_want_help(
+    const struct cli *cli, const struct cli_command *cmd, int argc, char **argv)
 {
 	int i;
 
@@ -129,9 +139,10 @@ cli_want_help(const struct cli *cli, const struct cli_command *cmd, int argc,
 			break;
 		if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
-			fprintf(cli->out, "usage: storyctl [-C DIR] [-c CONFIG] "
-			    "%s %s\n\n%s\n", cmd->name, cmd->usage,
-			    cmd->summary);
+			fprintf(cli->out,
+			    "usage: storyctl [-C DIR] [-c CONFIG] "
+			    "%s %s\n\n%s\n",
+			    cmd->name, cmd->usage, cmd->summary);
 			return 1;
 		}
 	}

@@ -16,15 +16,15 @@ struct config;
 
 struct cli {
 	const char *config_path; /* -c FILE, or NULL to search */
-	const char *dir;         /* -C DIR (already chdir'd to), or NULL */
-	FILE *out;               /* stdout */
-	bool color;              /* stdout is a terminal and NO_COLOR unset */
-	bool tty;                /* stdout is a terminal */
+	const char *dir; /* -C DIR (already chdir'd to), or NULL */
+	FILE *out; /* stdout */
+	bool color; /* stdout is a terminal and NO_COLOR unset */
+	bool tty; /* stdout is a terminal */
 };
 
 struct cli_command {
 	const char *name;
-	const char *usage;   /* arguments, for the help text */
+	const char *usage; /* arguments, for the help text */
 	const char *summary; /* one line */
 	int (*run)(struct cli *cli, int argc, char **argv, struct sc_err *err);
 };
@@ -42,8 +42,8 @@ int cli_load_config(struct config *out, const struct cli *cli, bool optional,
  * SC_EUSAGE when the value is missing. */
 int cli_opt_value(const char **out, int argc, char **argv, int *i,
     const char *name, struct sc_err *err);
-int cli_parse_int(int *out, const char *s, const char *what, int min,
-    int max, struct sc_err *err);
+int cli_parse_int(int *out, const char *s, const char *what, int min, int max,
+    struct sc_err *err);
 
 /* Print a command's help when argv holds -h/--help; returns 1 if so. */
 int cli_want_help(const struct cli *cli, const struct cli_command *cmd,

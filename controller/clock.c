@@ -41,7 +41,8 @@ real_sleep_until(void *ctx, int64_t deadline_ms,
 		pfd.events = POLLIN;
 		pfd.revents = 0;
 		if (poll(wake_fd >= 0 ? &pfd : NULL, wake_fd >= 0 ? 1 : 0,
-		    (int)left) > 0 && (pfd.revents & POLLIN)) {
+			(int)left) > 0 &&
+		    (pfd.revents & POLLIN)) {
 			while (read(wake_fd, buf, sizeof(buf)) > 0)
 				;
 		}

@@ -95,7 +95,8 @@ view_stories(struct story_row **out, size_t *n, struct view *v,
 		snprintf(r->reason, sizeof(r->reason), "%s", s[i].reason);
 		r->tasks_completed = s[i].progress.tasks_completed;
 		r->tasks_total = s[i].progress.tasks_total;
-		if (status == NULL || strcmp(status, status_name(r->status)) == 0)
+		if (status == NULL ||
+		    strcmp(status, status_name(r->status)) == 0)
 			k++;
 	}
 	stories_free(s, ns);
@@ -116,28 +117,32 @@ parse_flags(const char *cmd, int argc, char **argv, int *json, int *follow,
 			*json = 1;
 			continue;
 		}
-		if (follow != NULL && (strcmp(argv[i], "--follow") == 0 ||
-		    strcmp(argv[i], "-f") == 0)) {
+		if (follow != NULL &&
+		    (strcmp(argv[i], "--follow") == 0 ||
+			strcmp(argv[i], "-f") == 0)) {
 			*follow = 1;
 			continue;
 		}
 		if (status != NULL) {
-			r = cli_opt_value(status, argc, argv, &i, "--status",
-			    err);
+			r = cli_opt_value(
+			    status, argc, argv, &i, "--status", err);
 			if (r < 0)
 				return r;
 			if (r == 1) {
 				if (status_parse(&st, *status) < 0)
-					return err_set(err, SC_EUSAGE, "%s: "
+					return err_set(err, SC_EUSAGE,
+					    "%s: "
 					    "unknown status '%s' (pending, "
-					    "running, done, deferred, escalated, "
-					    "blocked, invalid)", cmd, *status);
+					    "running, done, deferred, "
+					    "escalated, "
+					    "blocked, invalid)",
+					    cmd, *status);
 				continue;
 			}
 		}
 		if (argv[i][0] == '-')
-			return err_set(err, SC_EUSAGE, "%s: unknown option '%s'",
-			    cmd, argv[i]);
+			return err_set(err, SC_EUSAGE,
+			    "%s: unknown option '%s'", cmd, argv[i]);
 		if (story != NULL && *story == NULL) {
 			*story = argv[i];
 			continue;
@@ -146,8 +151,10 @@ parse_flags(const char *cmd, int argc, char **argv, int *json, int *follow,
 		    cmd, argv[i]);
 	}
 	if (story != NULL && *story == NULL)
-		return err_set(err, SC_EUSAGE, "%s: which story? (storyctl %s "
-		    "STORY)", cmd, cmd);
+		return err_set(err, SC_EUSAGE,
+		    "%s: which story? (storyctl %s "
+		    "STORY)",
+		    cmd, cmd);
 	return 0;
 }
 
@@ -175,20 +182,23 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (json) {
 		arr = json_array();
 		for (i = 0; arr != NULL && i < n; i++)
-			json_array_append_new(arr, json_pack("{s:s, s:s, s:i, "
-			    "s:i, s:i, s:o}", "id", rows[i].id, "status",
-			    status_name(rows[i].status), "attempts",
-			    rows[i].attempts, "tasks_completed",
-			    rows[i].tasks_completed, "tasks_total",
-			    rows[i].tasks_total, "reason", rows[i].reason[0] ?
-			    json_string(rows[i].reason) : json_null()));
-		rc = arr ? cli_print_json(cli, arr, err) :
-		    err_set(err, SC_EOS, "out of memory");
+			json_array_append_new(arr,
+			    json_pack("{s:s, s:s, s:i, "
+				      "s:i, s:i, s:o}",
+				"id", rows[i].id, "status",
+				status_name(rows[i].status), "attempts",
+				rows[i].attempts, "tasks_completed",
+				rows[i].tasks_completed, "tasks_total",
+				rows[i].tasks_total, "reason",
+				rows[i].reason[0] ? json_string(rows[i].reason)
+						  : json_null()));
+		rc = arr ? cli_print_json(cli, arr, err)
+			 : err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
 	if (n == 0) {
-		fprintf(cli->out, "no stories%s%s\n", status ? " with status " :
-		    "", status ? status : "");
+		fprintf(cli->out, "no stories%s%s\n",
+		    status ? " with status " : "", status ? status : "");
 		goto out;
 	}
 	fprintf(cli->out, "%-16s %-10s %-8s %-7s %s\n", "story", "status",
@@ -211,8 +221,8 @@ out:
 /* --- show ------------------------------------------------------------ */
 
 static int
-find_story(struct story_row *st, struct view *v, const char *id,
-    struct sc_err *err)
+find_story(
+    struct story_row *st, struct view *v, const char *id, struct sc_err *err)
 {
 	struct story_row *rows = NULL;
 	size_t n = 0, i;
@@ -246,18 +256,21 @@ show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 	char dur[32] = "-", delay[32] = "", tasks[32];
 
 	if (a->outcome != OUTCOME_NONE && a->ended_ms >= a->started_ms)
-		clock_fmt_duration(dur, sizeof(dur), a->ended_ms -
-		    a->started_ms);
+		clock_fmt_duration(
+		    dur, sizeof(dur), a->ended_ms - a->started_ms);
 	if (a->delay_ms > 0)
 		clock_fmt_duration(delay, sizeof(delay), a->delay_ms);
-	snprintf(tasks, sizeof(tasks), "%d/%d", a->tasks_completed,
-	    a->tasks_total);
-	fprintf(cli->out, "  a%-3d %-8s %-10s %-12s %-18s %-6s %-8s %-9s%s%s "
-	    "%s\n", a->attempt, role_name(a->role), a->agent,
+	snprintf(
+	    tasks, sizeof(tasks), "%d/%d", a->tasks_completed, a->tasks_total);
+	fprintf(cli->out,
+	    "  a%-3d %-8s %-10s %-12s %-18s %-6s %-8s %-9s%s%s "
+	    "%s\n",
+	    a->attempt, role_name(a->role), a->agent,
 	    a->outcome == OUTCOME_NONE ? "running" : outcome_name(a->outcome),
 	    a->error_code != ERRC_NONE ? errcode_name(a->error_code) : "-",
-	    tasks, dur, a->decision == DECISION_NONE ? "-" :
-	    decision_name(a->decision), delay[0] ? " in " : "", delay,
+	    tasks, dur,
+	    a->decision == DECISION_NONE ? "-" : decision_name(a->decision),
+	    delay[0] ? " in " : "", delay,
 	    a->counted ? a->reason : "(not counted) ");
 	if (!a->counted && a->reason[0])
 		fprintf(cli->out, "       %s\n", a->reason);
@@ -286,14 +299,15 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (rc < 0)
 		goto out;
 	if (v.have_batch) {
-		rc = db_attempts_for_story(v.db, &rows, &n, v.batch.id, id, err);
+		rc =
+		    db_attempts_for_story(v.db, &rows, &n, v.batch.id, id, err);
 		if (rc < 0)
 			goto out;
 	}
 	if (json) {
 		j = render_story_json(&st, rows, n);
-		rc = j ? cli_print_json(cli, j, err) :
-		    err_set(err, SC_EOS, "out of memory");
+		rc = j ? cli_print_json(cli, j, err)
+		       : err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
 	fprintf(cli->out, "%s  %s  %d/%d tasks  %d attempt%s  %s\n", st.id,
@@ -302,9 +316,10 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (st.reason[0])
 		fprintf(cli->out, "reason: %s\n", st.reason);
 	if (st.status == STATUS_DEFERRED)
-		fprintf(cli->out, "Story %s deferred - dev-story hit complexity "
-		    "limit at %d/%d\n", st.id, st.tasks_completed,
-		    st.tasks_total);
+		fprintf(cli->out,
+		    "Story %s deferred - dev-story hit complexity "
+		    "limit at %d/%d\n",
+		    st.id, st.tasks_completed, st.tasks_total);
 	for (i = 0; i < n; i++)
 		show_attempt_line(cli, &rows[i]);
 	if (n > 0 && rows[n - 1].log_path[0])
@@ -326,7 +341,8 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct story_row *rows = NULL;
 	size_t nrun = 0, nhist = 0, n = 0, i;
 	int counts[STATUS__COUNT] = {0};
-	json_t *o = NULL, *c = NULL, *running = json_null(), *wait = json_null();
+	json_t *o = NULL, *c = NULL, *running = json_null(),
+	       *wait = json_null();
 	const struct attempt_row *cur = NULL;
 	int64_t pid = 0, wait_until = 0, tnow = now_ms();
 	const char *wait_story = NULL;
@@ -363,18 +379,20 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			attempt_rows_free(hist, nhist);
 			hist = NULL;
 			nhist = 0;
-			rc = db_attempts_for_story(v.db, &hist, &nhist,
-			    v.batch.id, rows[i].id, err);
+			rc = db_attempts_for_story(
+			    v.db, &hist, &nhist, v.batch.id, rows[i].id, err);
 			if (rc < 0)
 				goto out;
-			if (nhist > 0 && hist[nhist - 1].ended_ms +
-			    hist[nhist - 1].delay_ms > tnow) {
+			if (nhist > 0 &&
+			    hist[nhist - 1].ended_ms +
+				    hist[nhist - 1].delay_ms >
+				tnow) {
 				wait_until = hist[nhist - 1].ended_ms +
 				    hist[nhist - 1].delay_ms;
 				wait_story = rows[i].id;
-				wait_attempt = hist[nhist - 1].counted ?
-				    hist[nhist - 1].attempt + 1 :
-				    hist[nhist - 1].attempt;
+				wait_attempt = hist[nhist - 1].counted
+				    ? hist[nhist - 1].attempt + 1
+				    : hist[nhist - 1].attempt;
 				break;
 			}
 		}
@@ -395,18 +413,20 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (json) {
 		c = json_object();
 		for (i = 0; i < STATUS__COUNT; i++)
-			json_object_set_new(c, status_name((enum story_status)i),
+			json_object_set_new(c,
+			    status_name((enum story_status)i),
 			    json_integer(counts[i]));
 		o = json_pack("{s:o, s:o, s:o, s:o, s:i, s:O, s:O, s:f}",
-		    "batch", v.have_batch ? json_integer(v.batch.id) :
-		    json_null(), "state", v.have_batch ?
-		    json_string(v.batch.status) : json_null(),
+		    "batch",
+		    v.have_batch ? json_integer(v.batch.id) : json_null(),
+		    "state",
+		    v.have_batch ? json_string(v.batch.status) : json_null(),
 		    "controller_pid", pid > 0 ? json_integer(pid) : json_null(),
 		    "counts", c, "stories", (int)n, "running", running,
 		    "next_wait", wait, "cost_usd", cost);
 		c = NULL;
-		rc = o ? cli_print_json(cli, o, err) :
-		    err_set(err, SC_EOS, "out of memory");
+		rc = o ? cli_print_json(cli, o, err)
+		       : err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
 	if (!v.have_batch)
@@ -422,15 +442,17 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	fprintf(cli->out, "\n");
 	if (cur != NULL) {
 		clock_fmt_duration(buf, sizeof(buf), tnow - cur->started_ms);
-		fprintf(cli->out, "now: %s attempt %d, %s (%s), %d/%d tasks, "
-		    "%s%s\n", cur->story_id, cur->attempt, role_name(cur->role),
+		fprintf(cli->out,
+		    "now: %s attempt %d, %s (%s), %d/%d tasks, "
+		    "%s%s\n",
+		    cur->story_id, cur->attempt, role_name(cur->role),
 		    cur->agent, cur->tasks_completed, cur->tasks_total, buf,
 		    pid > 0 ? "" : " (controller gone: resume closes it)");
 	}
 	if (wait_story != NULL) {
 		clock_fmt_duration(buf, sizeof(buf), wait_until - tnow);
-		fprintf(cli->out, "next wait: %s attempt %d in %s\n", wait_story,
-		    wait_attempt, buf);
+		fprintf(cli->out, "next wait: %s attempt %d in %s\n",
+		    wait_story, wait_attempt, buf);
 	}
 out:
 	json_decref(o);
@@ -451,9 +473,9 @@ event_json(const struct event_row *e)
 {
 	return json_pack("{s:I, s:I, s:o, s:o, s:s, s:s}", "id",
 	    (json_int_t)e->id, "batch", (json_int_t)e->batch_id, "time",
-	    render_time_json(e->ts_ms), "story", e->story_id[0] ?
-	    json_string(e->story_id) : json_null(), "kind", e->kind,
-	    "message", e->message);
+	    render_time_json(e->ts_ms), "story",
+	    e->story_id[0] ? json_string(e->story_id) : json_null(), "kind",
+	    e->kind, "message", e->message);
 }
 
 static void
@@ -555,9 +577,10 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	if (st.status != STATUS_DEFERRED && st.status != STATUS_ESCALATED &&
 	    st.status != STATUS_BLOCKED) {
-		rc = err_set(err, SC_EUSAGE, "requeue: story %s is %s; only a "
-		    "deferred, escalated or blocked story can be requeued", id,
-		    status_name(st.status));
+		rc = err_set(err, SC_EUSAGE,
+		    "requeue: story %s is %s; only a "
+		    "deferred, escalated or blocked story can be requeued",
+		    id, status_name(st.status));
 		goto out;
 	}
 	rc = db_attempts_for_story(v.db, &rows, &n, v.batch.id, id, err);
@@ -573,14 +596,16 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	st.updated_ms = now_ms();
 	rc = db_story_update(v.db, &st, err);
 	if (rc == 0)
-		rc = db_event_add(v.db, v.batch.id, st.updated_ms, id, "requeued",
-		    msg, err);
+		rc = db_event_add(
+		    v.db, v.batch.id, st.updated_ms, id, "requeued", msg, err);
 	if (rc == 0 && strcmp(v.batch.status, "finished") == 0)
-		rc = db_batch_set_status(v.db, v.batch.id, "stopped",
-		    st.updated_ms, err);
+		rc = db_batch_set_status(
+		    v.db, v.batch.id, "stopped", st.updated_ms, err);
 	if (rc == 0)
-		fprintf(cli->out, "%s is pending again (attempt history kept); "
-		    "run 'storyctl resume' to run it\n", id);
+		fprintf(cli->out,
+		    "%s is pending again (attempt history kept); "
+		    "run 'storyctl resume' to run it\n",
+		    id);
 out:
 	attempt_rows_free(rows, n);
 	view_close(&v);

@@ -81,9 +81,9 @@ cmd_run_check_agents(const struct config *cfg, struct sc_err *err)
 static void
 summary(const struct cli *cli, const struct batch_result *res)
 {
-	static const enum story_status order[] = {STATUS_DONE,
-	    STATUS_DEFERRED, STATUS_ESCALATED, STATUS_BLOCKED, STATUS_INVALID,
-	    STATUS_PENDING, STATUS_RUNNING};
+	static const enum story_status order[] = {STATUS_DONE, STATUS_DEFERRED,
+	    STATUS_ESCALATED, STATUS_BLOCKED, STATUS_INVALID, STATUS_PENDING,
+	    STATUS_RUNNING};
 	size_t i;
 	int total = 0, shown = 0;
 
@@ -99,14 +99,18 @@ summary(const struct cli *cli, const struct batch_result *res)
 	fprintf(cli->out, "%s(%d stor%s)\n", shown ? " " : "", total,
 	    total == 1 ? "y" : "ies");
 	if (res->stopped)
-		fprintf(cli->out, "stopped: %s\nrun 'storyctl resume' when the "
-		    "cause is fixed\n", res->stop_reason);
+		fprintf(cli->out,
+		    "stopped: %s\nrun 'storyctl resume' when the "
+		    "cause is fixed\n",
+		    res->stop_reason);
 	else if (res->interrupted)
-		fprintf(cli->out, "interrupted: run 'storyctl resume' to "
+		fprintf(cli->out,
+		    "interrupted: run 'storyctl resume' to "
 		    "continue\n");
 	if (res->counts[STATUS_DEFERRED] || res->counts[STATUS_ESCALATED] ||
 	    res->counts[STATUS_BLOCKED] || res->counts[STATUS_INVALID])
-		fprintf(cli->out, "next: storyctl list --status deferred; "
+		fprintf(cli->out,
+		    "next: storyctl list --status deferred; "
 		    "storyctl show STORY; storyctl requeue STORY\n");
 	fprintf(cli->out, "record: %s/state.db, git log %s\n", res->state_dir,
 	    res->branch);
@@ -136,7 +140,8 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 			goto out;
 		}
 		if (mode == BATCH_RESUME) {
-			rc = err_set(err, SC_EUSAGE, "resume takes no stories "
+			rc = err_set(err, SC_EUSAGE,
+			    "resume takes no stories "
 			    "(use 'storyctl run STORY')");
 			goto out;
 		}

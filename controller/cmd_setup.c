@@ -56,7 +56,7 @@ ignore_state_dir(const char *entry, struct sc_err *err)
 			line[strcspn(line, "\r\n")] = '\0';
 			if (strcmp(line, entry) == 0 ||
 			    (strncmp(line, entry, strlen(entry) - 1) == 0 &&
-			    line[strlen(entry) - 1] == '\0'))
+				line[strlen(entry) - 1] == '\0'))
 				found = 1;
 		}
 		if (fseek(f, -1, SEEK_END) == 0 && (c = fgetc(f)) != EOF)
@@ -91,32 +91,32 @@ cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		return err_set(err, SC_EUSAGE, "init takes no arguments");
 	}
 	if (access(CONFIG_FILE_NAME, F_OK) == 0)
-		return err_set(err, SC_EUSAGE, "%s already exists here; edit it "
-		    "or remove it first", CONFIG_FILE_NAME);
+		return err_set(err, SC_EUSAGE,
+		    "%s already exists here; edit it "
+		    "or remove it first",
+		    CONFIG_FILE_NAME);
 	stories = json_array();
 	if (glob("docs/stories/*.md", 0, NULL, &g) == 0) {
 		have_glob = 1;
 		for (i = 0; i < g.gl_pathc; i++)
-			json_array_append_new(stories,
-			    json_string(g.gl_pathv[i]));
+			json_array_append_new(
+			    stories, json_string(g.gl_pathv[i]));
 	}
 	cfg = json_pack("{s:O, s:{s:{s:s}, s:{s:s}}, s:{s:s, s:i, s:i, s:i}}",
-	    "stories", stories,
-	    "agents", "primary", "preset", "claude", "fallback", "preset",
-	    "codex",
-	    "policy", "strategy", "adaptive", "max_attempts", 5,
-	    "network_sleep_s", 60, "poll_interval_s", 30);
+	    "stories", stories, "agents", "primary", "preset", "claude",
+	    "fallback", "preset", "codex", "policy", "strategy", "adaptive",
+	    "max_attempts", 5, "network_sleep_s", 60, "poll_interval_s", 30);
 	if (cfg != NULL && !have_glob)
-		json_object_set_new(cfg, "stories_glob",
-		    json_string("docs/stories/*.md"));
-	text = cfg ? json_dumps(cfg, JSON_INDENT(2) | JSON_PRESERVE_ORDER) :
-	    NULL;
+		json_object_set_new(
+		    cfg, "stories_glob", json_string("docs/stories/*.md"));
+	text =
+	    cfg ? json_dumps(cfg, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
 	if (text == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	fd = open(CONFIG_FILE_NAME, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-	    0644);
+	fd = open(
+	    CONFIG_FILE_NAME, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		rc = err_set(err, SC_EIO, "cannot create %s: %s",
 		    CONFIG_FILE_NAME, strerror(errno));
@@ -131,11 +131,12 @@ cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = ignore_state_dir(".storyctl/", err);
 	if (rc < 0)
 		goto out;
-	fprintf(cli->out, "wrote %s (%zu stor%s; primary claude, fallback "
+	fprintf(cli->out,
+	    "wrote %s (%zu stor%s; primary claude, fallback "
 	    "codex) and ignored .storyctl/ in .gitignore\nnext: storyctl "
-	    "check, then storyctl run\n", CONFIG_FILE_NAME,
-	    json_array_size(stories), json_array_size(stories) == 1 ? "y" :
-	    "ies");
+	    "check, then storyctl run\n",
+	    CONFIG_FILE_NAME, json_array_size(stories),
+	    json_array_size(stories) == 1 ? "y" : "ies");
 out:
 	if (fd >= 0)
 		close(fd);
@@ -169,7 +170,8 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	fprintf(cli->out, "config: %s\nstate:  %s (branch %s)\n", cfg.path,
 	    cfg.state_dir, cfg.git.state_branch);
-	fprintf(cli->out, "policy: %s, max_attempts %d, network_sleep %gs, "
+	fprintf(cli->out,
+	    "policy: %s, max_attempts %d, network_sleep %gs, "
 	    "backoff %s %lld..%lld ms jitter %g\n",
 	    strategy_name(cfg.policy.strategy), cfg.policy.max_attempts,
 	    cfg.policy.network_sleep_s,
@@ -185,16 +187,17 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			    role_name((enum role)r));
 			continue;
 		}
-		fprintf(cli->out, "  %-8s %-8s timeout %gs: ",
-		    role_name((enum role)r), a->name, a->timeout_s);
+		fprintf(cli->out,
+		    "  %-8s %-8s timeout %gs: ", role_name((enum role)r),
+		    a->name, a->timeout_s);
 		print_argv(cli->out, (const char *const *)a->command.items,
 		    a->command.n);
 		fprintf(cli->out, "\n");
 	}
 	fprintf(cli->out, "stories (%zu, in this order):\n", n);
 	for (i = 0; i < n; i++) {
-		fprintf(cli->out, "  %3zu  %-16s %-32s %d/%d tasks%s%s\n", i + 1,
-		    s[i].id, s[i].file, s[i].progress.tasks_completed,
+		fprintf(cli->out, "  %3zu  %-16s %-32s %d/%d tasks%s%s\n",
+		    i + 1, s[i].id, s[i].file, s[i].progress.tasks_completed,
 		    s[i].progress.tasks_total,
 		    s[i].load_status == STATUS_INVALID ? "  INVALID: " : "",
 		    s[i].load_status == STATUS_INVALID ? s[i].reason : "");
@@ -207,9 +210,11 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	}
 	if (invalid) {
-		rc = err_set(err, SC_EDATA, "%d stor%s without tasks (see "
-		    "above): %s would not run", invalid, invalid == 1 ? "y" :
-		    "ies", invalid == 1 ? "it" : "they");
+		rc = err_set(err, SC_EDATA,
+		    "%d stor%s without tasks (see "
+		    "above): %s would not run",
+		    invalid, invalid == 1 ? "y" : "ies",
+		    invalid == 1 ? "it" : "they");
 		goto out;
 	}
 	fprintf(cli->out, "ok: %zu stor%s ready\n", n, n == 1 ? "y" : "ies");
@@ -235,8 +240,10 @@ cmd_agents(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
 		else
-			return err_set(err, SC_EUSAGE, "agents: unexpected "
-			    "argument '%s'", argv[i]);
+			return err_set(err, SC_EUSAGE,
+			    "agents: unexpected "
+			    "argument '%s'",
+			    argv[i]);
 	}
 	rc = cli_load_config(&cfg, cli, true, err);
 	if (rc < 0)
@@ -247,26 +254,29 @@ cmd_agents(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		for (i = 0; i < np; i++) {
 			json_t *av = json_array();
 			for (k = 0; p[i].argv[k] != NULL; k++)
-				json_array_append_new(av,
-				    json_string(p[i].argv[k]));
-			json_array_append_new(pa, json_pack("{s:s, s:o, s:s}",
-			    "name", p[i].name, "argv", av, "description",
-			    p[i].description));
+				json_array_append_new(
+				    av, json_string(p[i].argv[k]));
+			json_array_append_new(pa,
+			    json_pack("{s:s, s:o, s:s}", "name", p[i].name,
+				"argv", av, "description", p[i].description));
 		}
 		ag = json_object();
 		for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
 			const struct agent_conf *a = &cfg.agents[r];
-			one = a->configured ? json_pack("{s:s, s:o, s:o, s:f}",
-			    "name", a->name, "preset", a->preset[0] ?
-			    json_string(a->preset) : json_null(), "argv",
-			    strlist_json(&a->command), "timeout_s",
-			    a->timeout_s) : json_null();
+			one = a->configured
+			    ? json_pack("{s:s, s:o, s:o, s:f}", "name", a->name,
+				  "preset",
+				  a->preset[0] ? json_string(a->preset)
+					       : json_null(),
+				  "argv", strlist_json(&a->command),
+				  "timeout_s", a->timeout_s)
+			    : json_null();
 			json_object_set_new(ag, role_name((enum role)r), one);
 		}
 		o = json_pack("{s:O, s:O, s:o}", "presets", pa, "agents", ag,
 		    "config", cfg.path ? json_string(cfg.path) : json_null());
-		rc = o ? cli_print_json(cli, o, err) :
-		    err_set(err, SC_EOS, "out of memory");
+		rc = o ? cli_print_json(cli, o, err)
+		       : err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
 	fprintf(cli->out, "presets:\n");
@@ -275,8 +285,8 @@ cmd_agents(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		print_argv(cli->out, p[i].argv, (size_t)-1);
 		fprintf(cli->out, "\n           %s\n", p[i].description);
 	}
-	fprintf(cli->out, "\nconfigured (%s):\n", cfg.path ? cfg.path :
-	    "no storyctl.json: the defaults");
+	fprintf(cli->out, "\nconfigured (%s):\n",
+	    cfg.path ? cfg.path : "no storyctl.json: the defaults");
 	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
 		const struct agent_conf *a = &cfg.agents[r];
 		fprintf(cli->out, "  %-8s ", role_name((enum role)r));

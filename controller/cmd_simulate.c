@@ -33,13 +33,15 @@ print_json(const struct cli *cli, const struct sim_row *rows, size_t n,
 		const struct sim_row *r = &rows[i];
 		o = json_pack("{s:i, s:s, s:s, s:i, s:o, s:s, s:I, s:o, s:o}",
 		    "attempt", r->attempt, "role", role_name(r->role),
-		    "outcome", outcome_name(r->outcome),
-		    "tasks_completed", r->tasks_completed,
-		    "decision", r->d.decision == DECISION_NONE ? json_null() :
-		    json_string(decision_name(r->d.decision)),
-		    "reason", r->d.reason, "delay_ms", (json_int_t)r->d.delay_ms,
-		    "timeout_factor", factor_json(r->d.timeout_factor),
-		    "poll_factor", factor_json(r->d.poll_factor));
+		    "outcome", outcome_name(r->outcome), "tasks_completed",
+		    r->tasks_completed, "decision",
+		    r->d.decision == DECISION_NONE
+			? json_null()
+			: json_string(decision_name(r->d.decision)),
+		    "reason", r->d.reason, "delay_ms",
+		    (json_int_t)r->d.delay_ms, "timeout_factor",
+		    factor_json(r->d.timeout_factor), "poll_factor",
+		    factor_json(r->d.poll_factor));
 		if (o == NULL || json_array_append_new(arr, o) < 0) {
 			rc = err_set(err, SC_EOS, "out of memory");
 			goto out;
@@ -69,28 +71,39 @@ print_table(const struct cli *cli, const struct config *cfg,
 	char tasks[32], delay[32];
 	size_t i;
 
-	fprintf(cli->out, "policy %s, max_attempts %d; primary %s, fallback "
-	    "%s; %d tasks\n\n", strategy_name(cfg->policy.strategy),
-	    cfg->policy.max_attempts, cfg->agents[ROLE_PRIMARY].name,
-	    cfg->agents[ROLE_FALLBACK].configured ?
-	    cfg->agents[ROLE_FALLBACK].name : "(none)", total);
+	fprintf(cli->out,
+	    "policy %s, max_attempts %d; primary %s, fallback "
+	    "%s; %d tasks\n\n",
+	    strategy_name(cfg->policy.strategy), cfg->policy.max_attempts,
+	    cfg->agents[ROLE_PRIMARY].name,
+	    cfg->agents[ROLE_FALLBACK].configured
+		? cfg->agents[ROLE_FALLBACK].name
+		: "(none)",
+	    total);
 	fprintf(cli->out, "%-7s %-8s %-11s %-5s %-8s %-6s %s\n", "attempt",
 	    "agent", "outcome", "tasks", "decision", "delay", "reason");
 	for (i = 0; i < n; i++) {
 		const struct sim_row *r = &rows[i];
-		snprintf(tasks, sizeof(tasks), "%d/%d", r->tasks_completed,
-		    total);
+		snprintf(
+		    tasks, sizeof(tasks), "%d/%d", r->tasks_completed, total);
 		fmt_delay(delay, sizeof(delay),
 		    r->d.decision == DECISION_RETRY ||
-		    r->d.decision == DECISION_WAIT ? r->d.delay_ms : 0);
+			    r->d.decision == DECISION_WAIT
+			? r->d.delay_ms
+			: 0);
 		fprintf(cli->out, "%-7d %-8s %-11s %-5s %-8s %-6s %s\n",
 		    r->attempt, role_name(r->role), outcome_name(r->outcome),
-		    tasks, r->d.decision == DECISION_NONE ? "-" :
-		    decision_name(r->d.decision), delay, r->d.reason);
+		    tasks,
+		    r->d.decision == DECISION_NONE
+			? "-"
+			: decision_name(r->d.decision),
+		    delay, r->d.reason);
 	}
 	if (n < ntok)
-		fprintf(cli->out, "\n(%zu token%s after the final decision "
-		    "ignored)\n", ntok - n, ntok - n == 1 ? "" : "s");
+		fprintf(cli->out,
+		    "\n(%zu token%s after the final decision "
+		    "ignored)\n",
+		    ntok - n, ntok - n == 1 ? "" : "s");
 }
 
 int
@@ -120,21 +133,24 @@ cmd_simulate(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			goto out;
 		}
 		if (r == 1) {
-			rc = cli_parse_int(&total, v, "--tasks", 1, 1000000,
-			    err);
+			rc = cli_parse_int(
+			    &total, v, "--tasks", 1, 1000000, err);
 			if (rc < 0)
 				goto out;
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			rc = err_set(err, SC_EUSAGE, "simulate: unknown option "
-			    "'%s'", argv[i]);
+			rc = err_set(err, SC_EUSAGE,
+			    "simulate: unknown option "
+			    "'%s'",
+			    argv[i]);
 			goto out;
 		}
 		toks[ntok++] = argv[i];
 	}
 	if (ntok == 0) {
-		rc = err_set(err, SC_EUSAGE, "simulate: give at least one "
+		rc = err_set(err, SC_EUSAGE,
+		    "simulate: give at least one "
 		    "OUTCOME[:TASKS] token, e.g. storyctl simulate "
 		    "incomplete:5 crash:4 incomplete:5 incomplete:5");
 		goto out;

@@ -106,8 +106,8 @@ type_word(const json_t *v)
 }
 
 static int
-wrong_type(struct loader *ld, const char *key, const char *want,
-    const json_t *v)
+wrong_type(
+    struct loader *ld, const char *key, const char *want, const json_t *v)
 {
 	return fail(ld, key, "expected %s, got %s", want, type_word(v));
 }
@@ -161,7 +161,8 @@ check_keys(struct loader *ld, json_t *obj, const char *path,
 	size_t i, d, best = 3;
 	bool known;
 
-	json_object_foreach(obj, k, v) {
+	json_object_foreach(obj, k, v)
+	{
 		known = false;
 		for (i = 0; allowed[i] != NULL; i++)
 			if (strcmp(k, allowed[i]) == 0)
@@ -195,8 +196,8 @@ member(json_t *obj, const char *key)
 /* A number (fractions allowed) in [min, max], or (min, max] when
  * min_open.  Absent: *out untouched. */
 static int
-get_number(struct loader *ld, json_t *obj, const char *path,
-    const char *name, double *out, double min, double max, bool min_open)
+get_number(struct loader *ld, json_t *obj, const char *path, const char *name,
+    double *out, double min, double max, bool min_open)
 {
 	json_t *v = member(obj, name);
 	char key[KEY_MAX];
@@ -208,8 +209,7 @@ get_number(struct loader *ld, json_t *obj, const char *path,
 	if (!json_is_number(v))
 		return wrong_type(ld, key, "a number", v);
 	d = json_number_value(v);
-	if (!isfinite(d) || (min_open ? !(d > min) : !(d >= min)) ||
-	    d > max) {
+	if (!isfinite(d) || (min_open ? !(d > min) : !(d >= min)) || d > max) {
 		/* A small closed range (jitter) reads best as "between". */
 		if (max < SECONDS_MAX && !min_open)
 			return fail(ld, key,
@@ -226,8 +226,8 @@ get_number(struct loader *ld, json_t *obj, const char *path,
 /* An integer in [min, max].  An integral real such as 1e3 is accepted;
  * 1.5 is not ("_ms values are integers"). */
 static int
-get_integer(struct loader *ld, json_t *obj, const char *path,
-    const char *name, long long *out, long long min, long long max)
+get_integer(struct loader *ld, json_t *obj, const char *path, const char *name,
+    long long *out, long long min, long long max)
 {
 	json_t *v = member(obj, name);
 	char key[KEY_MAX];
@@ -291,8 +291,8 @@ get_bool(struct loader *ld, json_t *obj, const char *path, const char *name,
 
 /* A non-empty string, copied into *out (the old value freed). */
 static int
-get_string(struct loader *ld, json_t *obj, const char *path,
-    const char *name, char **out)
+get_string(struct loader *ld, json_t *obj, const char *path, const char *name,
+    char **out)
 {
 	json_t *v = member(obj, name);
 	char key[KEY_MAX];
@@ -333,7 +333,8 @@ parse_strings(struct loader *ld, json_t *v, const char *key,
 		rc = fail(ld, key, "must not be empty");
 		goto out;
 	}
-	json_array_foreach(v, i, item) {
+	json_array_foreach(v, i, item)
+	{
 		key_index(ikey, key, i);
 		if (!json_is_string(item)) {
 			rc = wrong_type(ld, ikey, "a string", item);
@@ -357,8 +358,8 @@ out:
 }
 
 static int
-get_strings(struct loader *ld, json_t *obj, const char *path,
-    const char *name, struct strlist *out)
+get_strings(struct loader *ld, json_t *obj, const char *path, const char *name,
+    struct strlist *out)
 {
 	json_t *v = member(obj, name);
 	char key[KEY_MAX];
@@ -518,8 +519,8 @@ env_name_valid(const char *s)
 		return false;
 	for (i = 0; s[i] != '\0'; i++)
 		if (!((s[i] >= 'A' && s[i] <= 'Z') ||
-		    (s[i] >= 'a' && s[i] <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			(s[i] >= 'a' && s[i] <= 'z') ||
+			(s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
 			return false;
 	return true;
 }
@@ -566,8 +567,8 @@ preset_names(char *buf, size_t cap)
 	all = presets_all(&n);
 	buf[0] = '\0';
 	for (i = 0; i < n && o < cap; i++)
-		o += (size_t)snprintf(buf + o, cap - o, "%s%s", i ? ", " : "",
-		    all[i].name);
+		o += (size_t)snprintf(
+		    buf + o, cap - o, "%s%s", i ? ", " : "", all[i].name);
 }
 
 static int
@@ -583,11 +584,13 @@ parse_env(struct loader *ld, json_t *v, const char *key, struct strlist *out)
 		rc = wrong_type(ld, key, "an object of strings", v);
 		goto out;
 	}
-	json_object_foreach(v, name, val) {
+	json_object_foreach(v, name, val)
+	{
 		printable(shown, sizeof(shown), name);
 		key_join(ikey, key, shown);
 		if (!env_name_valid(name)) {
-			rc = fail(ld, ikey, "not a valid environment variable "
+			rc = fail(ld, ikey,
+			    "not a valid environment variable "
 			    "name (letters, digits and _)");
 			goto out;
 		}
@@ -595,8 +598,8 @@ parse_env(struct loader *ld, json_t *v, const char *key, struct strlist *out)
 			rc = wrong_type(ld, ikey, "a string", val);
 			goto out;
 		}
-		if (asprintf(&entry, "%s=%s", name,
-		    json_string_value(val)) < 0) {
+		if (asprintf(&entry, "%s=%s", name, json_string_value(val)) <
+		    0) {
 			entry = NULL;
 			rc = fail_nomem(ld);
 			goto out;
@@ -617,12 +620,12 @@ out:
 	return rc;
 }
 
-static const char *const agent_keys[] = {"preset", "command", "timeout_s",
-    "stall_timeout_s", "env", "name", NULL};
+static const char *const agent_keys[] = {
+    "preset", "command", "timeout_s", "stall_timeout_s", "env", "name", NULL};
 
 static int
-parse_agent(struct loader *ld, json_t *v, const char *path,
-    struct agent_conf *a)
+parse_agent(
+    struct loader *ld, json_t *v, const char *path, struct agent_conf *a)
 {
 	const struct preset *p = NULL;
 	json_t *pv, *cv, *ev, *nv;
@@ -656,8 +659,9 @@ parse_agent(struct loader *ld, json_t *v, const char *path,
 			return rc;
 		if (p == NULL) {
 			base = strrchr(a->command.items[0], '/');
-			base = base != NULL && base[1] != '\0' ? base + 1 :
-			    a->command.items[0];
+			base = base != NULL && base[1] != '\0'
+			    ? base + 1
+			    : a->command.items[0];
 			snprintf(a->name, sizeof(a->name), "%s", base);
 		}
 	}
@@ -675,10 +679,10 @@ parse_agent(struct loader *ld, json_t *v, const char *path,
 		printable(a->name, sizeof(a->name), json_string_value(nv));
 	}
 	if ((rc = get_number(ld, v, path, "timeout_s", &a->timeout_s, 0,
-	    SECONDS_MAX, true)) != 0)
+		 SECONDS_MAX, true)) != 0)
 		return rc;
 	if ((rc = get_number(ld, v, path, "stall_timeout_s",
-	    &a->stall_timeout_s, 0, SECONDS_MAX, false)) != 0)
+		 &a->stall_timeout_s, 0, SECONDS_MAX, false)) != 0)
 		return rc;
 	ev = json_object_get(v, "env");
 	if (ev != NULL) {
@@ -693,11 +697,11 @@ parse_agent(struct loader *ld, json_t *v, const char *path,
 static int
 agents_default(struct config *c)
 {
-	if (agent_use_preset(&c->agents[ROLE_PRIMARY],
-	    presets_find("claude")) < 0)
+	if (agent_use_preset(&c->agents[ROLE_PRIMARY], presets_find("claude")) <
+	    0)
 		return -1;
-	if (agent_use_preset(&c->agents[ROLE_FALLBACK],
-	    presets_find("codex")) < 0)
+	if (agent_use_preset(&c->agents[ROLE_FALLBACK], presets_find("codex")) <
+	    0)
 		return -1;
 	return 0;
 }
@@ -725,19 +729,20 @@ parse_agents(struct loader *ld, json_t *v, struct config *c)
 	if (pv == NULL)
 		return fail(ld, "agents.primary",
 		    "missing (give a preset or a command)");
-	if ((rc = parse_agent(ld, pv, "agents.primary",
-	    &c->agents[ROLE_PRIMARY])) != 0)
+	if ((rc = parse_agent(
+		 ld, pv, "agents.primary", &c->agents[ROLE_PRIMARY])) != 0)
 		return rc;
-	if (fv != NULL && (rc = parse_agent(ld, fv, "agents.fallback",
-	    &c->agents[ROLE_FALLBACK])) != 0)
+	if (fv != NULL &&
+	    (rc = parse_agent(
+		 ld, fv, "agents.fallback", &c->agents[ROLE_FALLBACK])) != 0)
 		return rc;
 	return 0;
 }
 
 /* ---- policy ---- */
 
-static const char *const backoff_keys[] = {"strategy", "base_delay_ms",
-    "max_delay_ms", "jitter", NULL};
+static const char *const backoff_keys[] = {
+    "strategy", "base_delay_ms", "max_delay_ms", "jitter", NULL};
 
 static int
 parse_backoff(struct loader *ld, json_t *v, struct backoff *b)
@@ -754,25 +759,25 @@ parse_backoff(struct loader *ld, json_t *v, struct backoff *b)
 	sv = json_object_get(v, "strategy");
 	if (sv != NULL) {
 		if (!json_is_string(sv))
-			return wrong_type(ld, "policy.backoff.strategy",
-			    "a string", sv);
+			return wrong_type(
+			    ld, "policy.backoff.strategy", "a string", sv);
 		if (backoff_kind_parse(&b->kind, json_string_value(sv)) < 0)
 			return fail(ld, "policy.backoff.strategy",
 			    "must be none, fixed, linear or exponential, "
-			    "got \"%s\"", json_string_value(sv));
+			    "got \"%s\"",
+			    json_string_value(sv));
 	}
 	n = b->base_delay_ms;
-	if ((rc = get_integer(ld, v, path, "base_delay_ms", &n, 0,
-	    MS_MAX)) != 0)
+	if ((rc = get_integer(ld, v, path, "base_delay_ms", &n, 0, MS_MAX)) !=
+	    0)
 		return rc;
 	b->base_delay_ms = n;
 	n = b->max_delay_ms;
-	if ((rc = get_integer(ld, v, path, "max_delay_ms", &n, 0,
-	    MS_MAX)) != 0)
+	if ((rc = get_integer(ld, v, path, "max_delay_ms", &n, 0, MS_MAX)) != 0)
 		return rc;
 	b->max_delay_ms = n;
-	if ((rc = get_number(ld, v, path, "jitter", &b->jitter, 0, 1,
-	    false)) != 0)
+	if ((rc = get_number(ld, v, path, "jitter", &b->jitter, 0, 1, false)) !=
+	    0)
 		return rc;
 	/* A base above the cap would make every delay the cap: a mistake. */
 	if (b->base_delay_ms > b->max_delay_ms)
@@ -784,9 +789,9 @@ parse_backoff(struct loader *ld, json_t *v, struct backoff *b)
 
 static const char *const policy_keys[] = {"strategy", "max_attempts",
     "max_time_s", "network_sleep_s", "max_wait_s", "poll_interval_s",
-    "stall_timeout_s", "kill_grace_s", "extended_timeout_factor",
-    "retry_count", "retry_max_time_ms", "retry_on", "network_on",
-    "permanent_on", "backoff", NULL};
+    "stall_timeout_s", "kill_grace_s", "extended_timeout_factor", "retry_count",
+    "retry_max_time_ms", "retry_on", "network_on", "permanent_on", "backoff",
+    NULL};
 
 static int
 parse_policy(struct loader *ld, json_t *v, struct policy *p)
@@ -805,42 +810,42 @@ parse_policy(struct loader *ld, json_t *v, struct policy *p)
 	sv = json_object_get(v, "strategy");
 	if (sv != NULL) {
 		if (!json_is_string(sv))
-			return wrong_type(ld, "policy.strategy", "a string",
-			    sv);
+			return wrong_type(
+			    ld, "policy.strategy", "a string", sv);
 		if (strategy_parse(&p->strategy, json_string_value(sv)) < 0)
 			return fail(ld, "policy.strategy",
 			    "must be adaptive, retry or none, got \"%s\"",
 			    json_string_value(sv));
 	}
 	if ((rc = get_int(ld, v, path, "max_attempts", &p->max_attempts, 1,
-	    INT_MAX)) != 0 ||
+		 INT_MAX)) != 0 ||
 	    (rc = get_number(ld, v, path, "max_time_s", &p->max_time_s, 0,
-	    SECONDS_MAX, false)) != 0 ||
+		 SECONDS_MAX, false)) != 0 ||
 	    (rc = get_number(ld, v, path, "network_sleep_s",
-	    &p->network_sleep_s, 0, SECONDS_MAX, false)) != 0 ||
+		 &p->network_sleep_s, 0, SECONDS_MAX, false)) != 0 ||
 	    (rc = get_number(ld, v, path, "max_wait_s", &p->max_wait_s, 0,
-	    SECONDS_MAX, false)) != 0 ||
+		 SECONDS_MAX, false)) != 0 ||
 	    (rc = get_number(ld, v, path, "poll_interval_s",
-	    &p->poll_interval_s, 0, SECONDS_MAX, true)) != 0 ||
+		 &p->poll_interval_s, 0, SECONDS_MAX, true)) != 0 ||
 	    (rc = get_number(ld, v, path, "stall_timeout_s",
-	    &p->stall_timeout_s, 0, SECONDS_MAX, false)) != 0 ||
+		 &p->stall_timeout_s, 0, SECONDS_MAX, false)) != 0 ||
 	    (rc = get_number(ld, v, path, "kill_grace_s", &p->kill_grace_s, 0,
-	    SECONDS_MAX, false)) != 0 ||
+		 SECONDS_MAX, false)) != 0 ||
 	    (rc = get_number(ld, v, path, "extended_timeout_factor",
-	    &p->extended_timeout_factor, 1, FACTOR_MAX, false)) != 0 ||
-	    (rc = get_int(ld, v, path, "retry_count", &p->retry_count, 0,
-	    INT_MAX)) != 0)
+		 &p->extended_timeout_factor, 1, FACTOR_MAX, false)) != 0 ||
+	    (rc = get_int(
+		 ld, v, path, "retry_count", &p->retry_count, 0, INT_MAX)) != 0)
 		return rc;
 	n = p->retry_max_time_ms;
-	if ((rc = get_integer(ld, v, path, "retry_max_time_ms", &n, 0,
-	    MS_MAX)) != 0)
+	if ((rc = get_integer(
+		 ld, v, path, "retry_max_time_ms", &n, 0, MS_MAX)) != 0)
 		return rc;
 	p->retry_max_time_ms = n;
 	if ((rc = get_strings(ld, v, path, "retry_on", &p->retry_on)) != 0 ||
-	    (rc = get_strings(ld, v, path, "network_on",
-	    &p->network_on)) != 0 ||
-	    (rc = get_strings(ld, v, path, "permanent_on",
-	    &p->permanent_on)) != 0)
+	    (rc = get_strings(ld, v, path, "network_on", &p->network_on)) !=
+		0 ||
+	    (rc = get_strings(ld, v, path, "permanent_on", &p->permanent_on)) !=
+		0)
 		return rc;
 	bv = json_object_get(v, "backoff");
 	if (bv != NULL && (rc = parse_backoff(ld, bv, &p->backoff)) != 0)
@@ -850,8 +855,7 @@ parse_policy(struct loader *ld, json_t *v, struct policy *p)
 
 /* ---- gates, review, breaker, budget, git, state ---- */
 
-static const char *const gate_keys[] = {"name", "command", "timeout_s",
-    NULL};
+static const char *const gate_keys[] = {"name", "command", "timeout_s", NULL};
 
 static int
 parse_gates(struct loader *ld, json_t *v, struct config *c)
@@ -872,7 +876,8 @@ parse_gates(struct loader *ld, json_t *v, struct config *c)
 	c->gates = calloc(json_array_size(v), sizeof(*c->gates));
 	if (c->gates == NULL)
 		return fail_nomem(ld);
-	json_array_foreach(v, i, item) {
+	json_array_foreach(v, i, item)
+	{
 		key_index(key, "gates", i);
 		g = &c->gates[i];
 		c->ngates = i + 1;
@@ -887,12 +892,13 @@ parse_gates(struct loader *ld, json_t *v, struct config *c)
 		if ((rc = parse_argv(ld, cv, ckey, &g->command)) != 0 ||
 		    (rc = get_string(ld, item, key, "name", &g->name)) != 0 ||
 		    (rc = get_number(ld, item, key, "timeout_s", &g->timeout_s,
-		    0, SECONDS_MAX, true)) != 0)
+			 0, SECONDS_MAX, true)) != 0)
 			return rc;
 		if (g->name == NULL) {
 			base = strrchr(g->command.items[0], '/');
-			base = base != NULL && base[1] != '\0' ? base + 1 :
-			    g->command.items[0];
+			base = base != NULL && base[1] != '\0'
+			    ? base + 1
+			    : g->command.items[0];
 			g->name = strdup(base);
 			if (g->name == NULL)
 				return fail_nomem(ld);
@@ -901,8 +907,8 @@ parse_gates(struct loader *ld, json_t *v, struct config *c)
 	return 0;
 }
 
-static const char *const review_keys[] = {"agents", "quorum", "retries",
-    "prompt", NULL};
+static const char *const review_keys[] = {
+    "agents", "quorum", "retries", "prompt", NULL};
 
 static int
 parse_review(struct loader *ld, json_t *v, struct review_conf *r)
@@ -928,20 +934,22 @@ parse_review(struct loader *ld, json_t *v, struct review_conf *r)
 		r->agents = calloc(json_array_size(av), sizeof(*r->agents));
 		if (r->agents == NULL)
 			return fail_nomem(ld);
-		json_array_foreach(av, i, item) {
+		json_array_foreach(av, i, item)
+		{
 			key_index(key, "review.agents", i);
 			r->nagents = i + 1;
 			if (json_is_string(item)) {
 				p = presets_find(json_string_value(item));
 				if (p == NULL) {
 					preset_names(known, sizeof(known));
-					return fail(ld, key, "unknown preset "
+					return fail(ld, key,
+					    "unknown preset "
 					    "\"%s\" (known: %s)",
 					    json_string_value(item), known);
 				}
 				for (k = 0; p->argv[k] != NULL; k++)
-					if (strlist_push(&r->agents[i],
-					    p->argv[k]) < 0)
+					if (strlist_push(
+						&r->agents[i], p->argv[k]) < 0)
 						return fail_nomem(ld);
 				continue;
 			}
@@ -950,8 +958,8 @@ parse_review(struct loader *ld, json_t *v, struct review_conf *r)
 				return rc;
 		}
 	}
-	if ((rc = get_int(ld, v, "review", "retries", &r->retries, 0,
-	    INT_MAX)) != 0 ||
+	if ((rc = get_int(
+		 ld, v, "review", "retries", &r->retries, 0, INT_MAX)) != 0 ||
 	    (rc = get_string(ld, v, "review", "prompt", &r->prompt)) != 0)
 		return rc;
 	/* Default: a majority of the panel. */
@@ -959,13 +967,14 @@ parse_review(struct loader *ld, json_t *v, struct review_conf *r)
 	if (json_object_get(v, "quorum") != NULL) {
 		quorum = r->quorum;
 		if ((rc = get_integer(ld, v, "review", "quorum", &quorum,
-		    LLONG_MIN, LLONG_MAX)) != 0)
+			 LLONG_MIN, LLONG_MAX)) != 0)
 			return rc;
 		if (r->nagents == 0)
 			return fail(ld, "review.quorum",
 			    "there are no reviewers (review.agents is empty)");
 		if (quorum < 1 || quorum > (long long)r->nagents)
-			return fail(ld, "review.quorum", "must be between 1 "
+			return fail(ld, "review.quorum",
+			    "must be between 1 "
 			    "and %zu (the number of reviewers), got %lld",
 			    r->nagents, quorum);
 		r->quorum = (int)quorum;
@@ -974,8 +983,8 @@ parse_review(struct loader *ld, json_t *v, struct review_conf *r)
 }
 
 static const char *const breaker_keys[] = {"after", "cooldown_s", NULL};
-static const char *const budget_keys[] = {"max_cost_usd",
-    "story_max_cost_usd", NULL};
+static const char *const budget_keys[] = {
+    "max_cost_usd", "story_max_cost_usd", NULL};
 static const char *const git_keys[] = {"state_branch", "commit_work", NULL};
 static const char *const state_keys[] = {"dir", NULL};
 
@@ -991,27 +1000,28 @@ parse_small_sections(struct loader *ld, json_t *root, struct config *c)
 		if ((rc = want_object(ld, v, "breaker")) != 0 ||
 		    (rc = check_keys(ld, v, "breaker", breaker_keys)) != 0 ||
 		    (rc = get_int(ld, v, "breaker", "after", &c->breaker.after,
-		    0, INT_MAX)) != 0 ||
+			 0, INT_MAX)) != 0 ||
 		    (rc = get_number(ld, v, "breaker", "cooldown_s",
-		    &c->breaker.cooldown_s, 0, SECONDS_MAX, false)) != 0)
+			 &c->breaker.cooldown_s, 0, SECONDS_MAX, false)) != 0)
 			goto out;
 	}
 	if ((v = json_object_get(root, "budget")) != NULL) {
 		if ((rc = want_object(ld, v, "budget")) != 0 ||
 		    (rc = check_keys(ld, v, "budget", budget_keys)) != 0 ||
 		    (rc = get_number(ld, v, "budget", "max_cost_usd",
-		    &c->budget.max_cost_usd, 0, USD_MAX, false)) != 0 ||
+			 &c->budget.max_cost_usd, 0, USD_MAX, false)) != 0 ||
 		    (rc = get_number(ld, v, "budget", "story_max_cost_usd",
-		    &c->budget.story_max_cost_usd, 0, USD_MAX, false)) != 0)
+			 &c->budget.story_max_cost_usd, 0, USD_MAX, false)) !=
+			0)
 			goto out;
 	}
 	if ((v = json_object_get(root, "git")) != NULL) {
 		if ((rc = want_object(ld, v, "git")) != 0 ||
 		    (rc = check_keys(ld, v, "git", git_keys)) != 0 ||
 		    (rc = get_string(ld, v, "git", "state_branch",
-		    &c->git.state_branch)) != 0 ||
+			 &c->git.state_branch)) != 0 ||
 		    (rc = get_bool(ld, v, "git", "commit_work",
-		    &c->git.commit_work)) != 0)
+			 &c->git.commit_work)) != 0)
 			goto out;
 		if (!ref_name_valid(c->git.state_branch)) {
 			rc = fail(ld, "git.state_branch",
@@ -1096,32 +1106,36 @@ story_find_file(const struct config *c, const char *file)
 }
 
 static int
-story_set_file(struct loader *ld, const char *key, struct story_conf *s,
-    const char *file)
+story_set_file(
+    struct loader *ld, const char *key, struct story_conf *s, const char *file)
 {
 	char shown[KEY_MAX];
 	int rc;
 
 	printable(shown, sizeof(shown), file);
 	if (file[0] == '/')
-		return fail(ld, key, "story file \"%s\" must be relative to "
-		    "the project root", shown);
+		return fail(ld, key,
+		    "story file \"%s\" must be relative to "
+		    "the project root",
+		    shown);
 	rc = path_normalize(&s->file, file);
 	if (rc == -2)
 		return fail_nomem(ld);
 	if (rc < 0) {
-		return fail(ld, key, "story file \"%s\" is outside the project "
-		    "root", shown);
+		return fail(ld, key,
+		    "story file \"%s\" is outside the project "
+		    "root",
+		    shown);
 	}
 	return 0;
 }
 
-static const char *const story_keys[] = {"file", "id", "depends_on",
-    "include_dependency_result", NULL};
+static const char *const story_keys[] = {
+    "file", "id", "depends_on", "include_dependency_result", NULL};
 
 static int
-parse_story(struct loader *ld, json_t *item, const char *key,
-    struct config *c, size_t *alloc)
+parse_story(struct loader *ld, json_t *item, const char *key, struct config *c,
+    size_t *alloc)
 {
 	struct story_conf *s;
 	char fkey[KEY_MAX], shown[KEY_MAX];
@@ -1140,8 +1154,8 @@ parse_story(struct loader *ld, json_t *item, const char *key,
 	if (!json_is_string(fv))
 		return wrong_type(ld, fkey, "a string", fv);
 	if (json_string_length(fv) == 0)
-		return fail(ld, json_is_string(item) ? key : fkey,
-		    "must not be empty");
+		return fail(
+		    ld, json_is_string(item) ? key : fkey, "must not be empty");
 	s = story_add(c, alloc);
 	if (s == NULL)
 		return fail_nomem(ld);
@@ -1159,17 +1173,19 @@ parse_story(struct loader *ld, json_t *item, const char *key,
 			return wrong_type(ld, fkey, "a string", iv);
 		if (!config_id_valid(json_string_value(iv))) {
 			printable(shown, sizeof(shown), json_string_value(iv));
-			return fail(ld, fkey, "invalid story id \"%s\" for %s: "
+			return fail(ld, fkey,
+			    "invalid story id \"%s\" for %s: "
 			    "ids match [A-Za-z0-9][A-Za-z0-9._-]* (at most "
-			    "127 bytes)", shown, s->file);
+			    "127 bytes)",
+			    shown, s->file);
 		}
 		snprintf(s->id, sizeof(s->id), "%s", json_string_value(iv));
 	}
 	dv = json_object_get(item, "depends_on");
 	if (dv != NULL) {
 		key_join(fkey, key, "depends_on");
-		if ((rc = parse_strings(ld, dv, fkey, &s->depends_on, false,
-		    true)) != 0)
+		if ((rc = parse_strings(
+			 ld, dv, fkey, &s->depends_on, false, true)) != 0)
 			return rc;
 	}
 	return get_bool(ld, item, key, "include_dependency_result",
@@ -1226,8 +1242,10 @@ expand_glob(struct loader *ld, struct config *c, size_t *alloc)
 	if (c->stories_glob == NULL)
 		goto out;
 	if (c->stories_glob[0] == '/' || has_dotdot(c->stories_glob)) {
-		rc = fail(ld, "stories_glob", "must be relative to the project "
-		    "root and stay inside it, got \"%s\"", c->stories_glob);
+		rc = fail(ld, "stories_glob",
+		    "must be relative to the project "
+		    "root and stay inside it, got \"%s\"",
+		    c->stories_glob);
 		goto out;
 	}
 	root = glob_escape(c->root);
@@ -1244,8 +1262,9 @@ expand_glob(struct loader *ld, struct config *c, size_t *alloc)
 		goto out;
 	if (grc != 0) {
 		rc = fail(ld, "stories_glob", "cannot expand \"%s\"%s",
-		    c->stories_glob, grc == GLOB_NOSPACE ? ": out of memory" :
-		    ": a directory cannot be read");
+		    c->stories_glob,
+		    grc == GLOB_NOSPACE ? ": out of memory"
+					: ": a directory cannot be read");
 		goto out;
 	}
 	len = strlen(c->root);
@@ -1306,9 +1325,11 @@ check_stories(struct loader *ld, const struct config *c, size_t nexplicit)
 		story_key(key, i, nexplicit);
 		if (!config_id_valid(s->id)) {
 			printable(shown, sizeof(shown), s->id);
-			return fail(ld, key, "invalid story id \"%s\" for %s: "
+			return fail(ld, key,
+			    "invalid story id \"%s\" for %s: "
 			    "ids match [A-Za-z0-9][A-Za-z0-9._-]* (give an "
-			    "\"id\" or rename the file)", shown, s->file);
+			    "\"id\" or rename the file)",
+			    shown, s->file);
 		}
 		j = config_story_index(c, s->id);
 		if (j >= 0 && (size_t)j < i)
@@ -1353,12 +1374,12 @@ cycle_visit(const struct config *c, size_t i, unsigned char *color,
 				o += (size_t)snprintf(msg + o, cap - o,
 				    "%s -> ", c->stories[stack[m]].id);
 			if (o < cap)
-				snprintf(msg + o, cap - o, "%s",
-				    c->stories[j].id);
+				snprintf(
+				    msg + o, cap - o, "%s", c->stories[j].id);
 			return -1;
 		}
-		rc = cycle_visit(c, (size_t)j, color, stack, depth + 1, msg,
-		    cap);
+		rc = cycle_visit(
+		    c, (size_t)j, color, stack, depth + 1, msg, cap);
 		if (rc != 0)
 			return rc;
 	}
@@ -1387,8 +1408,8 @@ check_cycles(const struct config *c, const char *file, struct sc_err *err)
 			continue;
 		if (cycle_visit(c, i, color, stack, 0, msg, sizeof(msg)) != 0) {
 			if (file != NULL)
-				rc = err_set(err, SC_EDATA, "%s: %s", file,
-				    msg);
+				rc =
+				    err_set(err, SC_EDATA, "%s: %s", file, msg);
 			else
 				rc = err_set(err, SC_EDATA, "%s", msg);
 			goto out;
@@ -1429,15 +1450,16 @@ parse_stories(struct loader *ld, json_t *root, struct config *c)
 	if (v != NULL) {
 		if (!json_is_array(v))
 			return wrong_type(ld, "stories", "an array", v);
-		json_array_foreach(v, i, item) {
+		json_array_foreach(v, i, item)
+		{
 			key_index(key, "stories", i);
 			if ((rc = parse_story(ld, item, key, c, &alloc)) != 0)
 				return rc;
 		}
 	}
 	nexplicit = c->nstories;
-	if ((rc = get_string(ld, root, NULL, "stories_glob",
-	    &c->stories_glob)) != 0 ||
+	if ((rc = get_string(
+		 ld, root, NULL, "stories_glob", &c->stories_glob)) != 0 ||
 	    (rc = expand_glob(ld, c, &alloc)) != 0 ||
 	    (rc = check_stories(ld, c, nexplicit)) != 0)
 		return rc;
@@ -1542,8 +1564,8 @@ out:
 }
 
 static const char *const top_keys[] = {"stories", "stories_glob", "prompt",
-    "agents", "policy", "gates", "review", "breaker", "budget", "git",
-    "state", NULL};
+    "agents", "policy", "gates", "review", "breaker", "budget", "git", "state",
+    NULL};
 
 int
 config_load(struct config *out, const char *path, struct sc_err *err)
@@ -1579,13 +1601,13 @@ config_load(struct config *out, const char *path, struct sc_err *err)
 	}
 	if ((rc = check_keys(&ld, root, NULL, top_keys)) != 0 ||
 	    (rc = get_string(&ld, root, NULL, "prompt", &out->prompt)) != 0 ||
-	    (rc = parse_agents(&ld, json_object_get(root, "agents"),
-	    out)) != 0 ||
-	    (rc = parse_policy(&ld, json_object_get(root, "policy"),
-	    &out->policy)) != 0 ||
+	    (rc = parse_agents(&ld, json_object_get(root, "agents"), out)) !=
+		0 ||
+	    (rc = parse_policy(
+		 &ld, json_object_get(root, "policy"), &out->policy)) != 0 ||
 	    (rc = parse_gates(&ld, json_object_get(root, "gates"), out)) != 0 ||
-	    (rc = parse_review(&ld, json_object_get(root, "review"),
-	    &out->review)) != 0 ||
+	    (rc = parse_review(
+		 &ld, json_object_get(root, "review"), &out->review)) != 0 ||
 	    (rc = parse_small_sections(&ld, root, out)) != 0 ||
 	    (rc = parse_stories(&ld, root, out)) != 0)
 		goto out;
@@ -1659,9 +1681,10 @@ config_find(char **out_path, const char *start_dir, struct sc_err *err)
 	}
 	free(dir);
 	dir = realpath(start_dir, NULL);
-	rc = err_set(err, SC_EUSAGE, "no %s in %s or any parent directory "
-	    "(run 'storyctl init' to write one)", CONFIG_FILE_NAME,
-	    dir != NULL ? dir : start_dir);
+	rc = err_set(err, SC_EUSAGE,
+	    "no %s in %s or any parent directory "
+	    "(run 'storyctl init' to write one)",
+	    CONFIG_FILE_NAME, dir != NULL ? dir : start_dir);
 out:
 	free(dir);
 	free(candidate);

@@ -33,48 +33,48 @@ struct agent_conf {
 	/* The "name" key, else the preset name, else the base name of
 	 * command[0]. */
 	char name[64];
-	char preset[32];          /* "" when none */
-	struct strlist command;   /* argv template with {placeholders} */
-	double timeout_s;         /* default 3600 */
+	char preset[32]; /* "" when none */
+	struct strlist command; /* argv template with {placeholders} */
+	double timeout_s; /* default 3600 */
 	/* < 0 = use policy.stall_timeout_s (default -1); 0 = off */
 	double stall_timeout_s;
-	struct strlist env;       /* "KEY=VALUE" strings added to the env */
+	struct strlist env; /* "KEY=VALUE" strings added to the env */
 };
 
 struct story_conf {
-	char *file;               /* relative to root, lexically normalised */
+	char *file; /* relative to root, lexically normalised */
 	char id[128];
 	struct strlist depends_on;
 	bool include_dependency_result;
 };
 
 struct gate_conf {
-	char *name;               /* default: basename of command[0] */
+	char *name; /* default: basename of command[0] */
 	struct strlist command;
-	double timeout_s;         /* default 1800 */
+	double timeout_s; /* default 1800 */
 };
 
 struct review_conf {
-	struct strlist *agents;   /* one argv template per reviewer */
-	size_t nagents;           /* 0 = no review panel */
-	int quorum;               /* 1..nagents; default a majority */
-	int retries;              /* per reviewer, default 2 */
-	char *prompt;             /* NULL = built-in review prompt */
+	struct strlist *agents; /* one argv template per reviewer */
+	size_t nagents; /* 0 = no review panel */
+	int quorum; /* 1..nagents; default a majority */
+	int retries; /* per reviewer, default 2 */
+	char *prompt; /* NULL = built-in review prompt */
 };
 
 struct breaker_conf {
-	int after;                /* 0 = off (default 0) */
-	double cooldown_s;        /* default 1800 */
+	int after; /* 0 = off (default 0) */
+	double cooldown_s; /* default 1800 */
 };
 
 struct budget_conf {
-	double max_cost_usd;      /* 0 = no limit */
+	double max_cost_usd; /* 0 = no limit */
 	double story_max_cost_usd;
 };
 
 struct git_conf {
-	char *state_branch;       /* default "storyctl/state" */
-	bool commit_work;         /* default false */
+	char *state_branch; /* default "storyctl/state" */
+	bool commit_work; /* default false */
 };
 
 struct config {
@@ -86,8 +86,8 @@ struct config {
 	 * sorted order. */
 	struct story_conf *stories;
 	size_t nstories;
-	char *stories_glob;       /* NULL when absent */
-	char *prompt;             /* NULL = built-in default prompt */
+	char *stories_glob; /* NULL when absent */
+	char *prompt; /* NULL = built-in default prompt */
 	struct agent_conf agents[2]; /* indexed by enum role */
 	struct policy policy;
 	struct gate_conf *gates;
@@ -96,7 +96,7 @@ struct config {
 	struct breaker_conf breaker;
 	struct budget_conf budget;
 	struct git_conf git;
-	char *state_dir;          /* absolute; default <root>/.storyctl */
+	char *state_dir; /* absolute; default <root>/.storyctl */
 };
 
 /*
@@ -141,6 +141,6 @@ int config_story_index(const struct config *c, const char *id);
 /* Whether s is a valid story id: [A-Za-z0-9][A-Za-z0-9._-]*, < 128 bytes. */
 bool config_id_valid(const char *s);
 
-void config_release(struct config *c);   /* no-op on zeroed */
+void config_release(struct config *c); /* no-op on zeroed */
 
 #endif

@@ -17,13 +17,15 @@ usage(FILE *f)
 	size_t n, i;
 
 	cmds = cli_commands(&n);
-	fprintf(f, "usage: storyctl [-C DIR] [-c CONFIG] COMMAND [ARGS]\n\n"
+	fprintf(f,
+	    "usage: storyctl [-C DIR] [-c CONFIG] COMMAND [ARGS]\n\n"
 	    "storyctl runs coding agents over a batch of story files, "
 	    "overnight, and\ndecides after every attempt whether to retry, "
 	    "defer or escalate.\n\ncommands:\n");
 	for (i = 0; i < n; i++)
 		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f, "\noptions:\n"
+	fprintf(f,
+	    "\noptions:\n"
 	    "  -C DIR       run as if started in DIR\n"
 	    "  -c CONFIG    use CONFIG instead of searching for "
 	    "storyctl.json\n"
@@ -63,8 +65,10 @@ main(int argc, char **argv)
 			printf("storyctl %s\n", STORYCTL_VERSION);
 			return 0;
 		} else {
-			rc = err_set(&err, SC_EUSAGE, "unknown option '%s' (see "
-			    "storyctl --help)", argv[i]);
+			rc = err_set(&err, SC_EUSAGE,
+			    "unknown option '%s' (see "
+			    "storyctl --help)",
+			    argv[i]);
 			goto out;
 		}
 	}
@@ -75,8 +79,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (cli.dir != NULL && chdir(cli.dir) < 0) {
-		rc = err_set(&err, SC_EUSAGE, "cannot change to directory %s: "
-		    "%s", cli.dir, strerror(errno));
+		rc = err_set(&err, SC_EUSAGE,
+		    "cannot change to directory %s: "
+		    "%s",
+		    cli.dir, strerror(errno));
 		goto out;
 	}
 	cli.tty = isatty(STDOUT_FILENO) == 1;
@@ -84,9 +90,10 @@ main(int argc, char **argv)
 	cli.color = cli.tty && (nc == NULL || nc[0] == '\0');
 	cmd = cli_command_find(argv[i]);
 	if (cmd == NULL || cmd->run == NULL) {
-		rc = err_set(&err, SC_EUSAGE, "%s command '%s' (see storyctl "
-		    "--help)", cmd == NULL ? "unknown" : "not yet available:",
-		    argv[i]);
+		rc = err_set(&err, SC_EUSAGE,
+		    "%s command '%s' (see storyctl "
+		    "--help)",
+		    cmd == NULL ? "unknown" : "not yet available:", argv[i]);
 		goto out;
 	}
 	if (cli_want_help(&cli, cmd, argc - i, argv + i))

@@ -36,25 +36,31 @@ prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
 		goto out;
 	}
 	if (prev != NULL && prev->attempt > 0) {
-		if (asprintf(&note, "\n\nThis is attempt %d of %d. The previous "
-		    "attempt (%d%s%s) stopped at %d/%d tasks%s%s%s. Continue "
-		    "from there and keep the work already done.", v->attempt,
-		    v->max_attempts, prev->attempt,
-		    prev->outcome ? ", " : "", prev->outcome ? prev->outcome :
-		    "", prev->tasks_completed, prev->tasks_total,
-		    prev->stalled_task && prev->stalled_task[0] ?
-		    "; the first unchecked task is: \"" : "",
-		    prev->stalled_task ? prev->stalled_task : "",
-		    prev->stalled_task && prev->stalled_task[0] ? "\"" : "") <
-		    0) {
+		if (asprintf(&note,
+			"\n\nThis is attempt %d of %d. The previous "
+			"attempt (%d%s%s) stopped at %d/%d tasks%s%s%s. "
+			"Continue "
+			"from there and keep the work already done.",
+			v->attempt, v->max_attempts, prev->attempt,
+			prev->outcome ? ", " : "",
+			prev->outcome ? prev->outcome : "",
+			prev->tasks_completed, prev->tasks_total,
+			prev->stalled_task && prev->stalled_task[0]
+			    ? "; the first unchecked task is: \""
+			    : "",
+			prev->stalled_task ? prev->stalled_task : "",
+			prev->stalled_task && prev->stalled_task[0] ? "\""
+								    : "") < 0) {
 			note = NULL;
 			rc = err_set(err, SC_EOS, "out of memory");
 			goto out;
 		}
 	}
 	if (prev != NULL && prev->dependency_result != NULL) {
-		if (asprintf(&dep, "[Previous step result]:\n%s\n\n[Current "
-		    "task]:\n", prev->dependency_result) < 0) {
+		if (asprintf(&dep,
+			"[Previous step result]:\n%s\n\n[Current "
+			"task]:\n",
+			prev->dependency_result) < 0) {
 			dep = NULL;
 			rc = err_set(err, SC_EOS, "out of memory");
 			goto out;

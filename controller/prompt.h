@@ -12,11 +12,11 @@ extern const char prompt_default_template[];
 
 /* Where the previous attempt stopped, for the retry note. */
 struct prompt_prev {
-	int attempt;          /* 0 = this is the first attempt */
+	int attempt; /* 0 = this is the first attempt */
 	int tasks_completed;
 	int tasks_total;
-	const char *stalled_task;   /* "" or NULL when unknown */
-	const char *outcome;        /* e.g. "timeout", or NULL */
+	const char *stalled_task; /* "" or NULL when unknown */
+	const char *outcome; /* e.g. "timeout", or NULL */
 	const char *dependency_result; /* SPEC 9; NULL when not wanted */
 };
 

@@ -16,8 +16,8 @@
 #define SEQ_TRAILER "storyctl-decision: "
 
 static int
-story_json_text(char **out, struct batch *b, const struct story_row *st,
-    struct sc_err *err)
+story_json_text(
+    char **out, struct batch *b, const struct story_row *st, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
 	size_t n = 0;
@@ -32,8 +32,8 @@ story_json_text(char **out, struct batch *b, const struct story_row *st,
 	if (j != NULL)
 		*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (*out == NULL)
-		rc = err_set(err, SC_EOS, "out of memory rendering story %s",
-		    st->id);
+		rc = err_set(
+		    err, SC_EOS, "out of memory rendering story %s", st->id);
 out:
 	json_decref(j);
 	attempt_rows_free(rows, n);
@@ -41,8 +41,8 @@ out:
 }
 
 static int
-commit_files(struct batch *b, const struct story_row *only,
-    const char *subject, const char *body, struct sc_err *err)
+commit_files(struct batch *b, const struct story_row *only, const char *subject,
+    const char *body, struct sc_err *err)
 {
 	struct story_row *rows = NULL;
 	struct gitstate_file *files = NULL;
@@ -89,7 +89,7 @@ commit_files(struct batch *b, const struct story_row *only,
 		nf++;
 	}
 	if (asprintf(&msg, "%s\n\n%s%s" SEQ_TRAILER "%" PRId64 "\n", subject,
-	    body ? body : "", body && body[0] ? "\n\n" : "", seq) < 0) {
+		body ? body : "", body && body[0] ? "\n\n" : "", seq) < 0) {
 		msg = NULL;
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
@@ -126,8 +126,8 @@ record_commit_story(struct batch *b, const struct story_row *st,
 }
 
 int
-record_commit_batch(struct batch *b, const char *subject, const char *body,
-    struct sc_err *err)
+record_commit_batch(
+    struct batch *b, const char *subject, const char *body, struct sc_err *err)
 {
 	return commit_files(b, NULL, subject, body, err);
 }
@@ -153,9 +153,12 @@ record_sync(struct batch *b, struct sc_err *err)
 		goto out;
 	if (!found && seq == 0)
 		goto out;
-	rc = commit_files(b, NULL, "storyctl: sync the state branch with the "
-	    "database", "The branch lagged the database (a crash between the "
-	    "two writes); this commit carries the missing state.", err);
+	rc = commit_files(b, NULL,
+	    "storyctl: sync the state branch with the "
+	    "database",
+	    "The branch lagged the database (a crash between the "
+	    "two writes); this commit carries the missing state.",
+	    err);
 out:
 	free(tip);
 	return rc;
@@ -207,8 +210,8 @@ record_status_line(struct batch *b, const char *waiting_for)
 	else
 		fprintf(b->o->out, "  attempt %d/%d  %s (%s)  %d/%d tasks  %s",
 		    b->cur_attempt, b->cfg->policy.max_attempts,
-		    role_name(b->cur_role), ag->name, b->cur_done,
-		    b->cur_total, el);
+		    role_name(b->cur_role), ag->name, b->cur_done, b->cur_total,
+		    el);
 	fflush(b->o->out);
 	b->line_shown = true;
 }

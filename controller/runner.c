@@ -32,15 +32,14 @@
 #define RUNNER_GROUP_TICK_MS 20
 
 const char *const runner_scrubbed_env[] = {
-	"CLAUDECODE",                     /* claude: refuses to nest */
-	"CLAUDE_CODE_ENTRYPOINT",         /* claude: the parent's entry */
-	"CLAUDE_CODE_SSE_PORT",           /* claude: the parent's IDE link */
-	"CODEX_SANDBOX",                  /* codex: set inside its sandbox */
-	"CODEX_SANDBOX_NETWORK_DISABLED", /* codex: claims no network */
-	"CODEX_THREAD_ID",                /* codex: the parent's thread */
-	"GEMINI_CLI",                     /* gemini: set in its shell tool */
-	NULL
-};
+    "CLAUDECODE", /* claude: refuses to nest */
+    "CLAUDE_CODE_ENTRYPOINT", /* claude: the parent's entry */
+    "CLAUDE_CODE_SSE_PORT", /* claude: the parent's IDE link */
+    "CODEX_SANDBOX", /* codex: set inside its sandbox */
+    "CODEX_SANDBOX_NETWORK_DISABLED", /* codex: claims no network */
+    "CODEX_THREAD_ID", /* codex: the parent's thread */
+    "GEMINI_CLI", /* gemini: set in its shell tool */
+    NULL};
 
 /* What the child reports over the status pipe when it cannot exec. */
 enum spawn_stage { STAGE_EXEC = 1, STAGE_CHDIR, STAGE_SETUP };
@@ -63,19 +62,19 @@ struct run {
 	struct runner_result *r;
 	struct ring ring;
 	pid_t pid;
-	int out_fd;   /* read end of the output pipe, -1 once closed */
-	int log_fd;   /* -1 when there is no log */
-	int pidfd;    /* -1 when pidfd_open is unavailable */
+	int out_fd; /* read end of the output pipe, -1 once closed */
+	int log_fd; /* -1 when there is no log */
+	int pidfd; /* -1 when pidfd_open is unavailable */
 	int64_t t0;
 	int64_t last_activity;
 	int64_t next_poll;
-	int64_t kill_at;  /* SIGKILL deadline once SIGTERM was sent */
-	int64_t give_up;  /* stop waiting for the group after SIGKILL */
+	int64_t kill_at; /* SIGKILL deadline once SIGTERM was sent */
+	int64_t give_up; /* stop waiting for the group after SIGKILL */
 	bool term_sent;
 	bool kill_sent;
 	bool have_token;
 	bool wake_dead; /* wake_fd hung up: stop polling it */
-	bool lost;      /* someone else reaped our child */
+	bool lost; /* someone else reaped our child */
 	int token;
 	int wstatus;
 };
@@ -181,7 +180,7 @@ env_scrubbed(const char *entry)
 
 	for (i = 0; runner_scrubbed_env[i] != NULL; i++)
 		if (env_is_named(entry, runner_scrubbed_env[i],
-		    strlen(runner_scrubbed_env[i])))
+			strlen(runner_scrubbed_env[i])))
 			return true;
 	return false;
 }
@@ -217,8 +216,10 @@ env_build(char ***out, const struct strlist *add, struct sc_err *err)
 	for (i = 0; add != NULL && i < add->n; i++) {
 		if (add->items[i][0] == '=' ||
 		    strchr(add->items[i], '=') == NULL) {
-			rc = err_set(err, SC_EDATA, "bad agent environment "
-			    "entry \"%s\" (want KEY=VALUE)", add->items[i]);
+			rc = err_set(err, SC_EDATA,
+			    "bad agent environment "
+			    "entry \"%s\" (want KEY=VALUE)",
+			    add->items[i]);
 			goto out;
 		}
 	}
@@ -226,7 +227,8 @@ env_build(char ***out, const struct strlist *add, struct sc_err *err)
 		n++;
 	env = calloc(n + nadd + 1, sizeof(*env));
 	if (env == NULL) {
-		rc = err_set(err, SC_EOS, "out of memory building the agent "
+		rc = err_set(err, SC_EOS,
+		    "out of memory building the agent "
 		    "environment");
 		goto out;
 	}
@@ -247,8 +249,7 @@ out:
 	return rc;
 }
 
-static void __attribute__((noreturn))
-child_fail(int status_w, int stage)
+static void __attribute__((noreturn)) child_fail(int status_w, int stage)
 {
 	struct spawn_msg m;
 	ssize_t w;
@@ -283,9 +284,8 @@ child_cloexec_all(void)
  * In the child, between fork and exec: only async-signal-safe calls (the
  * controller may have other threads' locks frozen in this copy).
  */
-static void __attribute__((noreturn))
-child_exec(const struct runner_opts *o, char **envp, int devnull, int out_w,
-    int status_w, pid_t parent)
+static void __attribute__((noreturn)) child_exec(const struct runner_opts *o,
+    char **envp, int devnull, int out_w, int status_w, pid_t parent)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -430,8 +430,8 @@ run_signal(struct run *s, int sig)
 	}
 	if (!s->term_sent) {
 		s->term_sent = true;
-		s->kill_at = now + (s->o->kill_grace_ms > 0 ?
-		    s->o->kill_grace_ms : 0);
+		s->kill_at =
+		    now + (s->o->kill_grace_ms > 0 ? s->o->kill_grace_ms : 0);
 	}
 }
 
@@ -531,8 +531,9 @@ run_until_exit(struct run *s)
 				s->last_activity = now;
 			s->token = tok;
 			s->have_token = true;
-			s->next_poll = now + (o->poll_interval_ms > 0 ?
-			    o->poll_interval_ms : 1000);
+			s->next_poll = now +
+			    (o->poll_interval_ms > 0 ? o->poll_interval_ms
+						     : 1000);
 		}
 		if (!s->term_sent && o->timeout_ms > 0 &&
 		    now - s->t0 >= o->timeout_ms) {
@@ -564,8 +565,8 @@ run_until_exit(struct run *s)
 		if (!s->term_sent && o->timeout_ms > 0)
 			wait = min64(wait, s->t0 + o->timeout_ms - now);
 		if (!s->term_sent && o->stall_timeout_ms > 0)
-			wait = min64(wait, s->last_activity +
-			    o->stall_timeout_ms - now);
+			wait = min64(
+			    wait, s->last_activity + o->stall_timeout_ms - now);
 		if (s->term_sent && !s->kill_sent)
 			wait = min64(wait, s->kill_at - now);
 		if (s->pidfd < 0)
@@ -602,8 +603,8 @@ run_until_exit(struct run *s)
 		 * top.  A hung-up pipe would poll readable forever. */
 		if (i_wake >= 0 && pf[i_wake].revents != 0) {
 			n = read(o->wake_fd, junk, sizeof(junk));
-			if (n == 0 || (n < 0 && errno != EINTR &&
-			    errno != EAGAIN))
+			if (n == 0 ||
+			    (n < 0 && errno != EINTR && errno != EAGAIN))
 				s->wake_dead = true;
 		}
 	}
@@ -677,8 +678,8 @@ run_open_log(int *fd, const char *path, struct sc_err *err)
 	*fd = -1;
 	if (path == NULL)
 		return 0;
-	*fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
-	    O_NOFOLLOW, 0600);
+	*fd = open(
+	    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (*fd < 0)
 		return err_set(err, SC_EIO, "cannot open agent log %s: %s",
 		    path, strerror(errno));
@@ -713,7 +714,7 @@ struct wd_rec {
 	int32_t grace_ms;
 };
 
-static int wd_fd = -1;      /* our end of the socketpair */
+static int wd_fd = -1; /* our end of the socketpair */
 static pid_t wd_pid = -1;
 static pid_t wd_owner = -1; /* the process that started it */
 
@@ -725,8 +726,8 @@ wd_close_all_but(int keep)
 	rlim_t fd, lim = 65536;
 
 #ifdef SYS_close_range
-	if ((keep == 0 || syscall(SYS_close_range, 0U,
-	    (unsigned)keep - 1, 0U) == 0) &&
+	if ((keep == 0 ||
+		syscall(SYS_close_range, 0U, (unsigned)keep - 1, 0U) == 0) &&
 	    syscall(SYS_close_range, (unsigned)keep + 1, ~0U, 0U) == 0)
 		return;
 #endif
@@ -739,13 +740,12 @@ wd_close_all_but(int keep)
 
 /* The watchdog process: async-signal-safe calls only (it is a fork of a
  * controller that may have had other threads). */
-static void __attribute__((noreturn))
-wd_main(int sk)
+static void __attribute__((noreturn)) wd_main(int sk)
 {
 	static int32_t pg[WD_MAX], grace[WD_MAX];
 	struct wd_rec rec;
 	struct sigaction sa;
-	struct timespec tick = { 0, RUNNER_GROUP_TICK_MS * 1000000L };
+	struct timespec tick = {0, RUNNER_GROUP_TICK_MS * 1000000L};
 	sigset_t none;
 	int32_t wait_ms = 0, waited;
 	int n = 0, i, sig, live;
@@ -758,10 +758,12 @@ wd_main(int sk)
 	for (sig = 1; sig < NSIG; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
-		sa.sa_handler = (sig == SIGINT || sig == SIGTERM ||
-		    sig == SIGHUP || sig == SIGQUIT || sig == SIGPIPE ||
-		    sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) ?
-		    SIG_IGN : SIG_DFL;
+		sa.sa_handler =
+		    (sig == SIGINT || sig == SIGTERM || sig == SIGHUP ||
+			sig == SIGQUIT || sig == SIGPIPE || sig == SIGTSTP ||
+			sig == SIGTTIN || sig == SIGTTOU)
+		    ? SIG_IGN
+		    : SIG_DFL;
 		sigaction(sig, &sa, NULL);
 	}
 	sigemptyset(&none);
@@ -816,7 +818,7 @@ static void
 wd_ensure(void)
 {
 	sigset_t all, old;
-	int sv[2] = { -1, -1 };
+	int sv[2] = {-1, -1};
 	pid_t pid;
 
 	if (wd_fd >= 0 && wd_owner == getpid() &&
@@ -887,15 +889,15 @@ run_pidfd(pid_t pid)
 }
 
 int
-runner_run(struct runner_result *out, const struct runner_opts *o,
-    struct sc_err *err)
+runner_run(
+    struct runner_result *out, const struct runner_opts *o, struct sc_err *err)
 {
 	struct run s;
 	struct spawn_msg msg;
 	sigset_t all, old;
 	char **envp = NULL;
-	int pfd[2] = { -1, -1 };
-	int sfd[2] = { -1, -1 };
+	int pfd[2] = {-1, -1};
+	int sfd[2] = {-1, -1};
 	int devnull = -1;
 	int abort_rc = 0;
 	int rc = 0;
@@ -928,16 +930,20 @@ runner_run(struct runner_result *out, const struct runner_opts *o,
 	devnull = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	if (devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0 ||
 	    pipe2(sfd, O_CLOEXEC) < 0) {
-		rc = err_set(err, SC_EOS, "cannot set up the agent's pipes: "
-		    "%s", strerror(errno));
+		rc = err_set(err, SC_EOS,
+		    "cannot set up the agent's pipes: "
+		    "%s",
+		    strerror(errno));
 		goto out;
 	}
 	pfd[0] = fd_high(pfd[0]);
 	pfd[1] = fd_high(pfd[1]);
 	sfd[1] = fd_high(sfd[1]);
 	if (pfd[0] < 0 || pfd[1] < 0 || sfd[1] < 0) {
-		rc = err_set(err, SC_EOS, "cannot set up the agent's pipes: "
-		    "%s", strerror(errno));
+		rc = err_set(err, SC_EOS,
+		    "cannot set up the agent's pipes: "
+		    "%s",
+		    strerror(errno));
 		goto out;
 	}
 	/* Our end only: the agent's end stays blocking. */
@@ -960,8 +966,8 @@ runner_run(struct runner_result *out, const struct runner_opts *o,
 		setpgid(s.pid, s.pid); /* closes the race with the child's */
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (s.pid < 0) {
-		rc = err_set(err, SC_EOS, "cannot fork the agent: %s",
-		    strerror(errno));
+		rc = err_set(
+		    err, SC_EOS, "cannot fork the agent: %s", strerror(errno));
 		goto out;
 	}
 	out->pid = s.pid;
@@ -989,8 +995,10 @@ runner_run(struct runner_result *out, const struct runner_opts *o,
 		wd_send(WD_UNWATCH, s.pid, 0);
 		out->duration_ms = runner_now() - s.t0;
 		if (msg.stage != STAGE_EXEC) {
-			rc = err_set(err, SC_EOS, "cannot start agent %s: "
-			    "%s%s: %s", o->argv[0],
+			rc = err_set(err, SC_EOS,
+			    "cannot start agent %s: "
+			    "%s%s: %s",
+			    o->argv[0],
 			    msg.stage == STAGE_CHDIR ? "chdir " : "setup",
 			    msg.stage == STAGE_CHDIR ? o->cwd : "",
 			    strerror(msg.err));
@@ -1005,8 +1013,8 @@ runner_run(struct runner_result *out, const struct runner_opts *o,
 
 	s.pidfd = run_pidfd(s.pid);
 	s.last_activity = s.t0;
-	s.next_poll = s.t0 + (o->poll_interval_ms > 0 ?
-	    o->poll_interval_ms : 1000);
+	s.next_poll =
+	    s.t0 + (o->poll_interval_ms > 0 ? o->poll_interval_ms : 1000);
 	if (o->on_start != NULL) {
 		abort_rc = o->on_start(o->ctx, s.pid);
 		if (abort_rc < 0)
@@ -1072,8 +1080,8 @@ group_wait(int pgid, int64_t deadline)
 			rc = -1;
 			break;
 		}
-		runner_sleep_ms(min64(RUNNER_GROUP_TICK_MS,
-		    deadline - runner_now()));
+		runner_sleep_ms(
+		    min64(RUNNER_GROUP_TICK_MS, deadline - runner_now()));
 	}
 	/* A member may have become a zombie after the reap above. */
 	group_reap(pgid);
@@ -1097,8 +1105,7 @@ runner_kill_group(int pgid, int64_t grace_ms)
 		rc = SC_EOS;
 		goto out;
 	}
-	if (group_wait(pgid, runner_now() + (grace_ms > 0 ? grace_ms : 0))
-	    == 0)
+	if (group_wait(pgid, runner_now() + (grace_ms > 0 ? grace_ms : 0)) == 0)
 		goto out;
 	if (kill(-pgid, SIGKILL) < 0 && errno != ESRCH) {
 		rc = SC_EOS;

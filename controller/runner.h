@@ -34,17 +34,17 @@
 #include "strategies/strlist.h"
 
 struct runner_opts {
-	const char *const *argv;       /* expanded, NULL-terminated */
-	const char *cwd;               /* the repo root; NULL = unchanged */
+	const char *const *argv; /* expanded, NULL-terminated */
+	const char *cwd; /* the repo root; NULL = unchanged */
 	const struct strlist *env_add; /* "KEY=VALUE" added or overriding
 	                                * (last wins); may be NULL */
-	const char *log_path;          /* per-attempt log: O_APPEND, mode 0600,
+	const char *log_path; /* per-attempt log: O_APPEND, mode 0600,
 	                                * symlinks refused; NULL = no log */
-	int64_t timeout_ms;            /* 0 = none */
-	int64_t stall_timeout_ms;      /* 0 = off: no output AND no progress
+	int64_t timeout_ms; /* 0 = none */
+	int64_t stall_timeout_ms; /* 0 = off: no output AND no progress
 	                                * change for that long */
-	int64_t kill_grace_ms;         /* SIGTERM -> SIGKILL grace */
-	int64_t poll_interval_ms;      /* on_poll period (1000 when <= 0) */
+	int64_t kill_grace_ms; /* SIGTERM -> SIGKILL grace */
+	int64_t poll_interval_ms; /* on_poll period (1000 when <= 0) */
 	/* Called every poll_interval_ms while the agent runs; may be NULL.
 	 * Returns a progress token (e.g. tasks completed); a change of the
 	 * token counts as activity for stall detection.  The first call only
@@ -65,25 +65,25 @@ struct runner_opts {
 	 * runner reads (drains) it when readable; make it non-blocking.
 	 * Without it, *stop is checked at least every 100 ms. */
 	int wake_fd;
-	size_t tail_max;               /* bytes of tail kept (64 KiB if 0) */
+	size_t tail_max; /* bytes of tail kept (64 KiB if 0) */
 };
 
 struct runner_result {
-	int exit_code;       /* -1 when killed by a signal */
-	int term_signal;     /* 0 when it exited */
-	bool timed_out;      /* killed at timeout_ms */
-	bool stalled;        /* killed after stall_timeout_ms of silence */
-	bool interrupted;    /* killed because *stop was raised */
-	bool spawn_failed;   /* exec failed: exit_code 127 (ENOENT) or 126 */
-	int spawn_errno;     /* errno of the failed exec, else 0 */
-	int log_errno;       /* first error writing the log (e.g. ENOSPC),
+	int exit_code; /* -1 when killed by a signal */
+	int term_signal; /* 0 when it exited */
+	bool timed_out; /* killed at timeout_ms */
+	bool stalled; /* killed after stall_timeout_ms of silence */
+	bool interrupted; /* killed because *stop was raised */
+	bool spawn_failed; /* exec failed: exit_code 127 (ENOENT) or 126 */
+	int spawn_errno; /* errno of the failed exec, else 0 */
+	int log_errno; /* first error writing the log (e.g. ENOSPC),
 	                      * else 0; output kept flowing regardless */
 	int64_t duration_ms; /* start to the agent's exit (CLOCK_MONOTONIC) */
 	uint64_t output_bytes;
-	char *tail;          /* owned, NUL-terminated: the last tail_max
+	char *tail; /* owned, NUL-terminated: the last tail_max
 	                      * bytes of stdout+stderr (never NULL after 0) */
 	size_t tail_len;
-	int pid;             /* also the process group id */
+	int pid; /* also the process group id */
 };
 
 /*
@@ -95,8 +95,8 @@ struct runner_result {
  * '=', SC_EIO when the log file cannot be opened, SC_EOS when a pipe,
  * fork or setup step (such as chdir to cwd) failed; out is then empty.
  */
-int runner_run(struct runner_result *out, const struct runner_opts *o,
-    struct sc_err *err);
+int runner_run(
+    struct runner_result *out, const struct runner_opts *o, struct sc_err *err);
 
 /* Free what out owns and zero it; NULL is a no-op. */
 void runner_result_release(struct runner_result *r);

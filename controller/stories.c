@@ -42,8 +42,10 @@ read_story(char **out, size_t *out_len, const char *path, const char *shown,
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = err_set(err, SC_EDATA, "%s: story file is not a regular "
-		    "file", shown);
+		rc = err_set(err, SC_EDATA,
+		    "%s: story file is not a regular "
+		    "file",
+		    shown);
 		goto out;
 	}
 	if (st.st_size > STORY_MAX_BYTES)
@@ -60,8 +62,8 @@ read_story(char **out, size_t *out_len, const char *path, const char *shown,
 				goto too_large;
 			grown = realloc(buf, cap * 2);
 			if (grown == NULL) {
-				rc = err_set(err, SC_EOS, "%s: out of memory",
-				    shown);
+				rc = err_set(
+				    err, SC_EOS, "%s: out of memory", shown);
 				goto out;
 			}
 			buf = grown;
@@ -71,8 +73,10 @@ read_story(char **out, size_t *out_len, const char *path, const char *shown,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = err_set(err, SC_EDATA, "%s: cannot read story "
-			    "file: %s", shown, strerror(errno));
+			rc = err_set(err, SC_EDATA,
+			    "%s: cannot read story "
+			    "file: %s",
+			    shown, strerror(errno));
 			goto out;
 		}
 		if (n == 0)
@@ -96,8 +100,8 @@ out:
 }
 
 int
-story_read_progress(struct progress *out, const char *abspath,
-    struct sc_err *err)
+story_read_progress(
+    struct progress *out, const char *abspath, struct sc_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -124,8 +128,8 @@ path_inside(const char *p, const char *root)
 }
 
 static int
-story_load_one(struct story *s, const struct story_conf *sc,
-    const char *root, struct sc_err *err)
+story_load_one(struct story *s, const struct story_conf *sc, const char *root,
+    struct sc_err *err)
 {
 	char *joined = NULL, *text = NULL;
 	size_t len = 0;
@@ -135,7 +139,7 @@ story_load_one(struct story *s, const struct story_conf *sc,
 	s->file = strdup(sc->file);
 	if (s->file == NULL ||
 	    asprintf(&joined, "%s%s%s", root,
-	    root[strlen(root) - 1] == '/' ? "" : "/", sc->file) < 0) {
+		root[strlen(root) - 1] == '/' ? "" : "/", sc->file) < 0) {
 		joined = NULL;
 		rc = err_set(err, SC_EOS, "%s: out of memory", sc->file);
 		goto out;
@@ -147,8 +151,10 @@ story_load_one(struct story *s, const struct story_conf *sc,
 		goto out;
 	}
 	if (!path_inside(s->abspath, root)) {
-		rc = err_set(err, SC_EDATA, "%s: story file resolves to %s, "
-		    "outside the project root %s", sc->file, s->abspath, root);
+		rc = err_set(err, SC_EDATA,
+		    "%s: story file resolves to %s, "
+		    "outside the project root %s",
+		    sc->file, s->abspath, root);
 		goto out;
 	}
 	if ((rc = read_story(&text, &len, s->abspath, sc->file, err)) != 0)
@@ -182,8 +188,10 @@ stories_load(struct story **out, size_t *out_n, const struct config *cfg,
 		goto out;
 	root = realpath(cfg->root, NULL);
 	if (root == NULL) {
-		rc = err_set(err, SC_EDATA, "%s: cannot resolve the project "
-		    "root: %s", cfg->root, strerror(errno));
+		rc = err_set(err, SC_EDATA,
+		    "%s: cannot resolve the project "
+		    "root: %s",
+		    cfg->root, strerror(errno));
 		goto out;
 	}
 	list = calloc(cfg->nstories, sizeof(*list));

@@ -20,12 +20,12 @@
 
 struct story {
 	char id[128];
-	char *file;                 /* path relative to root, as configured */
-	char *abspath;              /* resolved absolute path */
-	struct progress progress;   /* from the file now */
+	char *file; /* path relative to root, as configured */
+	char *abspath; /* resolved absolute path */
+	struct progress progress; /* from the file now */
 	/* STATUS_PENDING, or STATUS_INVALID when tasks_total == 0 */
 	enum story_status load_status;
-	char reason[256];           /* why invalid, "" otherwise */
+	char reason[256]; /* why invalid, "" otherwise */
 };
 
 /*
@@ -48,7 +48,7 @@ void stories_free(struct story *s, size_t n);
  * runs).  SC_EDATA naming abspath when it cannot be read, is not a
  * regular file or is too large; *out is zeroed then.
  */
-int story_read_progress(struct progress *out, const char *abspath,
-    struct sc_err *err);
+int story_read_progress(
+    struct progress *out, const char *abspath, struct sc_err *err);
 
 #endif

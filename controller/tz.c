@@ -23,8 +23,8 @@ tz_name_ok(const char *z)
 		char c = z[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		    (c >= '0' && c <= '9') || c == '_' || c == '+' ||
-		    c == '-' || c == '/'))
+			(c >= '0' && c <= '9') || c == '_' || c == '+' ||
+			c == '-' || c == '/'))
 			return false;
 	}
 	return true;
@@ -95,8 +95,10 @@ tz_clock(int64_t *out_s, const struct waithint *h, int64_t now_ms,
 
 	if (h->hour < 0 || h->hour > 23 || h->minute < 0 || h->minute > 59 ||
 	    h->month < 0 || h->month > 12 || h->day < 0 || h->day > 31)
-		return err_set(err, SC_EDATA, "wait hint time %d:%02d out of "
-		    "range", h->hour, h->minute);
+		return err_set(err, SC_EDATA,
+		    "wait hint time %d:%02d out of "
+		    "range",
+		    h->hour, h->minute);
 	if (h->zone[0] != '\0') {
 		if (memchr(h->zone, '\0', sizeof(h->zone)) == NULL ||
 		    !tz_name_ok(h->zone))
@@ -110,24 +112,25 @@ tz_clock(int64_t *out_s, const struct waithint *h, int64_t now_ms,
 			had_old = true;
 			saved = strdup(old);
 			if (saved == NULL)
-				return err_set(err, SC_EOS,
-				    "out of memory saving TZ");
+				return err_set(
+				    err, SC_EOS, "out of memory saving TZ");
 		}
 		if (setenv("TZ", h->zone, 1) != 0) {
-			rc = err_set(err, SC_EOS, "cannot set TZ to '%s'",
-			    h->zone);
+			rc = err_set(
+			    err, SC_EOS, "cannot set TZ to '%s'", h->zone);
 			goto out;
 		}
 		set = true;
 	}
 	tzset();
-	now_s = (time_t)(now_ms >= 0 ? now_ms / 1000 :
-	    -((-now_ms + 999) / 1000));
+	now_s =
+	    (time_t)(now_ms >= 0 ? now_ms / 1000 : -((-now_ms + 999) / 1000));
 	*out_s = tz_next(h, now_s, now_ms);
 	if (*out_s < 0)
-		rc = err_set(err, SC_EDATA, "cannot compute %d:%02d in time "
-		    "zone '%s'", h->hour, h->minute,
-		    h->zone[0] != '\0' ? h->zone : "local");
+		rc = err_set(err, SC_EDATA,
+		    "cannot compute %d:%02d in time "
+		    "zone '%s'",
+		    h->hour, h->minute, h->zone[0] != '\0' ? h->zone : "local");
 out:
 	if (set) {
 		if (had_old)

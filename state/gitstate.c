@@ -416,8 +416,8 @@ gs_commit_once(struct gitstate *gs, int *out_committed,
 	 * lets two first commits race (one is lost). */
 	if (!have_tip)
 		memset(&tip, 0, sizeof(tip));
-	grc = git_reference_create_matching(&ref, gs->repo, gs->refname,
-	    &commit_id, 1, &tip, rlmsg);
+	grc = git_reference_create_matching(
+	    &ref, gs->repo, gs->refname, &commit_id, 1, &tip, rlmsg);
 	/* EMODIFIED: tip moved; EEXISTS: someone created the branch;
 	 * ENOTFOUND: someone deleted it; ELOCKED: someone holds the ref's
 	 * lock file.  Build again on what is there. */

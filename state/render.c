@@ -47,27 +47,29 @@ render_attempt_json(const struct attempt_row *a)
 	json_t *o;
 
 	o = json_pack("{s:i, s:b, s:s, s:s, s:o, s:o, s:o, s:o, s:i, s:i, "
-	    "s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
-	    "attempt", a->attempt, "counted", a->counted,
-	    "role", role_name(a->role), "agent", a->agent,
-	    "outcome", ended ? json_string(outcome_name(a->outcome)) :
-	    json_null(),
-	    "error_code", a->error_code == ERRC_NONE ? json_null() :
-	    json_string(errcode_name(a->error_code)),
-	    "exit_code", ended && a->exit_code >= 0 ?
-	    json_integer(a->exit_code) : json_null(),
+		      "s:o, s:o, s:o, s:o, s:I, s:o, s:o}",
+	    "attempt", a->attempt, "counted", a->counted, "role",
+	    role_name(a->role), "agent", a->agent, "outcome",
+	    ended ? json_string(outcome_name(a->outcome)) : json_null(),
+	    "error_code",
+	    a->error_code == ERRC_NONE
+		? json_null()
+		: json_string(errcode_name(a->error_code)),
+	    "exit_code",
+	    ended && a->exit_code >= 0 ? json_integer(a->exit_code)
+				       : json_null(),
 	    "signal", a->signal > 0 ? json_integer(a->signal) : json_null(),
-	    "tasks_completed", a->tasks_completed,
-	    "tasks_total", a->tasks_total,
-	    "stalled_task", str_or_null(a->stalled_task),
-	    "started_at", render_time_json(a->started_ms),
-	    "ended_at", render_time_json(ended ? a->ended_ms : 0),
-	    "duration_ms", ended && a->ended_ms >= a->started_ms &&
-	    a->started_ms > 0 ? json_integer(a->ended_ms - a->started_ms) :
-	    json_null(),
-	    "delay_ms", (json_int_t)a->delay_ms,
-	    "decision", a->decision == DECISION_NONE ? json_null() :
-	    json_string(decision_name(a->decision)),
+	    "tasks_completed", a->tasks_completed, "tasks_total",
+	    a->tasks_total, "stalled_task", str_or_null(a->stalled_task),
+	    "started_at", render_time_json(a->started_ms), "ended_at",
+	    render_time_json(ended ? a->ended_ms : 0), "duration_ms",
+	    ended && a->ended_ms >= a->started_ms && a->started_ms > 0
+		? json_integer(a->ended_ms - a->started_ms)
+		: json_null(),
+	    "delay_ms", (json_int_t)a->delay_ms, "decision",
+	    a->decision == DECISION_NONE
+		? json_null()
+		: json_string(decision_name(a->decision)),
 	    "reason", str_or_null(a->reason));
 	if (o == NULL)
 		return NULL;
@@ -82,8 +84,8 @@ render_attempt_json(const struct attempt_row *a)
 }
 
 json_t *
-render_story_json(const struct story_row *s, const struct attempt_row *a,
-    size_t n)
+render_story_json(
+    const struct story_row *s, const struct attempt_row *a, size_t n)
 {
 	json_t *o = NULL, *arr = NULL, *one;
 	size_t i;
@@ -96,12 +98,11 @@ render_story_json(const struct story_row *s, const struct attempt_row *a,
 		if (one == NULL || json_array_append_new(arr, one) < 0)
 			goto fail;
 	}
-	o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:i, s:O, s:f, s:o}",
-	    "id", s->id, "file", s->file, "status", status_name(s->status),
-	    "reason", str_or_null(s->reason),
-	    "tasks_completed", s->tasks_completed,
-	    "tasks_total", s->tasks_total, "attempts", arr,
-	    "cost_usd", s->cost_usd, "branch", str_or_null(s->branch));
+	o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:i, s:O, s:f, s:o}", "id",
+	    s->id, "file", s->file, "status", status_name(s->status), "reason",
+	    str_or_null(s->reason), "tasks_completed", s->tasks_completed,
+	    "tasks_total", s->tasks_total, "attempts", arr, "cost_usd",
+	    s->cost_usd, "branch", str_or_null(s->branch));
 	json_decref(arr);
 	return o;
 fail:
@@ -121,8 +122,8 @@ cell(char *dst, size_t len, const char *s)
 }
 
 int
-render_progress_md(char **out, const struct story_row *rows, size_t n,
-    int64_t batch_id)
+render_progress_md(
+    char **out, const struct story_row *rows, size_t n, int64_t batch_id)
 {
 	char *buf = NULL;
 	size_t size = 0, i;
@@ -133,7 +134,8 @@ render_progress_md(char **out, const struct story_row *rows, size_t n,
 	f = open_memstream(&buf, &size);
 	if (f == NULL)
 		return SC_EOS;
-	fprintf(f, "# storyctl progress\n\nBatch %lld.\n\n"
+	fprintf(f,
+	    "# storyctl progress\n\nBatch %lld.\n\n"
 	    "| story | status | attempts | tasks | last agent | last outcome "
 	    "| reason |\n|---|---|---|---|---|---|---|\n",
 	    (long long)batch_id);
@@ -144,8 +146,10 @@ render_progress_md(char **out, const struct story_row *rows, size_t n,
 		fprintf(f, "| %s | %s | %d | %d/%d | %s | %s | %s |\n", s->id,
 		    status_name(s->status), s->attempts, s->tasks_completed,
 		    s->tasks_total, agent[0] ? agent : "-",
-		    s->last_outcome == OUTCOME_NONE ? "-" :
-		    outcome_name(s->last_outcome), reason[0] ? reason : "-");
+		    s->last_outcome == OUTCOME_NONE
+			? "-"
+			: outcome_name(s->last_outcome),
+		    reason[0] ? reason : "-");
 	}
 	if (fclose(f) != 0) {
 		free(buf);

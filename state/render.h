@@ -16,14 +16,14 @@ json_t *render_attempt_json(const struct attempt_row *a);
 
 /* {"id", "file", "status", "reason", "tasks_completed", "tasks_total",
  *  "attempts": [...]} plus "cost_usd" and "branch".  New reference. */
-json_t *render_story_json(const struct story_row *s,
-    const struct attempt_row *a, size_t n);
+json_t *render_story_json(
+    const struct story_row *s, const struct attempt_row *a, size_t n);
 
 /* progress.md: a markdown table of the batch's stories (story, status,
  * attempts, tasks, last agent, last outcome, reason).  *out malloc'd;
  * 0 or SC_EOS. */
-int render_progress_md(char **out, const struct story_row *rows, size_t n,
-    int64_t batch_id);
+int render_progress_md(
+    char **out, const struct story_row *rows, size_t n, int64_t batch_id);
 
 /* ISO 8601 UTC for epoch ms, or JSON null for 0. */
 json_t *render_time_json(int64_t ms);

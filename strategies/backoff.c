@@ -20,8 +20,9 @@ backoff_delay_ms(const struct backoff *b, int n)
 		break;
 	case BACKOFF_LINEAR:
 		/* base * (n + 1) without overflow: stop once past the cap */
-		d = (base != 0 && (int64_t)n + 1 > INT64_MAX / base) ?
-		    INT64_MAX : base * ((int64_t)n + 1);
+		d = (base != 0 && (int64_t)n + 1 > INT64_MAX / base)
+		    ? INT64_MAX
+		    : base * ((int64_t)n + 1);
 		break;
 	case BACKOFF_EXPONENTIAL:
 		d = base;

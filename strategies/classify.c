@@ -66,19 +66,19 @@ struct pattern {
 
 /* what a parsed JSON line is */
 enum ev {
-	EV_NONE = 0,    /* not an event we know: match it as text */
-	EV_CONTENT,     /* assistant text, tool output, ...: never matched */
-	EV_OK,          /* a final result that succeeded */
-	EV_ERR,         /* a final result that failed */
+	EV_NONE = 0, /* not an event we know: match it as text */
+	EV_CONTENT, /* assistant text, tool output, ...: never matched */
+	EV_OK, /* a final result that succeeded */
+	EV_ERR, /* a final result that failed */
 	EV_ERROR_EVENT, /* an error event that is not the final result */
-	EV_RETRY        /* a retry notice: an error event while it is the
+	EV_RETRY /* a retry notice: an error event while it is the
 			 * newest event, content once newer events follow */
 };
 
 struct sres {
 	enum ev ev;
-	char *msg;           /* owned; may be NULL */
-	int status;          /* HTTP status reported by the event, or 0 */
+	char *msg; /* owned; may be NULL */
+	int status; /* HTTP status reported by the event, or 0 */
 	enum kind code_kind; /* from claude's assistant "error" field */
 };
 
@@ -89,8 +89,8 @@ struct line {
 };
 
 struct ctx {
-	bool has_hint;      /* a reset time or delay is known */
-	bool delay_hint;    /* the text gives a retry delay */
+	bool has_hint; /* a reset time or delay is known */
+	bool delay_hint; /* the text gives a retry delay */
 	int64_t delay_ms;
 };
 
@@ -104,146 +104,146 @@ static bool match_limit_reset(const char *s, size_t n);
  * "quota").  Sources of every phrase: docs/classification.md.
  */
 static const struct pattern patterns[] = {
-	{"timed out without returning a response", NULL, K_NETWORK, false},
+    {"timed out without returning a response", NULL, K_NETWORK, false},
 
-	{"insufficient_quota", NULL, K_QUOTA_HARD, false},
-	{"credit balance is too low", NULL, K_QUOTA_HARD, false},
-	{"billing_error", NULL, K_QUOTA_HARD, true},
+    {"insufficient_quota", NULL, K_QUOTA_HARD, false},
+    {"credit balance is too low", NULL, K_QUOTA_HARD, false},
+    {"billing_error", NULL, K_QUOTA_HARD, true},
 
-	{"budget exceeded", NULL, K_BUDGET, false},
-	{"exceeded budget", NULL, K_BUDGET, false},
-	{"usd budget", NULL, K_BUDGET, false},
-	{"max budget", NULL, K_BUDGET, false},
-	{"max_budget", NULL, K_BUDGET, false},
-	{"budgetexceedederror", NULL, K_BUDGET, false},
+    {"budget exceeded", NULL, K_BUDGET, false},
+    {"exceeded budget", NULL, K_BUDGET, false},
+    {"usd budget", NULL, K_BUDGET, false},
+    {"max budget", NULL, K_BUDGET, false},
+    {"max_budget", NULL, K_BUDGET, false},
+    {"budgetexceedederror", NULL, K_BUDGET, false},
 
-	{"invalid api key", NULL, K_AUTH, false},
-	{"invalid_api_key", NULL, K_AUTH, false},
-	{"incorrect api key", NULL, K_AUTH, false},
-	{"invalid x-api-key", NULL, K_AUTH, false},
-	{"authentication_error", NULL, K_AUTH, false},
-	{"authentication_failed", NULL, K_AUTH, false},
-	{"authenticationerror", NULL, K_AUTH, false},
-	{"not logged in", NULL, K_AUTH, false},
-	{"please run /login", NULL, K_AUTH, false},
-	{"run /login", NULL, K_AUTH, false},
-	{"oauth token has expired", NULL, K_AUTH, false},
-	{"oauth token revoked", NULL, K_AUTH, false},
-	{"api key not valid", NULL, K_AUTH, false},
-	{"api_key_invalid", NULL, K_AUTH, false},
-	{"unauthenticated", NULL, K_AUTH, true},
-	{"not able to authenticate you", NULL, K_AUTH, false},
-	{"failed to refresh token", NULL, K_AUTH, false},
-	{"could not resolve authentication method", NULL, K_AUTH, false},
-	{"please set an auth method", NULL, K_AUTH, false},
-	{"missing api key", NULL, K_AUTH, false},
-	{"invalid bearer token", NULL, K_AUTH, false},
-	{"sign in again", NULL, K_AUTH, false},
-	{"signing in again", NULL, K_AUTH, false},
-	{"log in again", NULL, K_AUTH, false},
+    {"invalid api key", NULL, K_AUTH, false},
+    {"invalid_api_key", NULL, K_AUTH, false},
+    {"incorrect api key", NULL, K_AUTH, false},
+    {"invalid x-api-key", NULL, K_AUTH, false},
+    {"authentication_error", NULL, K_AUTH, false},
+    {"authentication_failed", NULL, K_AUTH, false},
+    {"authenticationerror", NULL, K_AUTH, false},
+    {"not logged in", NULL, K_AUTH, false},
+    {"please run /login", NULL, K_AUTH, false},
+    {"run /login", NULL, K_AUTH, false},
+    {"oauth token has expired", NULL, K_AUTH, false},
+    {"oauth token revoked", NULL, K_AUTH, false},
+    {"api key not valid", NULL, K_AUTH, false},
+    {"api_key_invalid", NULL, K_AUTH, false},
+    {"unauthenticated", NULL, K_AUTH, true},
+    {"not able to authenticate you", NULL, K_AUTH, false},
+    {"failed to refresh token", NULL, K_AUTH, false},
+    {"could not resolve authentication method", NULL, K_AUTH, false},
+    {"please set an auth method", NULL, K_AUTH, false},
+    {"missing api key", NULL, K_AUTH, false},
+    {"invalid bearer token", NULL, K_AUTH, false},
+    {"sign in again", NULL, K_AUTH, false},
+    {"signing in again", NULL, K_AUTH, false},
+    {"log in again", NULL, K_AUTH, false},
 
-	{"permission_error", NULL, K_PERM, true},
-	{"permission_denied", NULL, K_PERM, true},
-	{"permissiondeniederror", NULL, K_PERM, false},
-	{"403 forbidden", NULL, K_PERM, false},
-	/* gemini-cli 0.61 in a folder never trusted, exit 55 (its
+    {"permission_error", NULL, K_PERM, true},
+    {"permission_denied", NULL, K_PERM, true},
+    {"permissiondeniederror", NULL, K_PERM, false},
+    {"403 forbidden", NULL, K_PERM, false},
+    /* gemini-cli 0.61 in a folder never trusted, exit 55 (its
 	 * FatalUntrustedWorkspaceError): no retry trusts the folder */
-	{"not running in a trusted directory", NULL, K_PERM, false},
+    {"not running in a trusted directory", NULL, K_PERM, false},
 
-	{"not_found_error", NULL, K_MODEL, true},
-	{"model_not_found", NULL, K_MODEL, true},
-	{"requested entity was not found", NULL, K_MODEL, false},
-	{"issue with the selected model", NULL, K_MODEL, false},
-	{"is not found for api version", NULL, K_MODEL, false},
-	{"provided model identifier is invalid", NULL, K_MODEL, false},
-	{"notfounderror", NULL, K_MODEL, false},
-	{NULL, match_model_missing, K_MODEL, false},
+    {"not_found_error", NULL, K_MODEL, true},
+    {"model_not_found", NULL, K_MODEL, true},
+    {"requested entity was not found", NULL, K_MODEL, false},
+    {"issue with the selected model", NULL, K_MODEL, false},
+    {"is not found for api version", NULL, K_MODEL, false},
+    {"provided model identifier is invalid", NULL, K_MODEL, false},
+    {"notfounderror", NULL, K_MODEL, false},
+    {NULL, match_model_missing, K_MODEL, false},
 
-	{"usage limit reached", NULL, K_USAGE, false},
-	{"hit your limit", NULL, K_USAGE, false},
-	{"hit your usage limit", NULL, K_USAGE, false},
-	{"usage_limit_reached", NULL, K_USAGE, false},
-	{"limit will reset", NULL, K_USAGE, false},
-	{"limits will reset", NULL, K_USAGE, false},
-	{NULL, match_limit_reset, K_USAGE, false},
+    {"usage limit reached", NULL, K_USAGE, false},
+    {"hit your limit", NULL, K_USAGE, false},
+    {"hit your usage limit", NULL, K_USAGE, false},
+    {"usage_limit_reached", NULL, K_USAGE, false},
+    {"limit will reset", NULL, K_USAGE, false},
+    {"limits will reset", NULL, K_USAGE, false},
+    {NULL, match_limit_reset, K_USAGE, false},
 
-	{"exceeded your current quota", NULL, K_QUOTA_SOFT, false},
-	{"check your plan and billing details", NULL, K_QUOTA_SOFT, false},
+    {"exceeded your current quota", NULL, K_QUOTA_SOFT, false},
+    {"check your plan and billing details", NULL, K_QUOTA_SOFT, false},
 
-	{"exhausted your capacity", NULL, K_CAPACITY, false},
+    {"exhausted your capacity", NULL, K_CAPACITY, false},
 
-	{"rate_limit", NULL, K_RATE, false},
-	{"rate limit", NULL, K_RATE, false},
-	{"rate-limit", NULL, K_RATE, false},
-	{"ratelimit", NULL, K_RATE, false},
-	{"too many requests", NULL, K_RATE, false},
-	{"resource_exhausted", NULL, K_RATE, false},
-	{"resource has been exhausted", NULL, K_RATE, false},
-	{"resource exhausted", NULL, K_RATE, false},
-	{"quota exceeded for quota metric", NULL, K_RATE, false},
+    {"rate_limit", NULL, K_RATE, false},
+    {"rate limit", NULL, K_RATE, false},
+    {"rate-limit", NULL, K_RATE, false},
+    {"ratelimit", NULL, K_RATE, false},
+    {"too many requests", NULL, K_RATE, false},
+    {"resource_exhausted", NULL, K_RATE, false},
+    {"resource has been exhausted", NULL, K_RATE, false},
+    {"resource exhausted", NULL, K_RATE, false},
+    {"quota exceeded for quota metric", NULL, K_RATE, false},
 
-	{"overloaded_error", NULL, K_OVERLOADED, false},
-	{"overloaded", NULL, K_OVERLOADED, true},
-	{"model is at capacity", NULL, K_OVERLOADED, false},
+    {"overloaded_error", NULL, K_OVERLOADED, false},
+    {"overloaded", NULL, K_OVERLOADED, true},
+    {"model is at capacity", NULL, K_OVERLOADED, false},
 
-	{"internal server error", NULL, K_SERVER, false},
-	{"service unavailable", NULL, K_SERVER, false},
-	{"bad gateway", NULL, K_SERVER, false},
-	{"gateway timeout", NULL, K_SERVER, false},
-	{"api_error", NULL, K_SERVER, true},
-	{"server_error", NULL, K_SERVER, true},
-	{"internalservererror", NULL, K_SERVER, false},
-	{"serviceunavailableerror", NULL, K_SERVER, false},
+    {"internal server error", NULL, K_SERVER, false},
+    {"service unavailable", NULL, K_SERVER, false},
+    {"bad gateway", NULL, K_SERVER, false},
+    {"gateway timeout", NULL, K_SERVER, false},
+    {"api_error", NULL, K_SERVER, true},
+    {"server_error", NULL, K_SERVER, true},
+    {"internalservererror", NULL, K_SERVER, false},
+    {"serviceunavailableerror", NULL, K_SERVER, false},
 
-	{"econnreset", NULL, K_NETWORK, false},
-	{"etimedout", NULL, K_NETWORK, false},
-	{"enotfound", NULL, K_NETWORK, false},
-	{"eai_again", NULL, K_NETWORK, false},
-	{"econnrefused", NULL, K_NETWORK, false},
-	{"econnaborted", NULL, K_NETWORK, false},
-	{"ehostunreach", NULL, K_NETWORK, false},
-	{"enetunreach", NULL, K_NETWORK, false},
-	{"connection refused", NULL, K_NETWORK, false},
-	{"connectionrefused", NULL, K_NETWORK, false},
-	{"connection reset", NULL, K_NETWORK, false},
-	{"connection closed", NULL, K_NETWORK, false},
-	{"connection error", NULL, K_NETWORK, false},
-	{"connection timed out", NULL, K_NETWORK, false},
-	{"could not resolve host", NULL, K_NETWORK, false},
-	{"name does not resolve", NULL, K_NETWORK, false},
-	{"name or service not known", NULL, K_NETWORK, false},
-	{"temporary failure in name resolution", NULL, K_NETWORK, false},
-	{"nodename nor servname", NULL, K_NETWORK, false},
-	{"no such host", NULL, K_NETWORK, false},
-	{"getaddrinfo", NULL, K_NETWORK, false},
-	{"fetch failed", NULL, K_NETWORK, false},
-	{"socket hang up", NULL, K_NETWORK, false},
-	{"network is unreachable", NULL, K_NETWORK, false},
-	{"network is down", NULL, K_NETWORK, false},
-	{"network error", NULL, K_NETWORK, false},
-	{"no route to host", NULL, K_NETWORK, false},
-	{"stream disconnected before completion", NULL, K_NETWORK, false},
-	{"error sending request", NULL, K_NETWORK, false},
-	{"unable to connect to api", NULL, K_NETWORK, false},
-	{"apiconnectionerror", NULL, K_NETWORK, false},
-	{"und_err_", NULL, K_NETWORK, false},
-	{"client network socket disconnected", NULL, K_NETWORK, false},
-	{"request timed out", NULL, K_NETWORK, false},
-	{"tls handshake timeout", NULL, K_NETWORK, false},
-	{"i/o timeout", NULL, K_NETWORK, false},
-	{"failed to connect to", NULL, K_NETWORK, false},
-	{"curl: (6)", NULL, K_NETWORK, false},
-	{"curl: (7)", NULL, K_NETWORK, false},
-	{"curl: (28)", NULL, K_NETWORK, false},
-	{"curl: (35)", NULL, K_NETWORK, false},
-	{"curl: (52)", NULL, K_NETWORK, false},
-	{"curl: (56)", NULL, K_NETWORK, false},
+    {"econnreset", NULL, K_NETWORK, false},
+    {"etimedout", NULL, K_NETWORK, false},
+    {"enotfound", NULL, K_NETWORK, false},
+    {"eai_again", NULL, K_NETWORK, false},
+    {"econnrefused", NULL, K_NETWORK, false},
+    {"econnaborted", NULL, K_NETWORK, false},
+    {"ehostunreach", NULL, K_NETWORK, false},
+    {"enetunreach", NULL, K_NETWORK, false},
+    {"connection refused", NULL, K_NETWORK, false},
+    {"connectionrefused", NULL, K_NETWORK, false},
+    {"connection reset", NULL, K_NETWORK, false},
+    {"connection closed", NULL, K_NETWORK, false},
+    {"connection error", NULL, K_NETWORK, false},
+    {"connection timed out", NULL, K_NETWORK, false},
+    {"could not resolve host", NULL, K_NETWORK, false},
+    {"name does not resolve", NULL, K_NETWORK, false},
+    {"name or service not known", NULL, K_NETWORK, false},
+    {"temporary failure in name resolution", NULL, K_NETWORK, false},
+    {"nodename nor servname", NULL, K_NETWORK, false},
+    {"no such host", NULL, K_NETWORK, false},
+    {"getaddrinfo", NULL, K_NETWORK, false},
+    {"fetch failed", NULL, K_NETWORK, false},
+    {"socket hang up", NULL, K_NETWORK, false},
+    {"network is unreachable", NULL, K_NETWORK, false},
+    {"network is down", NULL, K_NETWORK, false},
+    {"network error", NULL, K_NETWORK, false},
+    {"no route to host", NULL, K_NETWORK, false},
+    {"stream disconnected before completion", NULL, K_NETWORK, false},
+    {"error sending request", NULL, K_NETWORK, false},
+    {"unable to connect to api", NULL, K_NETWORK, false},
+    {"apiconnectionerror", NULL, K_NETWORK, false},
+    {"und_err_", NULL, K_NETWORK, false},
+    {"client network socket disconnected", NULL, K_NETWORK, false},
+    {"request timed out", NULL, K_NETWORK, false},
+    {"tls handshake timeout", NULL, K_NETWORK, false},
+    {"i/o timeout", NULL, K_NETWORK, false},
+    {"failed to connect to", NULL, K_NETWORK, false},
+    {"curl: (6)", NULL, K_NETWORK, false},
+    {"curl: (7)", NULL, K_NETWORK, false},
+    {"curl: (28)", NULL, K_NETWORK, false},
+    {"curl: (35)", NULL, K_NETWORK, false},
+    {"curl: (52)", NULL, K_NETWORK, false},
+    {"curl: (56)", NULL, K_NETWORK, false},
 
-	/* last, so that a cause on the same line names the kind: codex
+    /* last, so that a cause on the same line names the kind: codex
 	 * 0.169 offline, text mode, prints "ERROR: Reconnecting... waiting
 	 * for network" once a minute until it is killed, while the line
 	 * that named the cause scrolls out of the window */
-	{"waiting for network", NULL, K_NETWORK_WAIT, false},
+    {"waiting for network", NULL, K_NETWORK_WAIT, false},
 };
 
 static int
@@ -293,8 +293,8 @@ ci_eq(const char *s, const char *w, size_t n)
 /* Offset of the first occurrence of lowercase needle in s[0..n) at or
  * after from, or n.  word: the match must not touch an identifier. */
 static size_t
-ci_find_from(const char *s, size_t n, size_t from, const char *needle,
-    bool word)
+ci_find_from(
+    const char *s, size_t n, size_t from, const char *needle, bool word)
 {
 	size_t m = strlen(needle), i;
 
@@ -304,8 +304,9 @@ ci_find_from(const char *s, size_t n, size_t from, const char *needle,
 		if (lower((unsigned char)s[i]) != needle[0] ||
 		    !ci_eq(s + i, needle, m))
 			continue;
-		if (word && ((i > 0 && is_ident((unsigned char)s[i - 1])) ||
-		    (i + m < n && is_ident((unsigned char)s[i + m]))))
+		if (word &&
+		    ((i > 0 && is_ident((unsigned char)s[i - 1])) ||
+			(i + m < n && is_ident((unsigned char)s[i + m]))))
 			continue;
 		return i;
 	}
@@ -369,8 +370,8 @@ match_model_missing(const char *s, size_t n)
 		}
 		words = 0;
 		while (j < n && j - i < 100 && words <= 3) {
-			while (j < n && (s[j] == ' ' || s[j] == ':' ||
-			    s[j] == '\t'))
+			while (j < n &&
+			    (s[j] == ' ' || s[j] == ':' || s[j] == '\t'))
 				j++;
 			if (n - j >= 9 && ci_eq(s + j, "not found", 9))
 				return true;
@@ -404,11 +405,19 @@ static int
 status_context_before(const char *s, size_t i)
 {
 	static const char *const strong[] = {
-		"api error", "status code", "status_code", "statuscode",
-		"status",
+	    "api error",
+	    "status code",
+	    "status_code",
+	    "statuscode",
+	    "status",
 	};
 	static const char *const weak[] = {
-		"code", "error", "http/1.1", "http/1.0", "http/2", "http",
+	    "code",
+	    "error",
+	    "http/1.1",
+	    "http/1.0",
+	    "http/2",
+	    "http",
 	};
 	size_t j = i, k = 0, w, m;
 
@@ -446,9 +455,16 @@ static bool
 status_context_after(const char *s, size_t n, size_t i)
 {
 	static const char *const words[] = {
-		"too many requests", "unauthorized", "forbidden", "not found",
-		"service unavailable", "bad gateway", "internal server error",
-		"gateway timeout", "overloaded", "{",
+	    "too many requests",
+	    "unauthorized",
+	    "forbidden",
+	    "not found",
+	    "service unavailable",
+	    "bad gateway",
+	    "internal server error",
+	    "gateway timeout",
+	    "overloaded",
+	    "{",
 	};
 	size_t w, m;
 
@@ -477,12 +493,14 @@ line_status(const char *s, size_t n, bool *strong)
 		    !is_digit((unsigned char)s[i + 1]) ||
 		    !is_digit((unsigned char)s[i + 2]))
 			continue;
-		if (i > 0 && (is_ident((unsigned char)s[i - 1]) ||
-		    s[i - 1] == '.' || s[i - 1] == '-'))
+		if (i > 0 &&
+		    (is_ident((unsigned char)s[i - 1]) || s[i - 1] == '.' ||
+			s[i - 1] == '-'))
 			continue;
-		if (i + 3 < n && (is_ident((unsigned char)s[i + 3]) ||
-		    (s[i + 3] == '.' && i + 4 < n &&
-		    is_digit((unsigned char)s[i + 4]))))
+		if (i + 3 < n &&
+		    (is_ident((unsigned char)s[i + 3]) ||
+			(s[i + 3] == '.' && i + 4 < n &&
+			    is_digit((unsigned char)s[i + 4]))))
 			continue;
 		v = (s[i] - '0') * 100 + (s[i + 1] - '0') * 10 +
 		    (s[i + 2] - '0');
@@ -534,8 +552,8 @@ builtin_kind(const char *s, size_t n)
 	for (i = 0; i < sizeof(patterns) / sizeof(patterns[0]); i++) {
 		const struct pattern *p = &patterns[i];
 
-		if (p->text != NULL ? ci_has(s, n, p->text, p->word) :
-		    p->fn(s, n))
+		if (p->text != NULL ? ci_has(s, n, p->text, p->word)
+				    : p->fn(s, n))
 			return p->kind;
 	}
 	/* a permanent code from a number alone needs a strong context:
@@ -544,8 +562,9 @@ builtin_kind(const char *s, size_t n)
 	if (k == K_AUTH || k == K_PERM || k == K_MODEL) {
 		if (!strong)
 			return K_NONE;
-		k = k == K_AUTH ? K_AUTH_STATUS : k == K_PERM ?
-		    K_PERM_STATUS : K_MODEL_STATUS;
+		k = k == K_AUTH	  ? K_AUTH_STATUS
+		    : k == K_PERM ? K_PERM_STATUS
+				  : K_MODEL_STATUS;
 	}
 	return k;
 }
@@ -641,8 +660,9 @@ msg_set(char *dst, size_t cap, const char *s, size_t n)
 			i++;
 			if (i < n && s[i] == '[') {
 				i++;
-				while (i < n && ((unsigned char)s[i] < 0x40 ||
-				    (unsigned char)s[i] > 0x7e))
+				while (i < n &&
+				    ((unsigned char)s[i] < 0x40 ||
+					(unsigned char)s[i] > 0x7e))
 					i++;
 			}
 			i++;
@@ -764,8 +784,8 @@ claude_error_kind(const char *e)
 static const char *
 claude_text(json_t *o)
 {
-	json_t *content = json_object_get(json_object_get(o, "message"),
-	    "content");
+	json_t *content =
+	    json_object_get(json_object_get(o, "message"), "content");
 	size_t i;
 
 	for (i = 0; i < json_array_size(content); i++) {
@@ -889,8 +909,7 @@ inspect(json_t *o, struct sres *r)
 		sres_msg(r, jerror_msg(o));
 		return EV_ERROR_EVENT;
 	}
-	if (strcmp(type, "system") == 0 &&
-	    (sub = jstr(o, "subtype")) != NULL &&
+	if (strcmp(type, "system") == 0 && (sub = jstr(o, "subtype")) != NULL &&
 	    strcmp(sub, "api_retry") == 0)
 		return claude_retry(o, r);
 	if (strcmp(type, "assistant") == 0 &&
@@ -957,8 +976,8 @@ window_collect(struct line *v, const char *t, size_t len)
  * object (gemini --output-format json): it is parsed to the end.
  */
 static void
-structured_find(struct sres *out, struct line *v, int n, const char *t,
-    size_t len)
+structured_find(
+    struct sres *out, struct line *v, int n, const char *t, size_t len)
 {
 	struct sres r, errev;
 	json_error_t je;
@@ -1056,28 +1075,27 @@ structured_code(const struct classify_input *in, const struct sres *r,
 
 /* The classes of kinds, in precedence order (SPEC 4 "precedence"). */
 struct kind_class {
-	enum kind kinds[6];  /* ends at K_NONE */
-	bool newest_wins;    /* else the first kind listed wins */
-	bool needs_hint;     /* only with a reset time in the tail */
-	bool whole_window;   /* else only the newest error block */
+	enum kind kinds[6]; /* ends at K_NONE */
+	bool newest_wins; /* else the first kind listed wins */
+	bool needs_hint; /* only with a reset time in the tail */
+	bool whole_window; /* else only the newest error block */
 };
 
 static const struct kind_class classes[] = {
-	/* the user's patterns win wherever they are in the window */
-	{{K_USER_PERM}, false, false, true},
-	{{K_USER_NET}, false, false, true},
-	/* the newest permanent message is the reason it stopped */
-	{{K_AUTH, K_PERM, K_MODEL, K_BUDGET, K_QUOTA_HARD}, true, false,
-	    false},
-	{{K_USAGE}, false, true, false},
-	{{K_QUOTA_SOFT}, false, false, false},
-	/* one 429 reads as several lines: its most specific wording wins;
+    /* the user's patterns win wherever they are in the window */
+    {{K_USER_PERM}, false, false, true},
+    {{K_USER_NET}, false, false, true},
+    /* the newest permanent message is the reason it stopped */
+    {{K_AUTH, K_PERM, K_MODEL, K_BUDGET, K_QUOTA_HARD}, true, false, false},
+    {{K_USAGE}, false, true, false},
+    {{K_QUOTA_SOFT}, false, false, false},
+    /* one 429 reads as several lines: its most specific wording wins;
 	 * a usage banner without a reset time lands here as a rate limit */
-	{{K_CAPACITY, K_RATE, K_OVERLOADED, K_SERVER, K_USAGE}, false, false,
-	    false},
-	/* "expected status 401" from a test run above a 429 is not it */
-	{{K_AUTH_STATUS, K_PERM_STATUS, K_MODEL_STATUS}, true, false, false},
-	{{K_NETWORK, K_NETWORK_WAIT}, false, false, false},
+    {{K_CAPACITY, K_RATE, K_OVERLOADED, K_SERVER, K_USAGE}, false, false,
+	false},
+    /* "expected status 401" from a test run above a 429 is not it */
+    {{K_AUTH_STATUS, K_PERM_STATUS, K_MODEL_STATUS}, true, false, false},
+    {{K_NETWORK, K_NETWORK_WAIT}, false, false, false},
 };
 
 /*
@@ -1112,7 +1130,7 @@ text_decide(struct classification *out, const struct classify_input *in,
 			anchor = i;
 	}
 	for (i = anchor; anchor >= 0 && i < n && i < anchor + CLASSIFY_BLOCK;
-	    i++)
+	     i++)
 		if (kinds[i] != K_NONE && newest_block[kinds[i]] < 0)
 			newest_block[kinds[i]] = i;
 	for (ci = 0; ci < sizeof(classes) / sizeof(classes[0]); ci++) {
@@ -1133,8 +1151,10 @@ text_decide(struct classification *out, const struct classify_input *in,
 		}
 		if (best == K_NONE)
 			continue;
-		decide(out, kind_code(best, builtin_kind(in->tail + v[bi].off,
-		    v[bi].len), c), in->tail + v[bi].off, v[bi].len);
+		decide(out,
+		    kind_code(
+			best, builtin_kind(in->tail + v[bi].off, v[bi].len), c),
+		    in->tail + v[bi].off, v[bi].len);
 		return true;
 	}
 	return false;
@@ -1168,8 +1188,10 @@ classify_attempt(struct classification *out, const struct classify_input *in)
 	structured_find(&sr, lines, n, tail, tlen);
 	memset(&c, 0, sizeof(c));
 	c.has_hint = out->hint.kind != WAITHINT_NONE;
-	if (n > 0 && waithint_parse(&wh, tail + lines[n - 1].off,
-	    tlen - lines[n - 1].off) && wh.kind == WAITHINT_DELAY) {
+	if (n > 0 &&
+	    waithint_parse(
+		&wh, tail + lines[n - 1].off, tlen - lines[n - 1].off) &&
+	    wh.kind == WAITHINT_DELAY) {
 		c.delay_hint = true;
 		c.delay_ms = wh.delay_ms;
 	}

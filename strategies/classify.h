@@ -21,15 +21,15 @@
 #include "strategies/waithint.h"
 
 struct classify_input {
-	int exit_code;      /* exit status when the agent exited, else -1 */
-	int term_signal;    /* signal that ended it, else 0 */
-	bool timed_out;     /* killed at timeout_s */
-	bool stalled;       /* killed at stall_timeout_s */
-	bool interrupted;   /* the controller was asked to stop */
-	bool gate_failed;   /* every box checked but a gate failed */
+	int exit_code; /* exit status when the agent exited, else -1 */
+	int term_signal; /* signal that ended it, else 0 */
+	bool timed_out; /* killed at timeout_s */
+	bool stalled; /* killed at stall_timeout_s */
+	bool interrupted; /* the controller was asked to stop */
+	bool gate_failed; /* every box checked but a gate failed */
 	int tasks_completed;
 	int tasks_total;
-	const char *tail;   /* last bytes of the output; may be NULL */
+	const char *tail; /* last bytes of the output; may be NULL */
 	size_t tail_len;
 	/* policy patterns (case-insensitive substrings); may be NULL */
 	const struct strlist *network_on;
@@ -41,17 +41,17 @@ struct classify_input {
 
 struct classification {
 	enum outcome outcome;
-	enum error_code code;  /* ERRC_NONE for success */
+	enum error_code code; /* ERRC_NONE for success */
 	/* The line (or structured message) that decided, trimmed and
 	 * bounded; "" when the exit status alone decided. */
 	char message[CLASSIFY_MSG_MAX];
-	struct waithint hint;  /* a wait hint found in the tail, if any */
+	struct waithint hint; /* a wait hint found in the tail, if any */
 	/* policy.retry_on is non-empty and one of its patterns occurs in the
 	 * tail (the caller escalates a failure when this is false). */
 	bool retry_on_matched;
 };
 
-void classify_attempt(struct classification *out,
-    const struct classify_input *in);
+void classify_attempt(
+    struct classification *out, const struct classify_input *in);
 
 #endif

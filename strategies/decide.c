@@ -15,8 +15,8 @@
 struct plateau {
 	bool confirmed;
 	int tasks;
-	int by[2];     /* attempt numbers, two-agent rule; 0 otherwise */
-	int three[3];  /* attempt numbers, single-agent rule */
+	int by[2]; /* attempt numbers, two-agent rule; 0 otherwise */
+	int three[3]; /* attempt numbers, single-agent rule */
 	bool single;
 };
 
@@ -136,7 +136,8 @@ zero_progress(const struct decide_input *in)
 
 	for (i = 0; i < in->n; i++) {
 		const struct attempt_rec *a = &in->history[i];
-		if (outcome_counts_plateau(a->outcome) && a->tasks_completed != 0)
+		if (outcome_counts_plateau(a->outcome) &&
+		    a->tasks_completed != 0)
 			return false;
 	}
 	return true;
@@ -161,16 +162,18 @@ plateau_describe(struct decision_out *out, const struct plateau *p, int total)
 {
 	out->plateau_tasks = p->tasks;
 	if (p->single) {
-		reason_add(out, "plateau confirmed at %d/%d by the last three "
-		    "counted attempts (a%d, a%d, a%d)", p->tasks, total,
-		    p->three[0], p->three[1], p->three[2]);
+		reason_add(out,
+		    "plateau confirmed at %d/%d by the last three "
+		    "counted attempts (a%d, a%d, a%d)",
+		    p->tasks, total, p->three[0], p->three[1], p->three[2]);
 		return;
 	}
 	out->plateau_attempt[ROLE_PRIMARY] = p->by[ROLE_PRIMARY];
 	out->plateau_attempt[ROLE_FALLBACK] = p->by[ROLE_FALLBACK];
-	reason_add(out, "plateau confirmed at %d/%d by primary (a%d) and "
-	    "fallback (a%d)", p->tasks, total, p->by[ROLE_PRIMARY],
-	    p->by[ROLE_FALLBACK]);
+	reason_add(out,
+	    "plateau confirmed at %d/%d by primary (a%d) and "
+	    "fallback (a%d)",
+	    p->tasks, total, p->by[ROLE_PRIMARY], p->by[ROLE_FALLBACK]);
 }
 
 /* The delay before a retry after last (SPEC 5.1 "Delay before the next
@@ -198,8 +201,8 @@ usage_wait(struct decision_out *out, const struct decide_input *in,
     const struct attempt_rec *last)
 {
 	int64_t cap = (int64_t)(in->policy->max_wait_s * 1000.0);
-	int64_t d = last->hint_ms >= 0 ? last->hint_ms :
-	    DECIDE_USAGE_WAIT_DEFAULT_MS;
+	int64_t d =
+	    last->hint_ms >= 0 ? last->hint_ms : DECIDE_USAGE_WAIT_DEFAULT_MS;
 	int64_t floor_ms;
 	size_t i;
 	int reruns = 0;
@@ -228,8 +231,10 @@ usage_wait(struct decision_out *out, const struct decide_input *in,
 	out->counted = false;
 	out->next_attempt = last->attempt;
 	out->next_role = last->role;
-	reason_add(out, "D3: usage limit; wait %lld s %s, then attempt %d "
-	    "runs again (not counted)", (long long)(d / 1000),
+	reason_add(out,
+	    "D3: usage limit; wait %lld s %s, then attempt %d "
+	    "runs again (not counted)",
+	    (long long)(d / 1000),
 	    last->hint_ms >= 0 ? "until the reset" : "(no reset time given)",
 	    last->attempt);
 }
@@ -241,8 +246,10 @@ interrupted(struct decision_out *out, const struct attempt_rec *last)
 	out->counted = false;
 	out->next_attempt = last->attempt;
 	out->next_role = last->role;
-	reason_add(out, "D4: interrupted; attempt %d runs again on resume "
-	    "(not counted)", last->attempt);
+	reason_add(out,
+	    "D4: interrupted; attempt %d runs again on resume "
+	    "(not counted)",
+	    last->attempt);
 }
 
 /* D2 for every strategy: disable the agent; true when none remains. */
@@ -258,9 +265,10 @@ disable_agent(struct decision_out *out, const struct decide_input *in,
 		return false;
 	set_rule(out, DECISION_ESCALATE, "D2");
 	out->stop_batch = true;
-	reason_add(out, "D2: permanent failure of %s (a%d) and no enabled "
-	    "agent remains; the batch stops", role_name(last->role),
-	    last->attempt);
+	reason_add(out,
+	    "D2: permanent failure of %s (a%d) and no enabled "
+	    "agent remains; the batch stops",
+	    role_name(last->role), last->attempt);
 	return true;
 }
 
@@ -288,8 +296,8 @@ budget_spent(const struct decide_input *in, int k, char *why, size_t whylen)
 }
 
 static void
-decide_adaptive(struct decision_out *out, const struct decide_input *in,
-    bool disabled[2])
+decide_adaptive(
+    struct decision_out *out, const struct decide_input *in, bool disabled[2])
 {
 	const struct attempt_rec *last = &in->history[in->n - 1];
 	const struct attempt_rec *a1, *a2;
@@ -307,8 +315,10 @@ decide_adaptive(struct decision_out *out, const struct decide_input *in,
 			reason_add(out, "; %s", why);
 		} else if (zero_progress(in)) {
 			set_rule(out, DECISION_ESCALATE, "D6");
-			reason_add(out, "D6: zero progress on all attempts: "
-			    "likely API or connection issue; %s", why);
+			reason_add(out,
+			    "D6: zero progress on all attempts: "
+			    "likely API or connection issue; %s",
+			    why);
 		} else {
 			set_rule(out, DECISION_ESCALATE, "D7");
 			reason_add(out, "D7: retries exhausted at %d/%d; %s",
@@ -326,7 +336,8 @@ decide_adaptive(struct decision_out *out, const struct decide_input *in,
 	if (k == 4) {
 		set_rule(out, DECISION_RETRY, "D9");
 		out->timeout_factor = in->policy->extended_timeout_factor;
-		reason_add(out, "D9: no plateau confirmed after 4 attempts "
+		reason_add(out,
+		    "D9: no plateau confirmed after 4 attempts "
 		    "(variable progress); one more attempt with timeout x%g",
 		    out->timeout_factor);
 	} else if (k == 2 && (a1 = attempt_numbered(in, 1)) != NULL &&
@@ -334,7 +345,8 @@ decide_adaptive(struct decision_out *out, const struct decide_input *in,
 	    a2->tasks_completed > a1->tasks_completed) {
 		set_rule(out, DECISION_RETRY, "D10");
 		out->poll_factor = 2;
-		reason_add(out, "D10: attempt 2 made more progress (%d) than "
+		reason_add(out,
+		    "D10: attempt 2 made more progress (%d) than "
 		    "attempt 1 (%d); retry with the poll interval doubled",
 		    a2->tasks_completed, a1->tasks_completed);
 	} else {
@@ -349,8 +361,7 @@ decide_adaptive(struct decision_out *out, const struct decide_input *in,
 /* Attempts and start time of the phase (the run of one role) that the
  * last attempt belongs to, for the retry strategy. */
 static int
-phase_attempts(const struct decide_input *in, enum role r,
-    int64_t *first_start)
+phase_attempts(const struct decide_input *in, enum role r, int64_t *first_start)
 {
 	size_t i;
 	int used = 0;
@@ -401,9 +412,11 @@ decide_retry(struct decision_out *out, const struct decide_input *in,
 		set_rule(out, DECISION_RETRY, "R3");
 		retry_delay(out, in, last, 0, false);
 		out->next_role = ROLE_FALLBACK;
-		reason_add(out, "R3: %s retries exhausted (%d attempts%s); the "
-		    "fallback gets the same budget", role_name(last->role),
-		    used, permanent ? ", permanent failure" : "");
+		reason_add(out,
+		    "R3: %s retries exhausted (%d attempts%s); the "
+		    "fallback gets the same budget",
+		    role_name(last->role), used,
+		    permanent ? ", permanent failure" : "");
 		return;
 	}
 	set_rule(out, DECISION_ESCALATE, "R4");
@@ -432,8 +445,8 @@ decide(struct decision_out *out, const struct decide_input *in)
 	disabled[1] = in->disabled[1];
 	out->counted = outcome_counted(last->outcome);
 	out->next_attempt = out->counted ? last->attempt + 1 : last->attempt;
-	out->next_role = decide_role_for(out->next_attempt, in->has_fallback,
-	    disabled);
+	out->next_role =
+	    decide_role_for(out->next_attempt, in->has_fallback, disabled);
 
 	/* D1, D3, D4: the same under every strategy. */
 	if (last->outcome == OUTCOME_SUCCESS) {
@@ -459,8 +472,10 @@ decide(struct decision_out *out, const struct decide_input *in)
 	}
 	if (in->policy->retry_on.n > 0 && !in->retry_on_matched) {
 		set_rule(out, DECISION_ESCALATE, "F1");
-		reason_add(out, "%s matches none of policy.retry_on; not "
-		    "retried", outcome_name(last->outcome));
+		reason_add(out,
+		    "%s matches none of policy.retry_on; not "
+		    "retried",
+		    outcome_name(last->outcome));
 		return 0;
 	}
 	switch (in->policy->strategy) {

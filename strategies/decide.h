@@ -17,13 +17,13 @@
 
 /* One ended attempt of the story, as the strategy sees it. */
 struct attempt_rec {
-	int attempt;          /* its number (uncounted reruns repeat it) */
-	enum role role;       /* the agent that actually ran it */
+	int attempt; /* its number (uncounted reruns repeat it) */
+	enum role role; /* the agent that actually ran it */
 	enum outcome outcome;
 	int tasks_completed;
 	int tasks_total;
-	int64_t started_ms;   /* wall clock, for the max_time_s budget */
-	int64_t hint_ms;      /* wait the output asked for, resolved; -1 none */
+	int64_t started_ms; /* wall clock, for the max_time_s budget */
+	int64_t hint_ms; /* wait the output asked for, resolved; -1 none */
 };
 
 struct decide_input {
@@ -32,32 +32,32 @@ struct decide_input {
 	 * the last one is the attempt that just ended.  n >= 1. */
 	const struct attempt_rec *history;
 	size_t n;
-	bool has_fallback;     /* a fallback agent is configured */
-	bool disabled[2];      /* agents disabled (D2) before this attempt */
-	int64_t now_ms;        /* wall clock now (same origin as started_ms) */
+	bool has_fallback; /* a fallback agent is configured */
+	bool disabled[2]; /* agents disabled (D2) before this attempt */
+	int64_t now_ms; /* wall clock now (same origin as started_ms) */
 	bool retry_on_matched; /* the failure matched policy.retry_on */
-	bool budget_spent;     /* the story's cost budget is spent (SPEC 9) */
+	bool budget_spent; /* the story's cost budget is spent (SPEC 9) */
 };
 
 #define DECIDE_REASON_MAX 512
 
 struct decision_out {
-	enum decision decision;  /* DECISION_NONE after D4 (interrupted) */
-	char rule[8];            /* "D8", "R3", "N1" ... */
+	enum decision decision; /* DECISION_NONE after D4 (interrupted) */
+	char rule[8]; /* "D8", "R3", "N1" ... */
 	char reason[DECIDE_REASON_MAX];
-	bool counted;            /* the attempt used up its number */
-	int next_attempt;        /* number the next attempt runs as */
-	enum role next_role;     /* agent of the next attempt */
-	int64_t delay_ms;        /* before the next attempt, before jitter */
-	double jitter;           /* fraction of delay_ms the caller may add */
-	int64_t max_delay_ms;    /* cap after jitter (usage-limit waits); 0 none */
-	double timeout_factor;   /* for the next attempt: D9 */
-	double poll_factor;      /* for the next attempt: D10 */
-	int disable_role;        /* -1, or the role D2 disables now */
-	bool stop_batch;         /* no enabled agent remains: the batch stops */
+	bool counted; /* the attempt used up its number */
+	int next_attempt; /* number the next attempt runs as */
+	enum role next_role; /* agent of the next attempt */
+	int64_t delay_ms; /* before the next attempt, before jitter */
+	double jitter; /* fraction of delay_ms the caller may add */
+	int64_t max_delay_ms; /* cap after jitter (usage-limit waits); 0 none */
+	double timeout_factor; /* for the next attempt: D9 */
+	double poll_factor; /* for the next attempt: D10 */
+	int disable_role; /* -1, or the role D2 disables now */
+	bool stop_batch; /* no enabled agent remains: the batch stops */
 	/* The plateau, when one was confirmed (D5/D8). */
 	int plateau_tasks;
-	int plateau_attempt[2];  /* by role; 0 when unused */
+	int plateau_attempt[2]; /* by role; 0 when unused */
 };
 
 /* Decide after the last attempt of in->history.  Returns 0, or

@@ -15,15 +15,15 @@
 
 enum sc_code {
 	SC_OK = 0,
-	SC_EUSAGE = -64,    /* bad command line */
-	SC_EDATA = -65,     /* bad config or story data */
-	SC_EUNAVAIL = -69,  /* an agent or gate program cannot be run */
+	SC_EUSAGE = -64, /* bad command line */
+	SC_EDATA = -65, /* bad config or story data */
+	SC_EUNAVAIL = -69, /* an agent or gate program cannot be run */
 	SC_ESOFTWARE = -70, /* internal error: a bug */
-	SC_EOS = -71,       /* a system call failed */
-	SC_EIO = -74,       /* reading or writing state failed */
+	SC_EOS = -71, /* a system call failed */
+	SC_EIO = -74, /* reading or writing state failed */
 	SC_ETEMPFAIL = -75, /* stopped before the end; can be resumed */
-	SC_EINTR = -130,    /* interrupted by SIGINT */
-	SC_ETERM = -143,    /* interrupted by SIGTERM */
+	SC_EINTR = -130, /* interrupted by SIGINT */
+	SC_ETERM = -143, /* interrupted by SIGTERM */
 };
 
 struct sc_err {

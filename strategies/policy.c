@@ -35,13 +35,14 @@ policy_release(struct policy *p)
 }
 
 static const char *const strategy_names[] = {"adaptive", "retry", "none"};
-static const char *const backoff_names[] = {"none", "fixed", "linear",
-    "exponential"};
+static const char *const backoff_names[] = {
+    "none", "fixed", "linear", "exponential"};
 
 const char *
 strategy_name(enum strategy_kind s)
 {
-	if ((int)s < 0 || (size_t)s >= sizeof(strategy_names) / sizeof(*strategy_names))
+	if ((int)s < 0 ||
+	    (size_t)s >= sizeof(strategy_names) / sizeof(*strategy_names))
 		return "?";
 	return strategy_names[s];
 }
@@ -63,7 +64,8 @@ strategy_parse(enum strategy_kind *out, const char *s)
 const char *
 backoff_kind_name(enum backoff_kind k)
 {
-	if ((int)k < 0 || (size_t)k >= sizeof(backoff_names) / sizeof(*backoff_names))
+	if ((int)k < 0 ||
+	    (size_t)k >= sizeof(backoff_names) / sizeof(*backoff_names))
 		return "?";
 	return backoff_names[k];
 }

@@ -23,25 +23,25 @@ enum backoff_kind {
 };
 
 struct backoff {
-	enum backoff_kind kind;  /* default exponential */
-	int64_t base_delay_ms;   /* default 1000 */
-	int64_t max_delay_ms;    /* default 60000 */
-	double jitter;           /* 0..1, default 0.5 */
+	enum backoff_kind kind; /* default exponential */
+	int64_t base_delay_ms; /* default 1000 */
+	int64_t max_delay_ms; /* default 60000 */
+	double jitter; /* 0..1, default 0.5 */
 };
 
 struct policy {
 	enum strategy_kind strategy;
-	int max_attempts;               /* >= 1, default 5 */
-	double max_time_s;              /* a story's time budget, 0 = none */
-	double network_sleep_s;         /* default 60 */
-	double max_wait_s;              /* cap of a usage-limit wait, 21600 */
-	double poll_interval_s;         /* default 30 */
-	double stall_timeout_s;         /* default 0 = off */
-	double kill_grace_s;            /* default 10 */
+	int max_attempts; /* >= 1, default 5 */
+	double max_time_s; /* a story's time budget, 0 = none */
+	double network_sleep_s; /* default 60 */
+	double max_wait_s; /* cap of a usage-limit wait, 21600 */
+	double poll_interval_s; /* default 30 */
+	double stall_timeout_s; /* default 0 = off */
+	double kill_grace_s; /* default 10 */
 	double extended_timeout_factor; /* D9, default 2 */
-	int retry_count;                /* strategy retry, default 0 */
-	int64_t retry_max_time_ms;      /* strategy retry, 0 = none */
-	struct strlist retry_on;        /* case-insensitive substrings */
+	int retry_count; /* strategy retry, default 0 */
+	int64_t retry_max_time_ms; /* strategy retry, 0 = none */
+	struct strlist retry_on; /* case-insensitive substrings */
 	struct strlist network_on;
 	struct strlist permanent_on;
 	struct backoff backoff;

@@ -20,7 +20,7 @@ struct tally {
 	int done;
 	const char *stalled; /* text of the first unchecked task */
 	size_t stalled_len;
-	int stalled_index;   /* its 1-based number; 0 = none yet */
+	int stalled_index; /* its 1-based number; 0 = none yet */
 };
 
 enum scope { SCOPE_NONE = 0, SCOPE_IN, SCOPE_ENDED };

@@ -6,8 +6,8 @@
 #include "strategies/simulate.h"
 
 int
-simulate_parse_token(enum outcome *out_outcome, int *out_tasks,
-    const char *tok, int tasks_total, struct sc_err *err)
+simulate_parse_token(enum outcome *out_outcome, int *out_tasks, const char *tok,
+    int tasks_total, struct sc_err *err)
 {
 	char name[32];
 	const char *colon = strchr(tok, ':');
@@ -17,35 +17,45 @@ simulate_parse_token(enum outcome *out_outcome, int *out_tasks,
 	long t;
 
 	if (len == 0 || len >= sizeof(name))
-		return err_set(err, SC_EUSAGE, "bad simulate token '%s': "
-		    "expected OUTCOME[:TASKS]", tok);
+		return err_set(err, SC_EUSAGE,
+		    "bad simulate token '%s': "
+		    "expected OUTCOME[:TASKS]",
+		    tok);
 	memcpy(name, tok, len);
 	name[len] = '\0';
 	if (outcome_parse(&o, name) < 0)
-		return err_set(err, SC_EUSAGE, "bad simulate token '%s': "
+		return err_set(err, SC_EUSAGE,
+		    "bad simulate token '%s': "
 		    "unknown outcome '%s' (success, incomplete, gate_failed, "
 		    "crash, timeout, network, rate_limit, usage_limit, "
-		    "permanent, interrupted)", tok, name);
+		    "permanent, interrupted)",
+		    tok, name);
 	if (colon == NULL) {
 		*out_tasks = o == OUTCOME_SUCCESS ? tasks_total : 0;
 		*out_outcome = o;
 		return 0;
 	}
 	if (colon[1] < '0' || colon[1] > '9')
-		return err_set(err, SC_EUSAGE, "bad simulate token '%s': "
-		    "tasks must be a whole number", tok);
+		return err_set(err, SC_EUSAGE,
+		    "bad simulate token '%s': "
+		    "tasks must be a whole number",
+		    tok);
 	t = strtol(colon + 1, &end, 10);
 	if (*end != '\0' || t > INT_MAX)
-		return err_set(err, SC_EUSAGE, "bad simulate token '%s': "
-		    "tasks must be a whole number", tok);
+		return err_set(err, SC_EUSAGE,
+		    "bad simulate token '%s': "
+		    "tasks must be a whole number",
+		    tok);
 	if (t > tasks_total)
-		return err_set(err, SC_EUSAGE, "bad simulate token '%s': %ld "
-		    "tasks completed but tasks_total is %d", tok, t,
-		    tasks_total);
+		return err_set(err, SC_EUSAGE,
+		    "bad simulate token '%s': %ld "
+		    "tasks completed but tasks_total is %d",
+		    tok, t, tasks_total);
 	if (o == OUTCOME_SUCCESS && t != tasks_total)
-		return err_set(err, SC_EUSAGE, "bad simulate token '%s': "
-		    "success means all %d tasks are checked", tok,
-		    tasks_total);
+		return err_set(err, SC_EUSAGE,
+		    "bad simulate token '%s': "
+		    "success means all %d tasks are checked",
+		    tok, tasks_total);
 	*out_outcome = o;
 	*out_tasks = (int)t;
 	return 0;

@@ -17,11 +17,11 @@
 struct sim_opts {
 	const struct policy *policy;
 	bool has_fallback;
-	int tasks_total;     /* >= 1 */
+	int tasks_total; /* >= 1 */
 };
 
 struct sim_row {
-	int attempt;         /* the number this row ran as */
+	int attempt; /* the number this row ran as */
 	enum role role;
 	enum outcome outcome;
 	int tasks_completed;
@@ -35,8 +35,7 @@ int simulate_parse_token(enum outcome *out_outcome, int *out_tasks,
 /* Run tokens[0..ntok) through the policy.  *out is a malloc'd array of
  * *out_n rows (the caller frees it); the run ends at the first terminal
  * decision (done, defer, escalate), so *out_n may be less than ntok. */
-int simulate_run(struct sim_row **out, size_t *out_n,
-    const struct sim_opts *o, const char *const *tokens, size_t ntok,
-    struct sc_err *err);
+int simulate_run(struct sim_row **out, size_t *out_n, const struct sim_opts *o,
+    const char *const *tokens, size_t ntok, struct sc_err *err);
 
 #endif

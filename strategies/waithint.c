@@ -25,19 +25,44 @@ struct unit {
 /* Longer spellings first: the first one that matches (and is not followed
  * by a letter) wins, so "ms" is never read as minutes. */
 static const struct unit units[] = {
-	{"milliseconds", 1},     {"millisecond", 1}, {"msecs", 1},
-	{"msec", 1},             {"ms", 1},          {"seconds", 1000},
-	{"second", 1000},        {"secs", 1000},     {"sec", 1000},
-	{"s", 1000},             {"minutes", 60000}, {"minute", 60000},
-	{"mins", 60000},         {"min", 60000},     {"m", 60000},
-	{"hours", 3600000},      {"hour", 3600000},  {"hrs", 3600000},
-	{"hr", 3600000},         {"h", 3600000},     {"days", 86400000},
-	{"day", 86400000},       {"d", 86400000},
+    {"milliseconds", 1},
+    {"millisecond", 1},
+    {"msecs", 1},
+    {"msec", 1},
+    {"ms", 1},
+    {"seconds", 1000},
+    {"second", 1000},
+    {"secs", 1000},
+    {"sec", 1000},
+    {"s", 1000},
+    {"minutes", 60000},
+    {"minute", 60000},
+    {"mins", 60000},
+    {"min", 60000},
+    {"m", 60000},
+    {"hours", 3600000},
+    {"hour", 3600000},
+    {"hrs", 3600000},
+    {"hr", 3600000},
+    {"h", 3600000},
+    {"days", 86400000},
+    {"day", 86400000},
+    {"d", 86400000},
 };
 
 static const char *const months[12] = {
-	"january", "february", "march", "april", "may", "june", "july",
-	"august", "september", "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 };
 
 static int
@@ -114,8 +139,9 @@ skip_blank(const char *t, size_t len, size_t p)
 static size_t
 skip_sep(const char *t, size_t len, size_t p)
 {
-	while (p < len && (t[p] == ' ' || t[p] == '\t' || t[p] == '"' ||
-	    t[p] == '\'' || t[p] == ':' || t[p] == '=' || t[p] == '\\'))
+	while (p < len &&
+	    (t[p] == ' ' || t[p] == '\t' || t[p] == '"' || t[p] == '\'' ||
+		t[p] == ':' || t[p] == '=' || t[p] == '\\'))
 		p++;
 	return p;
 }
@@ -202,8 +228,8 @@ clamp_ms(double ms)
  * of the duration, or 0 when there is none.
  */
 static size_t
-scan_duration(const char *t, size_t len, size_t p, int64_t *out_ms,
-    bool unitless_ok)
+scan_duration(
+    const char *t, size_t len, size_t p, int64_t *out_ms, bool unitless_ok)
 {
 	const struct unit *u;
 	double total = 0, v = 0;
@@ -414,14 +440,25 @@ scan_clock(const char *t, size_t len, size_t p, struct waithint *h)
 
 /* Phrases followed by a duration. */
 static const char *const delay_phrases[] = {
-	"retry in", "retry after", "retrying in", "retrying after",
-	"try again in", "try again after", "reset after", "resets after",
-	"reset in", "resets in",
+    "retry in",
+    "retry after",
+    "retrying in",
+    "retrying after",
+    "try again in",
+    "try again after",
+    "reset after",
+    "resets after",
+    "reset in",
+    "resets in",
 };
 
 /* Phrases followed by a wall-clock time. */
 static const char *const clock_phrases[] = {
-	"try again at", "will reset at", "reset at", "resets at", "resets",
+    "try again at",
+    "will reset at",
+    "reset at",
+    "resets at",
+    "resets",
 };
 
 /* Try every recogniser at p.  Returns the end of the hint, or 0. */
@@ -497,8 +534,7 @@ hint_at(const char *t, size_t len, size_t p, struct waithint *h)
 		}
 		return 0;
 	}
-	for (i = 0; i < sizeof(delay_phrases) / sizeof(delay_phrases[0]);
-	    i++) {
+	for (i = 0; i < sizeof(delay_phrases) / sizeof(delay_phrases[0]); i++) {
 		n = ci_at(t, len, p, delay_phrases[i]);
 		if (n == 0 || !is_space(at(t, len, p + n)))
 			continue;
@@ -509,8 +545,7 @@ hint_at(const char *t, size_t len, size_t p, struct waithint *h)
 			return e;
 		}
 	}
-	for (i = 0; i < sizeof(clock_phrases) / sizeof(clock_phrases[0]);
-	    i++) {
+	for (i = 0; i < sizeof(clock_phrases) / sizeof(clock_phrases[0]); i++) {
 		n = ci_at(t, len, p, clock_phrases[i]);
 		if (n == 0 || !is_space(at(t, len, p + n)))
 			continue;

@@ -17,7 +17,7 @@ enum waithint_kind {
 	WAITHINT_NONE = 0,
 	WAITHINT_DELAY, /* delay_ms from when the output was printed */
 	WAITHINT_EPOCH, /* until epoch_s (Unix seconds, UTC) */
-	WAITHINT_CLOCK  /* until the next hour:minute (on month/day when
+	WAITHINT_CLOCK /* until the next hour:minute (on month/day when
 	                 * those are set) in zone */
 };
 
@@ -25,8 +25,8 @@ struct waithint {
 	enum waithint_kind kind;
 	int64_t delay_ms;
 	int64_t epoch_s;
-	int hour;      /* 0..23 */
-	int minute;    /* 0..59 */
+	int hour; /* 0..23 */
+	int minute; /* 0..59 */
 	char zone[64]; /* IANA name such as "Europe/Oslo"; "" = local time */
 	/* A dated reset ("resets Feb 7, 11am (Asia/Seoul)", weekly limits):
 	 * month 1..12 and day 1..31; both 0 for "the next hour:minute". */

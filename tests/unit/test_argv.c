@@ -16,14 +16,14 @@
 #include "controller/argv.h"
 
 static const struct argv_vars vars = {
-	.prompt = "Implement docs/stories/1-2.md",
-	.story_file = "docs/stories/1-2.md",
-	.story_id = "1-2",
-	.role = "fallback",
-	.stalled_task = "Write the parser",
-	.repo = "/home/u/repo",
-	.attempt = 3,
-	.max_attempts = 5,
+    .prompt = "Implement docs/stories/1-2.md",
+    .story_file = "docs/stories/1-2.md",
+    .story_id = "1-2",
+    .role = "fallback",
+    .stalled_task = "Write the parser",
+    .repo = "/home/u/repo",
+    .attempt = 3,
+    .max_attempts = 5,
 };
 
 /* Build a template from a NULL-terminated list of strings. */
@@ -45,28 +45,28 @@ static void
 test_expand_table(void **state)
 {
 	static const struct expand_case cases[] = {
-		{ "plain", "plain" },
-		{ "", "" },
-		{ "{prompt}", "Implement docs/stories/1-2.md" },
-		{ "{story_file}", "docs/stories/1-2.md" },
-		{ "{story_id}", "1-2" },
-		{ "{attempt}", "3" },
-		{ "{max_attempts}", "5" },
-		{ "{role}", "fallback" },
-		{ "{stalled_task}", "Write the parser" },
-		{ "{repo}", "/home/u/repo" },
-		{ "--id={story_id}", "--id=1-2" },
-		{ "{attempt}/{max_attempts}", "3/5" },
-		{ "[{role}:{story_id}@{attempt}]", "[fallback:1-2@3]" },
-		{ "{repo}/{story_file}", "/home/u/repo/docs/stories/1-2.md" },
-		{ "{{prompt}}", "{prompt}" },
-		{ "{{", "{" },
-		{ "}}", "}" },
-		{ "{{\"a\":{attempt}}}", "{\"a\":3}" },
-		{ "x{{{story_id}}}y", "x{1-2}y" },
+	    {"plain", "plain"},
+	    {"", ""},
+	    {"{prompt}", "Implement docs/stories/1-2.md"},
+	    {"{story_file}", "docs/stories/1-2.md"},
+	    {"{story_id}", "1-2"},
+	    {"{attempt}", "3"},
+	    {"{max_attempts}", "5"},
+	    {"{role}", "fallback"},
+	    {"{stalled_task}", "Write the parser"},
+	    {"{repo}", "/home/u/repo"},
+	    {"--id={story_id}", "--id=1-2"},
+	    {"{attempt}/{max_attempts}", "3/5"},
+	    {"[{role}:{story_id}@{attempt}]", "[fallback:1-2@3]"},
+	    {"{repo}/{story_file}", "/home/u/repo/docs/stories/1-2.md"},
+	    {"{{prompt}}", "{prompt}"},
+	    {"{{", "{"},
+	    {"}}", "}"},
+	    {"{{\"a\":{attempt}}}", "{\"a\":3}"},
+	    {"x{{{story_id}}}y", "x{1-2}y"},
 	};
-	struct strlist t = { 0 }, out = { 0 };
-	struct sc_err err = { 0 };
+	struct strlist t = {0}, out = {0};
+	struct sc_err err = {0};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -90,21 +90,21 @@ static void
 test_expand_errors(void **state)
 {
 	static const struct bad_case cases[] = {
-		{ "{promt}", "unknown placeholder {promt}" },
-		{ "{}", "unknown placeholder {}" },
-		{ "--x={story} {prompt}", "unknown placeholder {story}" },
-		{ "{\"a\":1}", "unknown placeholder {\"a\":1}" },
-		{ "{prompt", "unterminated '{'" },
-		{ "a } b", "lone '}'" },
-		{ "{PROMPT}", "unknown placeholder {PROMPT}" },
+	    {"{promt}", "unknown placeholder {promt}"},
+	    {"{}", "unknown placeholder {}"},
+	    {"--x={story} {prompt}", "unknown placeholder {story}"},
+	    {"{\"a\":1}", "unknown placeholder {\"a\":1}"},
+	    {"{prompt", "unterminated '{'"},
+	    {"a } b", "lone '}'"},
+	    {"{PROMPT}", "unknown placeholder {PROMPT}"},
 	};
-	struct strlist t = { 0 }, out = { 0 };
-	struct sc_err err = { 0 };
+	struct strlist t = {0}, out = {0};
+	struct sc_err err = {0};
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		const char *args[] = { "agent", "ok {prompt}", cases[i].in,
-		    NULL };
+		const char *args[] = {
+		    "agent", "ok {prompt}", cases[i].in, NULL};
 
 		tmpl_make(&t, args);
 		err_clear(&err);
@@ -124,8 +124,8 @@ test_expand_errors(void **state)
 static void
 test_expand_empty_template(void **state)
 {
-	struct strlist t = { 0 }, out = { 0 };
-	struct sc_err err = { 0 };
+	struct strlist t = {0}, out = {0};
+	struct sc_err err = {0};
 
 	assert_int_equal(argv_expand(&out, &t, &vars, &err), SC_EDATA);
 	assert_string_equal(err.msg, "agent command is empty");
@@ -139,13 +139,13 @@ static void
 test_expand_no_injection(void **state)
 {
 	static const char *const evil[] = {
-		"$(touch /tmp/pwned)",
-		"`touch /tmp/pwned`; rm -rf / && {prompt} {{x}} } {",
-		"a\nb\tc 'd\" \\e",
+	    "$(touch /tmp/pwned)",
+	    "`touch /tmp/pwned`; rm -rf / && {prompt} {{x}} } {",
+	    "a\nb\tc 'd\" \\e",
 	};
-	const char *args[] = { "claude", "-p", "{prompt}", "--task",
-	    "{stalled_task}", NULL };
-	struct strlist t = { 0 }, out = { 0 };
+	const char *args[] = {
+	    "claude", "-p", "{prompt}", "--task", "{stalled_task}", NULL};
+	struct strlist t = {0}, out = {0};
 	struct argv_vars v = vars;
 	size_t i;
 
@@ -165,9 +165,9 @@ test_expand_no_injection(void **state)
 static void
 test_expand_null_values(void **state)
 {
-	const char *args[] = { "a", "<{stalled_task}>", "{attempt}", NULL };
-	struct strlist t = { 0 }, out = { 0 };
-	struct argv_vars v = { 0 };
+	const char *args[] = {"a", "<{stalled_task}>", "{attempt}", NULL};
+	struct strlist t = {0}, out = {0};
+	struct argv_vars v = {0};
 
 	tmpl_make(&t, args);
 	assert_int_equal(argv_expand(&out, &t, &v, NULL), 0);
@@ -183,7 +183,7 @@ test_expand_null_values(void **state)
 static void
 test_resolve_path_search(void **state)
 {
-	struct sc_err err = { 0 };
+	struct sc_err err = {0};
 	char *path = NULL;
 
 	assert_int_equal(argv_resolve_program(&path, "sh", &err), 0);
@@ -197,33 +197,34 @@ test_resolve_path_search(void **state)
 static void
 test_resolve_absolute(void **state)
 {
-	struct sc_err err = { 0 };
+	struct sc_err err = {0};
 	char *path = NULL;
 
 	assert_int_equal(argv_resolve_program(&path, "/bin/sh", &err), 0);
 	assert_string_equal(path, "/bin/sh");
 	free(path);
 	path = NULL;
-	assert_int_equal(argv_resolve_program(&path, "/no/such/agent", &err),
-	    SC_EUNAVAIL);
+	assert_int_equal(
+	    argv_resolve_program(&path, "/no/such/agent", &err), SC_EUNAVAIL);
 	assert_string_equal(err.msg, "agent program not found: /no/such/agent");
 	assert_null(path);
 	/* A directory is not a program. */
-	assert_int_equal(argv_resolve_program(&path, "/tmp/", &err),
-	    SC_EUNAVAIL);
+	assert_int_equal(
+	    argv_resolve_program(&path, "/tmp/", &err), SC_EUNAVAIL);
 	assert_string_equal(err.msg, "agent program not executable: /tmp/");
 }
 
 static void
 test_resolve_missing(void **state)
 {
-	struct sc_err err = { 0 };
+	struct sc_err err = {0};
 	char *path = NULL;
 
-	assert_int_equal(argv_resolve_program(&path,
-	    "storyctl-no-such-agent-xyz", &err), SC_EUNAVAIL);
-	assert_string_equal(err.msg,
-	    "agent program not found: storyctl-no-such-agent-xyz");
+	assert_int_equal(
+	    argv_resolve_program(&path, "storyctl-no-such-agent-xyz", &err),
+	    SC_EUNAVAIL);
+	assert_string_equal(
+	    err.msg, "agent program not found: storyctl-no-such-agent-xyz");
 	assert_null(path);
 	assert_int_equal(argv_resolve_program(&path, "", &err), SC_EUNAVAIL);
 	assert_null(path);
@@ -237,7 +238,7 @@ test_resolve_custom_path(void **state)
 	char dir[] = "/tmp/storyctl-argv-XXXXXX";
 	char a[64], b[64], pa[128], pb[128], newpath[160];
 	char *old = NULL, *path = NULL;
-	struct sc_err err = { 0 };
+	struct sc_err err = {0};
 	int fd;
 
 	assert_non_null(mkdtemp(dir));
@@ -262,9 +263,10 @@ test_resolve_custom_path(void **state)
 	free(path);
 	path = NULL;
 	setenv("PATH", a, 1);
-	assert_int_equal(argv_resolve_program(&path, "fake-agent", &err),
-	    SC_EUNAVAIL);
-	assert_string_equal(err.msg, "agent program not executable: "
+	assert_int_equal(
+	    argv_resolve_program(&path, "fake-agent", &err), SC_EUNAVAIL);
+	assert_string_equal(err.msg,
+	    "agent program not executable: "
 	    "fake-agent");
 	if (old != NULL)
 		setenv("PATH", old, 1);
@@ -282,15 +284,15 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_expand_table),
-		cmocka_unit_test(test_expand_errors),
-		cmocka_unit_test(test_expand_empty_template),
-		cmocka_unit_test(test_expand_no_injection),
-		cmocka_unit_test(test_expand_null_values),
-		cmocka_unit_test(test_resolve_path_search),
-		cmocka_unit_test(test_resolve_absolute),
-		cmocka_unit_test(test_resolve_missing),
-		cmocka_unit_test(test_resolve_custom_path),
+	    cmocka_unit_test(test_expand_table),
+	    cmocka_unit_test(test_expand_errors),
+	    cmocka_unit_test(test_expand_empty_template),
+	    cmocka_unit_test(test_expand_no_injection),
+	    cmocka_unit_test(test_expand_null_values),
+	    cmocka_unit_test(test_resolve_path_search),
+	    cmocka_unit_test(test_resolve_absolute),
+	    cmocka_unit_test(test_resolve_missing),
+	    cmocka_unit_test(test_resolve_custom_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

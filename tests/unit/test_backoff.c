@@ -27,15 +27,20 @@ test_formulas(void **state)
 		int n;
 		int64_t want;
 	} rows[] = {
-		{BACKOFF_NONE, 0, 0}, {BACKOFF_NONE, 5, 0},
-		{BACKOFF_FIXED, 0, 1000}, {BACKOFF_FIXED, 7, 1000},
-		{BACKOFF_LINEAR, 0, 1000}, {BACKOFF_LINEAR, 1, 2000},
-		{BACKOFF_LINEAR, 4, 5000},
-		{BACKOFF_EXPONENTIAL, 0, 1000}, {BACKOFF_EXPONENTIAL, 1, 2000},
-		{BACKOFF_EXPONENTIAL, 2, 4000}, {BACKOFF_EXPONENTIAL, 5, 32000},
-		{BACKOFF_EXPONENTIAL, 6, 60000}, /* capped */
-		{BACKOFF_LINEAR, 100, 60000},
-		{BACKOFF_EXPONENTIAL, -3, 1000},
+	    {BACKOFF_NONE, 0, 0},
+	    {BACKOFF_NONE, 5, 0},
+	    {BACKOFF_FIXED, 0, 1000},
+	    {BACKOFF_FIXED, 7, 1000},
+	    {BACKOFF_LINEAR, 0, 1000},
+	    {BACKOFF_LINEAR, 1, 2000},
+	    {BACKOFF_LINEAR, 4, 5000},
+	    {BACKOFF_EXPONENTIAL, 0, 1000},
+	    {BACKOFF_EXPONENTIAL, 1, 2000},
+	    {BACKOFF_EXPONENTIAL, 2, 4000},
+	    {BACKOFF_EXPONENTIAL, 5, 32000},
+	    {BACKOFF_EXPONENTIAL, 6, 60000}, /* capped */
+	    {BACKOFF_LINEAR, 100, 60000},
+	    {BACKOFF_EXPONENTIAL, -3, 1000},
 	};
 	size_t i;
 
@@ -49,8 +54,7 @@ test_formulas(void **state)
 static void
 test_no_overflow(void **state)
 {
-	struct backoff b = mk(BACKOFF_EXPONENTIAL, INT64_MAX / 4, INT64_MAX,
-	    0);
+	struct backoff b = mk(BACKOFF_EXPONENTIAL, INT64_MAX / 4, INT64_MAX, 0);
 	struct backoff l = mk(BACKOFF_LINEAR, INT64_MAX / 2, INT64_MAX, 0);
 
 	(void)state;
@@ -122,11 +126,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_formulas),
-		cmocka_unit_test(test_no_overflow),
-		cmocka_unit_test(test_cap_below_base),
-		cmocka_unit_test(test_jitter_bounds_over_samples),
-		cmocka_unit_test(test_jitter_edges),
+	    cmocka_unit_test(test_formulas),
+	    cmocka_unit_test(test_no_overflow),
+	    cmocka_unit_test(test_cap_below_base),
+	    cmocka_unit_test(test_jitter_bounds_over_samples),
+	    cmocka_unit_test(test_jitter_edges),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,43 +45,46 @@
 #define KEEP (-1)
 
 #define FAKE_CMD "[\"fake\", \"{role}\", \"{attempt}\", \"{story_file}\"]"
-#define PRIMARY "\"primary\": {\"command\": " FAKE_CMD ", \"name\": " \
+#define PRIMARY \
+	"\"primary\": {\"command\": " FAKE_CMD ", \"name\": " \
 	"\"prim\", \"timeout_s\": 100, \"env\": {\"FOO\": \"bar\"}}"
-#define FALLBACK "\"fallback\": {\"command\": " FAKE_CMD ", \"name\": " \
+#define FALLBACK \
+	"\"fallback\": {\"command\": " FAKE_CMD ", \"name\": " \
 	"\"fall\", \"timeout_s\": 100}"
 #define BOTH "{" PRIMARY ", " FALLBACK "}"
 #define ONLY_PRIMARY "{" PRIMARY "}"
 /* A policy whose delays are easy to predict: 1 s fixed, no jitter. */
-#define FIXED "{\"backoff\": {\"strategy\": \"fixed\", " \
+#define FIXED \
+	"{\"backoff\": {\"strategy\": \"fixed\", " \
 	"\"base_delay_ms\": 1000, \"jitter\": 0}}"
 
 /* One scripted attempt of the fake runner. */
 struct step {
-	int done;            /* boxes checked when it ends; KEEP = as is */
-	int64_t dur_ms;      /* fake time the attempt takes */
+	int done; /* boxes checked when it ends; KEEP = as is */
+	int64_t dur_ms; /* fake time the attempt takes */
 	int exit_code;
 	int sig;
-	bool interrupted;    /* killed because of stop: also raises *stop */
+	bool interrupted; /* killed because of stop: also raises *stop */
 	bool timed_out;
 	bool stalled;
-	int spawn_errno;     /* != 0: exec failed (exit 127) */
-	int log_errno;       /* != 0: writing the log failed */
-	const char *tail;    /* printf format: %lld is the reset epoch */
-	int64_t reset_in_s;  /* the reset epoch is now_s + this */
-	bool poll;           /* check poll_done boxes, then poll 4 x 100 ms */
+	int spawn_errno; /* != 0: exec failed (exit 127) */
+	int log_errno; /* != 0: writing the log failed */
+	const char *tail; /* printf format: %lld is the reset epoch */
+	int64_t reset_in_s; /* the reset epoch is now_s + this */
+	bool poll; /* check poll_done boxes, then poll 4 x 100 ms */
 	int poll_done;
 };
 
 /* What the fake runner saw in one call. */
 struct call {
 	char role[16];
-	int attempt;         /* {attempt} from argv (relative to a requeue) */
-	char story[64];      /* {story_file} */
-	int64_t start_ms;    /* the fake clock at the call */
+	int attempt; /* {attempt} from argv (relative to a requeue) */
+	char story[64]; /* {story_file} */
+	int64_t start_ms; /* the fake clock at the call */
 	int64_t timeout_ms, poll_ms, stall_ms, grace_ms;
-	bool env_foo;        /* env_add had FOO=bar */
-	int tokens[4];       /* on_poll returns, with step.poll */
-	char insane[160];    /* "" when the runner_opts looked right */
+	bool env_foo; /* env_add had FOO=bar */
+	int tokens[4]; /* on_poll returns, with step.poll */
+	char insane[160]; /* "" when the runner_opts looked right */
 };
 
 struct fx {
@@ -97,7 +100,7 @@ struct fx {
 	/* the fake clock */
 	int64_t now;
 	double rnd;
-	int sleep_ret;       /* what sleep_until returns */
+	int sleep_ret; /* what sleep_until returns */
 	int64_t sleeps[MAXSLEEPS]; /* deadlines asked for */
 	int64_t sleep_from[MAXSLEEPS]; /* the clock when asked */
 	size_t nsleeps;
@@ -106,7 +109,7 @@ struct fx {
 	size_t nsteps;
 	struct call calls[MAXCALLS];
 	size_t ncalls;
-	int64_t epoch_s;     /* the last reset epoch written in a tail */
+	int64_t epoch_s; /* the last reset epoch written in a tail */
 	/* progress lines */
 	char *outbuf;
 	size_t outlen;
@@ -184,10 +187,11 @@ repo_init(const char *dir)
 	assert_int_equal(git_index_write(idx), 0);
 	assert_int_equal(git_index_write_tree(&tree_id, idx), 0);
 	assert_int_equal(git_tree_lookup(&tree, repo, &tree_id), 0);
-	assert_int_equal(git_signature_new(&sig, "t", "t@example.org",
-	    1700000000, 0), 0);
-	assert_int_equal(git_commit_create_v(&commit_id, repo, "HEAD", sig,
-	    sig, NULL, "initial", tree, 0), 0);
+	assert_int_equal(
+	    git_signature_new(&sig, "t", "t@example.org", 1700000000, 0), 0);
+	assert_int_equal(git_commit_create_v(&commit_id, repo, "HEAD", sig, sig,
+			     NULL, "initial", tree, 0),
+	    0);
 	git_signature_free(sig);
 	git_tree_free(tree);
 	git_index_free(idx);
@@ -276,9 +280,9 @@ check_opts(struct fx *fx, struct call *c, const struct runner_opts *o)
 		insane(c, "argv[0] is not fake");
 	if (o->cwd == NULL || strcmp(o->cwd, fx->cfg.root) != 0)
 		insane(c, "cwd is not the project root");
-	if (o->log_path == NULL || strncmp(o->log_path, logdir,
-	    strlen(logdir)) != 0 || strchr(o->log_path + strlen(logdir),
-	    '/') != NULL)
+	if (o->log_path == NULL ||
+	    strncmp(o->log_path, logdir, strlen(logdir)) != 0 ||
+	    strchr(o->log_path + strlen(logdir), '/') != NULL)
 		insane(c, "log_path is not in <state dir>/logs");
 	if (o->stop != &fx->stop)
 		insane(c, "stop is not the batch's stop flag");
@@ -307,8 +311,10 @@ fake_run(void *ctx, struct runner_result *out, const struct runner_opts *o,
 
 	memset(out, 0, sizeof(*out));
 	if (fx->ncalls >= fx->nsteps || fx->ncalls >= MAXCALLS)
-		return err_set(err, SC_ESOFTWARE, "fake runner: unscripted "
-		    "call %zu", fx->ncalls + 1);
+		return err_set(err, SC_ESOFTWARE,
+		    "fake runner: unscripted "
+		    "call %zu",
+		    fx->ncalls + 1);
 	s = &fx->steps[fx->ncalls];
 	c = &fx->calls[fx->ncalls++];
 	memset(c, 0, sizeof(*c));
@@ -403,14 +409,16 @@ fx_teardown(void **state)
 /* Write storyctl.json (stories: a JSON array; agents and policy: JSON
  * objects) and load it with the stories; fill the batch options. */
 static void
-fx_config(struct fx *fx, const char *stories, const char *agents,
-    const char *policy)
+fx_config(
+    struct fx *fx, const char *stories, const char *agents, const char *policy)
 {
 	char text[4096];
 	int n;
 
-	n = snprintf(text, sizeof(text), "{\"stories\": %s, \"agents\": %s, "
-	    "\"policy\": %s}\n", stories, agents, policy);
+	n = snprintf(text, sizeof(text),
+	    "{\"stories\": %s, \"agents\": %s, "
+	    "\"policy\": %s}\n",
+	    stories, agents, policy);
 	assert_true(n > 0 && (size_t)n < sizeof(text));
 	path_in(fx->cfgpath, fx->dir, CONFIG_FILE_NAME);
 	file_put(fx->cfgpath, text);
@@ -501,8 +509,9 @@ fx_rows(struct fx *fx, const char *id, size_t *n)
 	struct db *db = fx_db(fx);
 	struct attempt_row *rows = NULL;
 
-	assert_int_equal(db_attempts_for_story(db, &rows, n,
-	    fx_batch_id(fx, db), id, &fx->err), 0);
+	assert_int_equal(db_attempts_for_story(
+			     db, &rows, n, fx_batch_id(fx, db), id, &fx->err),
+	    0);
 	db_close(db);
 	return rows;
 }
@@ -514,8 +523,9 @@ fx_story_row(struct fx *fx, const char *id)
 	struct story_row st;
 	int found = 0;
 
-	assert_int_equal(db_story_get(db, &st, &found, fx_batch_id(fx, db),
-	    id, &fx->err), 0);
+	assert_int_equal(
+	    db_story_get(db, &st, &found, fx_batch_id(fx, db), id, &fx->err),
+	    0);
 	assert_int_equal(found, 1);
 	db_close(db);
 	return st;
@@ -556,10 +566,10 @@ assert_branch_outcomes(struct fx *fx, const char *id, const char *want)
 	json_error_t jerr;
 
 	snprintf(path, sizeof(path), "stories/%s.json", id);
-	assert_int_equal(gitstate_open(&gs, fx->dir, "storyctl/state",
-	    &fx->err), 0);
-	assert_int_equal(gitstate_read(gs, &text, &len, &found, path,
-	    &fx->err), 0);
+	assert_int_equal(
+	    gitstate_open(&gs, fx->dir, "storyctl/state", &fx->err), 0);
+	assert_int_equal(
+	    gitstate_read(gs, &text, &len, &found, path, &fx->err), 0);
 	gitstate_free(gs);
 	assert_int_equal(found, 1);
 	j = json_loadb(text, len, 0, &jerr);
@@ -569,8 +579,9 @@ assert_branch_outcomes(struct fx *fx, const char *id, const char *want)
 	a = json_object_get(j, "attempts");
 	for (i = 0; json_is_array(a) && i < json_array_size(a); i++)
 		snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s",
-		    i > 0 ? " " : "", json_string_value(json_object_get(
-		    json_array_get(a, i), "outcome")));
+		    i > 0 ? " " : "",
+		    json_string_value(
+			json_object_get(json_array_get(a, i), "outcome")));
 	json_decref(j);
 	assert_string_equal(got, want);
 }
@@ -583,13 +594,13 @@ static void
 test_worked_example(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 5, .dur_ms = 60000, .exit_code = 0},
-		{.done = 4, .dur_ms = 30000, .exit_code = 1},
-		{.done = 5, .dur_ms = 60000, .exit_code = 0},
-		{.done = 5, .dur_ms = 60000, .exit_code = 0},
+	    {.done = 5, .dur_ms = 60000, .exit_code = 0},
+	    {.done = 4, .dur_ms = 30000, .exit_code = 1},
+	    {.done = 5, .dur_ms = 60000, .exit_code = 0},
+	    {.done = 5, .dur_ms = 60000, .exit_code = 0},
 	};
-	static const char *const roles[] = {"primary", "fallback", "primary",
-	    "fallback"};
+	static const char *const roles[] = {
+	    "primary", "fallback", "primary", "fallback"};
 	static const char *const rules[] = {"D11", "D11", "D11", "D8"};
 	static const enum outcome outcomes[] = {OUTCOME_INCOMPLETE,
 	    OUTCOME_CRASH, OUTCOME_INCOMPLETE, OUTCOME_INCOMPLETE};
@@ -635,9 +646,11 @@ test_worked_example(void **state)
 	assert_int_equal(st.tasks_completed, 5);
 	assert_string_equal(st.last_agent, "fall");
 	/* the exact log line of SPEC 5.1 */
-	assert_true(out_has(fx, "Story s1 deferred - dev-story hit complexity "
+	assert_true(out_has(fx,
+	    "Story s1 deferred - dev-story hit complexity "
 	    "limit at 5/9\n"));
-	assert_branch_outcomes(fx, "s1", "incomplete crash incomplete "
+	assert_branch_outcomes(fx, "s1",
+	    "incomplete crash incomplete "
 	    "incomplete");
 	assert_none_running(fx);
 }
@@ -648,9 +661,11 @@ static void
 test_network_sleep(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 5000, .exit_code = 1,
-		    .tail = "Error: getaddrinfo ENOTFOUND api.anthropic.com\n"},
-		{.done = 3, .dur_ms = 5000, .exit_code = 0},
+	    {.done = 0,
+		.dur_ms = 5000,
+		.exit_code = 1,
+		.tail = "Error: getaddrinfo ENOTFOUND api.anthropic.com\n"},
+	    {.done = 3, .dur_ms = 5000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
@@ -666,8 +681,8 @@ test_network_sleep(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	fx_run(fx);
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	wall_ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) /
-	    1000000;
+	wall_ms =
+	    (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
 
 	assert_int_equal(fx->nsleeps, 1);
 	assert_int_equal(fx->sleeps[0], T0 + 5000 + 60000);
@@ -693,24 +708,26 @@ static void
 test_backoff_delays(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1},
-		{.done = 0, .dur_ms = 1000, .exit_code = 1},
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 0, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 0, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
 	};
 	static const struct {
 		const char *policy;
 		double u;
 		int64_t d1, d2;
 	} cases[] = {
-		{FIXED, 0.0, 1000, 1000},
-		{"{\"backoff\": {\"strategy\": \"fixed\", \"base_delay_ms\": "
-		    "1000, \"jitter\": 0.5}}", 1.0, 1500, 1500},
-		{"{\"backoff\": {\"strategy\": \"exponential\", "
-		    "\"base_delay_ms\": 1000, \"jitter\": 0}}", 0.7, 1000,
-		    2000},
-		{"{\"backoff\": {\"strategy\": \"linear\", \"base_delay_ms\": "
-		    "1000, \"jitter\": 0.5}}", 0.5, 1250, 2500},
-		{"{\"backoff\": {\"strategy\": \"none\"}}", 0.5, 0, 0},
+	    {FIXED, 0.0, 1000, 1000},
+	    {"{\"backoff\": {\"strategy\": \"fixed\", \"base_delay_ms\": "
+	     "1000, \"jitter\": 0.5}}",
+		1.0, 1500, 1500},
+	    {"{\"backoff\": {\"strategy\": \"exponential\", "
+	     "\"base_delay_ms\": 1000, \"jitter\": 0}}",
+		0.7, 1000, 2000},
+	    {"{\"backoff\": {\"strategy\": \"linear\", \"base_delay_ms\": "
+	     "1000, \"jitter\": 0.5}}",
+		0.5, 1250, 2500},
+	    {"{\"backoff\": {\"strategy\": \"none\"}}", 0.5, 0, 0},
 	};
 	struct fx *fx = *state;
 	size_t i;
@@ -732,12 +749,11 @@ test_backoff_delays(void **state)
 			assert_int_equal(fx->calls[2].start_ms, T0 + 2000);
 		} else {
 			assert_int_equal(fx->nsleeps, 2);
-			assert_int_equal(fx->sleeps[0],
-			    T0 + 1000 + cases[i].d1);
+			assert_int_equal(
+			    fx->sleeps[0], T0 + 1000 + cases[i].d1);
 			assert_int_equal(fx->sleeps[1],
 			    T0 + 2000 + cases[i].d1 + cases[i].d2);
-			assert_int_equal(fx->calls[2].start_ms,
-			    fx->sleeps[1]);
+			assert_int_equal(fx->calls[2].start_ms, fx->sleeps[1]);
 		}
 		assert_int_equal(fx->res.counts[STATUS_DONE], 1);
 	}
@@ -749,11 +765,11 @@ static void
 test_d9_extended_timeout(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
-		{.done = 1, .dur_ms = 1000, .exit_code = 0},
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
-		{.done = 4, .dur_ms = 1000, .exit_code = 0},
-		{.done = 9, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 4, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 9, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
@@ -773,10 +789,10 @@ test_d9_extended_timeout(void **state)
 	rows = fx_rows(fx, "s1", &n);
 	assert_int_equal(n, 5);
 	assert_prefix(rows[3].reason, "D9");
-	assert_true(rows[3].timeout_factor > 2.49 &&
-	    rows[3].timeout_factor < 2.51);
-	assert_true(rows[2].timeout_factor > 0.99 &&
-	    rows[2].timeout_factor < 1.01);
+	assert_true(
+	    rows[3].timeout_factor > 2.49 && rows[3].timeout_factor < 2.51);
+	assert_true(
+	    rows[2].timeout_factor > 0.99 && rows[2].timeout_factor < 1.01);
 	assert_int_equal(rows[4].outcome, OUTCOME_SUCCESS);
 	attempt_rows_free(rows, n);
 	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
@@ -789,18 +805,25 @@ static void
 test_d10_poll_doubled(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 1000, .exit_code = 0,
-		    .poll = true, .poll_done = 1},
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
-		{.done = 6, .dur_ms = 1000, .exit_code = 0,
-		    .poll = true, .poll_done = 5},
+	    {.done = 1,
+		.dur_ms = 1000,
+		.exit_code = 0,
+		.poll = true,
+		.poll_done = 1},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 6,
+		.dur_ms = 1000,
+		.exit_code = 0,
+		.poll = true,
+		.poll_done = 5},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
 	size_t n = 0;
 
 	fx_story(fx, "s1.md", 6, 0);
-	fx_config(fx, "[\"s1.md\"]", BOTH, "{\"poll_interval_s\": 0.2, "
+	fx_config(fx, "[\"s1.md\"]", BOTH,
+	    "{\"poll_interval_s\": 0.2, "
 	    "\"backoff\": {\"strategy\": \"none\"}}");
 	fx_script(fx, steps, 3);
 	fx_run(fx);
@@ -831,14 +854,16 @@ static void
 test_runner_opts_from_config(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 
 	fx_story(fx, "s1.md", 2, 0);
-	fx_config(fx, "[\"s1.md\"]", "{\"primary\": {\"command\": " FAKE_CMD
+	fx_config(fx, "[\"s1.md\"]",
+	    "{\"primary\": {\"command\": " FAKE_CMD
 	    ", \"timeout_s\": 7, \"stall_timeout_s\": 5, \"env\": "
-	    "{\"FOO\": \"bar\"}}}", "{\"kill_grace_s\": 3}");
+	    "{\"FOO\": \"bar\"}}}",
+	    "{\"kill_grace_s\": 3}");
 	fx->o.kill_grace_ms_override = -1;
 	fx_script(fx, steps, 1);
 	fx_run(fx);
@@ -857,10 +882,12 @@ static void
 test_usage_limit_wait(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 2000, .exit_code = 1,
-		    .tail = "Claude AI usage limit reached|%lld\n",
-		    .reset_in_s = 3600},
-		{.done = 4, .dur_ms = 2000, .exit_code = 0},
+	    {.done = 1,
+		.dur_ms = 2000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 3600},
+	    {.done = 4, .dur_ms = 2000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
@@ -905,20 +932,22 @@ static void
 test_d9_survives_usage_limit_rerun(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
-		{.done = 1, .dur_ms = 1000, .exit_code = 0},
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
-		{.done = 4, .dur_ms = 1000, .exit_code = 0},
-		{.done = KEEP, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "Claude AI usage limit reached|%lld\n",
-		    .reset_in_s = 60},
-		{.done = 9, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 4, .dur_ms = 1000, .exit_code = 0},
+	    {.done = KEEP,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 60},
+	    {.done = 9, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 
 	fx_story(fx, "s1.md", 9, 0);
-	fx_config(fx, "[\"s1.md\"]", BOTH,
-	    "{\"backoff\": {\"strategy\": \"none\"}}");
+	fx_config(
+	    fx, "[\"s1.md\"]", BOTH, "{\"backoff\": {\"strategy\": \"none\"}}");
 	fx_script(fx, steps, 6);
 	fx_run(fx);
 
@@ -935,11 +964,13 @@ static void
 test_permanent_disables_primary(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "Invalid API key \xc2\xb7 Please run /login\n"},
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
-		{.done = 1, .dur_ms = 1000, .exit_code = 1},
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Invalid API key \xc2\xb7 Please run /login\n"},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
@@ -973,7 +1004,8 @@ test_permanent_disables_primary(void **state)
 	attempt_rows_free(rows, n);
 	assert_int_equal(fx->res.counts[STATUS_DONE], 2);
 	assert_false(fx->res.stopped);
-	assert_true(out_has(fx, "primary agent (prim) disabled for the rest "
+	assert_true(out_has(fx,
+	    "primary agent (prim) disabled for the rest "
 	    "of this run"));
 }
 
@@ -983,11 +1015,15 @@ static void
 test_both_permanent_stop(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "Invalid API key \xc2\xb7 Please run /login\n"},
-		{.done = 0, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "Error: invalid_api_key: Incorrect API key "
-		    "provided\n"},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Invalid API key \xc2\xb7 Please run /login\n"},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Error: invalid_api_key: Incorrect API key "
+			"provided\n"},
 	};
 	struct fx *fx = *state;
 	struct story_row st;
@@ -1031,10 +1067,10 @@ static void
 test_no_fallback(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 1000, .exit_code = 1},
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
-		{.done = 1, .dur_ms = 1000, .exit_code = 0},
-		{.done = 5, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 5, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
@@ -1064,10 +1100,10 @@ static void
 test_no_fallback_plateau(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct story_row st;
@@ -1089,12 +1125,15 @@ static void
 test_interrupt_and_resume(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 3000, .exit_code = -1, .sig = SIGTERM,
-		    .interrupted = true},
+	    {.done = 1,
+		.dur_ms = 3000,
+		.exit_code = -1,
+		.sig = SIGTERM,
+		.interrupted = true},
 	};
 	static const struct step more[] = {
-		{.done = 4, .dur_ms = 3000, .exit_code = 0},
-		{.done = 1, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 4, .dur_ms = 3000, .exit_code = 0},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
@@ -1152,7 +1191,7 @@ static void
 test_sleep_interrupted(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 0, .dur_ms = 1000, .exit_code = 1},
 	};
 	struct fx *fx = *state;
 	struct story_row st;
@@ -1180,7 +1219,7 @@ static void
 test_invalid_story(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	char path[PATH_MAX];
@@ -1189,7 +1228,8 @@ test_invalid_story(void **state)
 	struct attempt_row *rows;
 
 	path_in(path, fx->dir, "bad.md");
-	file_put(path, "# Story\n\nNo checkboxes at all.\n\n## Tasks\n\n"
+	file_put(path,
+	    "# Story\n\nNo checkboxes at all.\n\n## Tasks\n\n"
 	    "  - [ ] indented: a subtask, not a task\n");
 	fx_story(fx, "good.md", 2, 0);
 	fx_config(fx, "[\"bad.md\", \"good.md\"]", BOTH, FIXED);
@@ -1237,7 +1277,7 @@ static void
 test_reconcile_dead_controller(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 5, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 5, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct db *db;
@@ -1272,8 +1312,8 @@ test_reconcile_dead_controller(void **state)
 	r.timeout_factor = 1;
 	r.poll_factor = 1;
 	assert_int_equal(db_attempt_begin(db, &r, &fx->err), 0);
-	assert_int_equal(db_attempt_heartbeat(db, r.id, t + 5000, 1, 5,
-	    &fx->err), 0);
+	assert_int_equal(
+	    db_attempt_heartbeat(db, r.id, t + 5000, 1, 5, &fx->err), 0);
 	db_close(db);
 	/* the dead agent got to 2 boxes before it died */
 	fx_story(fx, "s1.md", 5, 2);
@@ -1290,7 +1330,8 @@ test_reconcile_dead_controller(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(rows[0].outcome, OUTCOME_CRASH);
 	assert_int_equal(rows[0].error_code, ERRC_CRASH);
-	assert_non_null(strstr(rows[0].error_message, "controller (pid 4242) "
+	assert_non_null(strstr(rows[0].error_message,
+	    "controller (pid 4242) "
 	    "died"));
 	assert_int_equal(rows[0].decision, DECISION_RETRY);
 	assert_prefix(rows[0].reason, "D11");
@@ -1301,7 +1342,8 @@ test_reconcile_dead_controller(void **state)
 	assert_int_equal(rows[1].outcome, OUTCOME_SUCCESS);
 	attempt_rows_free(rows, n);
 	assert_none_running(fx);
-	assert_true(out_has(fx, "attempt 1 was left running by a dead "
+	assert_true(out_has(fx,
+	    "attempt 1 was left running by a dead "
 	    "controller"));
 	st = fx_story_row(fx, "s1");
 	assert_int_equal(st.status, STATUS_DONE);
@@ -1314,9 +1356,9 @@ static void
 test_state_branch(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 1000, .exit_code = 1},
-		{.done = 1, .dur_ms = 1000, .exit_code = 0},
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct gitstate *gs = NULL;
@@ -1339,17 +1381,18 @@ test_state_branch(void **state)
 	assert_string_equal(head1, head0);
 	assert_string_equal(hex1, hex0);
 
-	assert_int_equal(gitstate_open(&gs, fx->dir, "storyctl/state",
-	    &fx->err), 0);
-	assert_int_equal(gitstate_read(gs, &text, &len, &found,
-	    "progress.md", &fx->err), 0);
+	assert_int_equal(
+	    gitstate_open(&gs, fx->dir, "storyctl/state", &fx->err), 0);
+	assert_int_equal(
+	    gitstate_read(gs, &text, &len, &found, "progress.md", &fx->err), 0);
 	assert_int_equal(found, 1);
 	assert_non_null(strstr(text, "s1"));
 	assert_non_null(strstr(text, "done"));
 	free(text);
 	text = NULL;
-	assert_int_equal(gitstate_read(gs, &text, &len, &found,
-	    "stories/s1.json", &fx->err), 0);
+	assert_int_equal(
+	    gitstate_read(gs, &text, &len, &found, "stories/s1.json", &fx->err),
+	    0);
 	assert_int_equal(found, 1);
 	j = json_loadb(text, len, 0, &jerr);
 	if (j == NULL)
@@ -1360,8 +1403,9 @@ test_state_branch(void **state)
 	json_decref(j);
 	free(text);
 	text = NULL;
-	assert_int_equal(gitstate_read(gs, &text, &len, &found,
-	    "stories/s2.json", &fx->err), 0);
+	assert_int_equal(
+	    gitstate_read(gs, &text, &len, &found, "stories/s2.json", &fx->err),
+	    0);
 	assert_int_equal(found, 1);
 	free(text);
 	/* batch started + 3 decisions of s1 + s2 settled as done */
@@ -1379,8 +1423,8 @@ static void
 test_state_commit_message(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1},
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 0, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct gitstate *gs = NULL;
@@ -1391,8 +1435,8 @@ test_state_commit_message(void **state)
 	fx_config(fx, "[\"s1.md\"]", BOTH, FIXED);
 	fx_script(fx, steps, 2);
 	fx_run(fx);
-	assert_int_equal(gitstate_open(&gs, fx->dir, "storyctl/state",
-	    &fx->err), 0);
+	assert_int_equal(
+	    gitstate_open(&gs, fx->dir, "storyctl/state", &fx->err), 0);
 	assert_int_equal(gitstate_tip_message(gs, &msg, &found, &fx->err), 0);
 	assert_int_equal(found, 1);
 	assert_prefix(msg, "s1: attempt 2 (fallback fall) success -> done");
@@ -1406,14 +1450,14 @@ static void
 test_requeue_restarts_counting(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 5, .dur_ms = 1000, .exit_code = 0},
-		{.done = 4, .dur_ms = 1000, .exit_code = 1},
-		{.done = 5, .dur_ms = 1000, .exit_code = 0},
-		{.done = 5, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 5, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 4, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 5, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 5, .dur_ms = 1000, .exit_code = 0},
 	};
 	static const struct step again[] = {
-		{.done = 6, .dur_ms = 1000, .exit_code = 0},
-		{.done = 9, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 6, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 9, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct db *db;
@@ -1434,8 +1478,9 @@ test_requeue_restarts_counting(void **state)
 	st.attempt_base = st.attempts;
 	st.status = STATUS_PENDING;
 	assert_int_equal(db_story_update(db, &st, &fx->err), 0);
-	assert_int_equal(db_batch_set_status(db, st.batch_id, "stopped",
-	    fx->now, &fx->err), 0);
+	assert_int_equal(
+	    db_batch_set_status(db, st.batch_id, "stopped", fx->now, &fx->err),
+	    0);
 	db_close(db);
 
 	fx_script(fx, again, 2);
@@ -1465,8 +1510,10 @@ static void
 test_retry_on_escalates(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "segmentation fault\n"},
+	    {.done = 1,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "segmentation fault\n"},
 	};
 	struct fx *fx = *state;
 	struct story_row st;
@@ -1489,16 +1536,19 @@ static void
 test_retry_on_matches(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "API Error: 529 {\"type\":\"error\",\"error\":"
-		    "{\"type\":\"overloaded_error\",\"message\":"
-		    "\"Overloaded\"}}\n"},
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 1,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "API Error: 529 {\"type\":\"error\",\"error\":"
+			"{\"type\":\"overloaded_error\",\"message\":"
+			"\"Overloaded\"}}\n"},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 
 	fx_story(fx, "s1.md", 3, 0);
-	fx_config(fx, "[\"s1.md\"]", BOTH, "{\"retry_on\": [\"overloaded\"], "
+	fx_config(fx, "[\"s1.md\"]", BOTH,
+	    "{\"retry_on\": [\"overloaded\"], "
 	    "\"backoff\": {\"strategy\": \"none\"}}");
 	fx_script(fx, steps, 2);
 	fx_run(fx);
@@ -1535,8 +1585,8 @@ static void
 test_tty_status_line(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1},
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 0, .dur_ms = 1000, .exit_code = 1},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 
@@ -1557,18 +1607,22 @@ static void
 test_d10_survives_interrupt_rerun(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 1000, .exit_code = 0},
-		{.done = 3, .dur_ms = 1000, .exit_code = 0},
-		{.done = 4, .dur_ms = 1000, .exit_code = -1, .sig = SIGINT,
-		    .interrupted = true},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 3, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 4,
+		.dur_ms = 1000,
+		.exit_code = -1,
+		.sig = SIGINT,
+		.interrupted = true},
 	};
 	static const struct step more[] = {
-		{.done = 6, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 6, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 
 	fx_story(fx, "s1.md", 6, 0);
-	fx_config(fx, "[\"s1.md\"]", BOTH, "{\"poll_interval_s\": 0.2, "
+	fx_config(fx, "[\"s1.md\"]", BOTH,
+	    "{\"poll_interval_s\": 0.2, "
 	    "\"backoff\": {\"strategy\": \"none\"}}");
 	fx_script(fx, steps, 3);
 	fx_run(fx);
@@ -1587,10 +1641,12 @@ static void
 test_usage_limit_capped(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "Claude AI usage limit reached|%lld\n",
-		    .reset_in_s = 3600},
-		{.done = 1, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 3600},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 
@@ -1611,12 +1667,14 @@ static void
 test_usage_wait_survives_restart(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "Claude AI usage limit reached|%lld\n",
-		    .reset_in_s = 3600},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 3600},
 	};
 	static const struct step more[] = {
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	int64_t reset_ms;
@@ -1649,22 +1707,29 @@ static void
 test_runner_flags_recorded(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 1, .dur_ms = 1000, .exit_code = -1, .sig = SIGKILL,
-		    .timed_out = true},
-		{.done = 1, .dur_ms = 1000, .exit_code = -1, .sig = SIGTERM,
-		    .stalled = true},
-		{.done = KEEP, .dur_ms = 0, .exit_code = 127,
-		    .spawn_errno = ENOENT},
-		{.done = 4, .dur_ms = 1000, .exit_code = 0,
-		    .log_errno = ENOSPC},
+	    {.done = 1,
+		.dur_ms = 1000,
+		.exit_code = -1,
+		.sig = SIGKILL,
+		.timed_out = true},
+	    {.done = 1,
+		.dur_ms = 1000,
+		.exit_code = -1,
+		.sig = SIGTERM,
+		.stalled = true},
+	    {.done = KEEP,
+		.dur_ms = 0,
+		.exit_code = 127,
+		.spawn_errno = ENOENT},
+	    {.done = 4, .dur_ms = 1000, .exit_code = 0, .log_errno = ENOSPC},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
 	size_t n = 0;
 
 	fx_story(fx, "s1.md", 4, 0);
-	fx_config(fx, "[\"s1.md\"]", BOTH,
-	    "{\"backoff\": {\"strategy\": \"none\"}}");
+	fx_config(
+	    fx, "[\"s1.md\"]", BOTH, "{\"backoff\": {\"strategy\": \"none\"}}");
 	fx_script(fx, steps, 4);
 	fx_run(fx);
 	rows = fx_rows(fx, "s1", &n);
@@ -1690,10 +1755,12 @@ static void
 test_secrets_redacted(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 0, .dur_ms = 1000, .exit_code = 1,
-		    .tail = "Invalid API key sk-ant-api03-AbCdEfGh1234567890"
-		    "IjKlMnOp \xc2\xb7 Please run /login\n"},
-		{.done = 1, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Invalid API key sk-ant-api03-AbCdEfGh1234567890"
+			"IjKlMnOp \xc2\xb7 Please run /login\n"},
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
 	};
 	struct fx *fx = *state;
 	struct attempt_row *rows;
@@ -1712,10 +1779,11 @@ test_secrets_redacted(void **state)
 	assert_null(strstr(rows[0].error_message, "sk-ant"));
 	assert_non_null(strstr(rows[0].error_message, "[REDACTED]"));
 	attempt_rows_free(rows, n);
-	assert_int_equal(gitstate_open(&gs, fx->dir, "storyctl/state",
-	    &fx->err), 0);
-	assert_int_equal(gitstate_read(gs, &text, NULL, &found,
-	    "stories/s1.json", &fx->err), 0);
+	assert_int_equal(
+	    gitstate_open(&gs, fx->dir, "storyctl/state", &fx->err), 0);
+	assert_int_equal(
+	    gitstate_read(gs, &text, NULL, &found, "stories/s1.json", &fx->err),
+	    0);
 	assert_int_equal(found, 1);
 	assert_null(strstr(text, "AbCdEfGh1234567890"));
 	free(text);
@@ -1727,7 +1795,7 @@ static void
 test_only_named_story(void **state)
 {
 	static const struct step steps[] = {
-		{.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
 	};
 	static char b_id[] = "b";
 	static char *const only[] = {b_id};
@@ -1747,8 +1815,8 @@ test_only_named_story(void **state)
 	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
 	assert_int_equal(fx->res.counts[STATUS_PENDING], 0);
 	db = fx_db(fx);
-	assert_int_equal(db_story_get(db, &st, &found, fx->res.batch_id, "a",
-	    &fx->err), 0);
+	assert_int_equal(
+	    db_story_get(db, &st, &found, fx->res.batch_id, "a", &fx->err), 0);
 	db_close(db);
 	assert_int_equal(found, 0);
 }
@@ -1757,66 +1825,66 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_worked_example,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_network_sleep,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_backoff_delays,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_d9_extended_timeout,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_d10_poll_doubled,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_runner_opts_from_config,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_usage_limit_wait,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_d9_survives_usage_limit_rerun, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_permanent_disables_primary,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_both_permanent_stop,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_no_fallback,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_no_fallback_plateau,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_interrupt_and_resume,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_sleep_interrupted,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_invalid_story,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_already_done,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_reconcile_dead_controller,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_state_branch,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_state_commit_message,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_requeue_restarts_counting,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_retry_on_escalates,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_retry_on_matches,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_resume_nothing_and_locked,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_tty_status_line,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_d10_survives_interrupt_rerun, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_usage_limit_capped,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(
-		    test_usage_wait_survives_restart, fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_runner_flags_recorded,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_secrets_redacted,
-		    fx_setup, fx_teardown),
-		cmocka_unit_test_setup_teardown(test_only_named_story,
-		    fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_worked_example, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_network_sleep, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_backoff_delays, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_d9_extended_timeout, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_d10_poll_doubled, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_runner_opts_from_config, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_usage_limit_wait, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_d9_survives_usage_limit_rerun, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_permanent_disables_primary, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_both_permanent_stop, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_no_fallback, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_no_fallback_plateau, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_interrupt_and_resume, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_sleep_interrupted, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_invalid_story, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_already_done, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_reconcile_dead_controller, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_state_branch, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_state_commit_message, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_requeue_restarts_counting, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_retry_on_escalates, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_retry_on_matches, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_resume_nothing_and_locked, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_tty_status_line, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_d10_survives_interrupt_rerun, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_usage_limit_capped, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_usage_wait_survives_restart, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_runner_flags_recorded, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_secrets_redacted, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_only_named_story, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -25,10 +25,10 @@ enum end { END_EXIT0, END_EXIT1, END_SIGNAL, END_TIMEOUT, END_STALL };
 struct ccase {
 	const char *name;
 	enum end end;
-	int done, total;       /* progress read after the attempt */
+	int done, total; /* progress read after the attempt */
 	const char *tail;
-	enum error_code code;  /* expected; the outcome follows from it */
-	const char *msg_part;  /* expected inside the message, or NULL */
+	enum error_code code; /* expected; the outcome follows from it */
+	const char *msg_part; /* expected inside the message, or NULL */
 };
 
 /* -------- claude code (anthropics/claude-code issues) -------- */
@@ -69,7 +69,8 @@ struct ccase {
 #define CLAUDE_EPOCH "Claude AI usage limit reached|1755615600\n"
 #define CLAUDE_HIT \
 	"You've hit your limit \xc2\xb7 resets 3pm (America/New_York)\n"
-#define CLAUDE_5H "5-hour limit reached \xe2\x88\x99 resets 1am " \
+#define CLAUDE_5H \
+	"5-hour limit reached \xe2\x88\x99 resets 1am " \
 	"(Europe/Oslo)\n"
 #define CLAUDE_OLD_BANNER \
 	"Claude usage limit reached. Your limit will reset at 5pm " \
@@ -309,170 +310,168 @@ struct ccase {
 #define TRAP_TEST_COUNT "429 tests passed, 3 failed\nSegmentation fault\n"
 
 static const struct ccase cases[] = {
-	/* claude code */
-	{"claude 429 rate_limit_error", END_EXIT1, 1, 5, CLAUDE_429,
-	    ERRC_RATE_LIMIT, "rate_limit_error"},
-	{"claude rate limit reached", END_EXIT1, 0, 5,
-	    "API Error: Rate limit reached\n", ERRC_RATE_LIMIT,
-	    "Rate limit reached"},
-	{"claude 529 overloaded", END_EXIT1, 0, 5, CLAUDE_529,
-	    ERRC_OVERLOADED, "overloaded_error"},
-	{"claude 500 api_error", END_EXIT1, 0, 5, CLAUDE_500,
-	    ERRC_SERVER_ERROR, "Internal server error"},
-	{"claude connection error", END_EXIT1, 0, 5, CLAUDE_CONN,
-	    ERRC_NETWORK_ERROR, "fetch failed"},
-	{"claude connection refused", END_EXIT1, 0, 5, CLAUDE_REFUSED,
-	    ERRC_NETWORK_ERROR, "ConnectionRefused"},
-	{"claude invalid api key", END_EXIT1, 0, 5, CLAUDE_KEY, ERRC_AUTH,
-	    "Invalid API key"},
-	{"claude oauth expired", END_EXIT1, 0, 5, CLAUDE_OAUTH, ERRC_AUTH,
-	    "OAuth token has expired"},
-	{"claude not logged in", END_EXIT1, 0, 5,
-	    "Not logged in \xc2\xb7 Please run /login\n", ERRC_AUTH, NULL},
-	{"claude credit balance", END_EXIT1, 0, 5, CLAUDE_CREDIT,
-	    ERRC_QUOTA_EXCEEDED, "Credit balance"},
-	{"claude selected model", END_EXIT1, 0, 5, CLAUDE_MODEL,
-	    ERRC_MODEL_NOT_FOUND, "claude-fable-5"},
-	{"claude 404 not_found_error", END_EXIT1, 0, 5, CLAUDE_404,
-	    ERRC_MODEL_NOT_FOUND, NULL},
-	{"claude 403 permission_error", END_EXIT1, 0, 5, CLAUDE_403,
-	    ERRC_PERMISSION_DENIED, NULL},
-	{"claude usage epoch banner", END_EXIT1, 2, 5, CLAUDE_EPOCH,
-	    ERRC_USAGE_LIMIT, "usage limit reached"},
-	{"claude hit your limit", END_EXIT1, 2, 5, CLAUDE_HIT,
-	    ERRC_USAGE_LIMIT, "resets 3pm"},
-	{"claude 5-hour limit", END_EXIT1, 2, 5, CLAUDE_5H, ERRC_USAGE_LIMIT,
-	    "Europe/Oslo"},
-	{"claude old banner", END_EXIT1, 2, 5, CLAUDE_OLD_BANNER,
-	    ERRC_USAGE_LIMIT, NULL},
-	{"claude stream-json is_error exit 0", END_EXIT0, 0, 3,
-	    CLAUDE_SJ_RATE, ERRC_RATE_LIMIT, "API Error: Rate limit reached"},
-	{"claude stream-json is_error exit 1", END_EXIT1, 0, 3,
-	    CLAUDE_SJ_RATE, ERRC_RATE_LIMIT, "API Error: Rate limit reached"},
-	{"claude max budget", END_EXIT1, 2, 5, CLAUDE_SJ_BUDGET,
-	    ERRC_BUDGET_EXCEEDED, "error_max_budget_usd"},
-	{"claude max turns exit 0", END_EXIT0, 2, 5, CLAUDE_MAX_TURNS,
-	    ERRC_CRASH, "error_max_turns"},
-	{"claude killed while retrying a 429", END_TIMEOUT, 0, 5,
-	    CLAUDE_SJ_RETRY_429, ERRC_RATE_LIMIT, "api_retry 4/10"},
-	{"claude killed while retrying a 529", END_TIMEOUT, 0, 5,
-	    CLAUDE_SJ_RETRY_529, ERRC_OVERLOADED, "HTTP 529"},
-	{"claude killed after a retry it got past", END_TIMEOUT, 1, 5,
-	    CLAUDE_SJ_RETRY_RECOVERED, ERRC_TIMEOUT, ""},
-	/* codex */
-	{"codex usage limit", END_EXIT1, 1, 4, CODEX_USAGE, ERRC_USAGE_LIMIT,
-	    "try again in 5 days"},
-	{"codex stream disconnected", END_EXIT1, 1, 4, CODEX_STREAM,
-	    ERRC_NETWORK_ERROR, "stream disconnected"},
-	{"codex 401 retry limit", END_EXIT1, 0, 4, CODEX_401, ERRC_AUTH,
-	    "401 Unauthorized"},
-	{"codex refresh token", END_EXIT1, 0, 4, CODEX_REFRESH, ERRC_AUTH,
-	    NULL},
-	{"codex 429 retry limit", END_EXIT1, 0, 4, CODEX_429,
-	    ERRC_RATE_LIMIT, "429 Too Many Requests"},
-	{"codex insufficient_quota as 429", END_EXIT1, 0, 4,
-	    CODEX_INSUFFICIENT, ERRC_QUOTA_EXCEEDED, "insufficient_quota"},
-	{"codex model does not exist", END_EXIT1, 0, 4, CODEX_NO_MODEL,
-	    ERRC_MODEL_NOT_FOUND, "gpt-9-codex"},
-	{"codex model at capacity", END_EXIT1, 0, 4, CODEX_CAPACITY,
-	    ERRC_OVERLOADED, NULL},
-	{"codex waiting for network until killed", END_TIMEOUT, 0, 4,
-	    CODEX_WAITING, ERRC_NETWORK_ERROR, "waiting for network"},
-	{"codex json turn.failed network", END_EXIT1, 0, 4, CODEX_JSON_NET,
-	    ERRC_NETWORK_ERROR, "Transport error"},
-	{"codex json turn.failed exit 0", END_EXIT0, 0, 4, CODEX_JSON_USAGE,
-	    ERRC_USAGE_LIMIT, "usage limit"},
-	{"codex json recovered exit 0", END_EXIT0, 2, 4,
-	    CODEX_JSON_RECOVERED, ERRC_INCOMPLETE, ""},
-	{"codex json recovered all done", END_EXIT0, 4, 4,
-	    CODEX_JSON_RECOVERED, ERRC_NONE, ""},
-	/* gemini */
-	{"gemini resource exhausted", END_EXIT1, 0, 3, GEMINI_EXHAUSTED,
-	    ERRC_RATE_LIMIT, NULL},
-	{"gemini quota metric with retry", END_EXIT1, 0, 3,
-	    GEMINI_QUOTA_METRIC, ERRC_RATE_LIMIT, NULL},
-	{"gemini billing quota as 429", END_EXIT1, 0, 3, GEMINI_BILLING,
-	    ERRC_QUOTA_EXCEEDED, "billing details"},
-	{"gemini per-minute quota names its retry", END_EXIT1, 0, 3,
-	    GEMINI_PER_MINUTE, ERRC_RATE_LIMIT, NULL},
-	{"gemini api key not valid", END_EXIT1, 0, 3, GEMINI_KEY, ERRC_AUTH,
-	    "API key not valid"},
-	{"gemini capacity resets in hours", END_EXIT1, 0, 3,
-	    GEMINI_CAPACITY_LONG, ERRC_USAGE_LIMIT, "8h44m7s"},
-	{"gemini capacity resets in seconds", END_EXIT1, 0, 3,
-	    GEMINI_CAPACITY_SHORT, ERRC_RATE_LIMIT, "capacity"},
-	{"gemini stream-json auth result", END_EXIT1, 0, 3, GEMINI_SJ_AUTH,
-	    ERRC_AUTH, "Please set an Auth method"},
-	{"gemini entity not found", END_EXIT1, 0, 3, GEMINI_ENTITY,
-	    ERRC_MODEL_NOT_FOUND, NULL},
-	{"gemini model overloaded", END_EXIT1, 0, 3, GEMINI_OVERLOADED,
-	    ERRC_OVERLOADED, NULL},
-	{"gemini tool_result error is content", END_SIGNAL, 1, 3,
-	    GEMINI_SJ_TOOL_ERROR, ERRC_CRASH, ""},
-	/* aider */
-	{"aider authentication", END_EXIT1, 0, 3, AIDER_AUTH, ERRC_AUTH,
-	    NULL},
-	{"aider rate limited", END_EXIT1, 0, 3, AIDER_RATE, ERRC_RATE_LIMIT,
-	    NULL},
-	{"aider overloaded", END_EXIT1, 0, 3, AIDER_OVERLOADED,
-	    ERRC_OVERLOADED, NULL},
-	{"aider provider timed out", END_EXIT1, 0, 3, AIDER_TIMEOUT,
-	    ERRC_NETWORK_ERROR, "timed out"},
-	{"aider connection error", END_EXIT1, 0, 3, AIDER_CONN,
-	    ERRC_NETWORK_ERROR, "APIConnectionError"},
-	/* Node, curl, musl */
-	{"node enotfound", END_EXIT1, 0, 3, NODE_ENOTFOUND,
-	    ERRC_NETWORK_ERROR, "ENOTFOUND"},
-	{"node econnreset", END_EXIT1, 0, 3, NODE_RESET, ERRC_NETWORK_ERROR,
-	    "ECONNRESET"},
-	{"node socket hang up", END_EXIT1, 0, 3, NODE_HANGUP,
-	    ERRC_NETWORK_ERROR, NULL},
-	{"curl could not resolve host", END_EXIT1, 0, 3, CURL_HOST,
-	    ERRC_NETWORK_ERROR, NULL},
-	{"musl name does not resolve", END_EXIT1, 0, 3, MUSL_NAME,
-	    ERRC_NETWORK_ERROR, NULL},
-	/* traps */
-	{"is_error false exit 0 done", END_EXIT0, 3, 3,
-	    CLAUDE_SJ_OK_MENTIONS, ERRC_NONE, ""},
-	{"is_error false exit 0 tasks left", END_EXIT0, 1, 3,
-	    CLAUDE_SJ_OK_MENTIONS, ERRC_INCOMPLETE, ""},
-	{"is_error false exit 1 is a crash", END_EXIT1, 1, 3,
-	    CLAUDE_SJ_OK_MENTIONS, ERRC_CRASH, ""},
-	{"exit 0 with rate limit text stays incomplete", END_EXIT0, 2, 5,
-	    CLAUDE_429 "Retrying...\nAll good now.\n", ERRC_INCOMPLETE, ""},
-	{"exit 0 with rate limit text stays success", END_EXIT0, 5, 5,
-	    CLAUDE_429 CLAUDE_KEY, ERRC_NONE, ""},
-	{"exit 0 structured error but every box checked", END_EXIT0, 3, 3,
-	    CLAUDE_SJ_RATE, ERRC_NONE, ""},
-	{"timeout with network tail", END_TIMEOUT, 2, 5, NODE_RESET,
-	    ERRC_NETWORK_ERROR, "ECONNRESET"},
-	{"timeout with rate limit tail", END_TIMEOUT, 2, 5, CLAUDE_429,
-	    ERRC_RATE_LIMIT, NULL},
-	{"timeout, nothing known", END_TIMEOUT, 2, 5,
-	    "Editing src/app.c\nRunning make test\n", ERRC_TIMEOUT, ""},
-	{"stalled, nothing known", END_STALL, 2, 5, "thinking...\n",
-	    ERRC_STALLED, ""},
-	{"signal, no output", END_SIGNAL, 0, 5, "", ERRC_CRASH, ""},
-	{"shell permission denied is a crash", END_EXIT1, 0, 5,
-	    TRAP_SHELL_PERMISSION, ERRC_CRASH, ""},
-	{"a missing file is not a missing model", END_EXIT1, 0, 5,
-	    TRAP_FILE_NOT_FOUND, ERRC_CRASH, ""},
-	{"a test count is not a status", END_EXIT1, 0, 5, TRAP_TEST_COUNT,
-	    ERRC_CRASH, ""},
-	{"npm 404 is not a missing model", END_EXIT1, 0, 5,
-	    "npm ERR! code E404\nnpm ERR! 404 Not Found - GET "
-	    "https://registry.npmjs.org/left-padd - Not found\n", ERRC_CRASH,
-	    ""},
-	{"http 401 without api context is not auth", END_EXIT1, 0, 5,
-	    "curl -i localhost:8080/admin\nHTTP/1.1 401 Unauthorized\n",
-	    ERRC_CRASH, ""},
-	{"json code 404 is strong", END_EXIT1, 0, 5,
-	    "  \"error\": {\n    \"code\": 404,\n    \"status\": "
-	    "\"NOT_FOUND\"\n  }\n", ERRC_MODEL_NOT_FOUND, "404"},
-	{"5xx with a weak context is still transient", END_EXIT1, 0, 5,
-	    "Error: Request failed: HTTP 503\n", ERRC_SERVER_ERROR, NULL},
-	{"unknown structured error falls back", END_EXIT1, 1, 5,
-	    CLAUDE_MAX_TURNS, ERRC_CRASH, "error_max_turns"},
+    /* claude code */
+    {"claude 429 rate_limit_error", END_EXIT1, 1, 5, CLAUDE_429,
+	ERRC_RATE_LIMIT, "rate_limit_error"},
+    {"claude rate limit reached", END_EXIT1, 0, 5,
+	"API Error: Rate limit reached\n", ERRC_RATE_LIMIT,
+	"Rate limit reached"},
+    {"claude 529 overloaded", END_EXIT1, 0, 5, CLAUDE_529, ERRC_OVERLOADED,
+	"overloaded_error"},
+    {"claude 500 api_error", END_EXIT1, 0, 5, CLAUDE_500, ERRC_SERVER_ERROR,
+	"Internal server error"},
+    {"claude connection error", END_EXIT1, 0, 5, CLAUDE_CONN,
+	ERRC_NETWORK_ERROR, "fetch failed"},
+    {"claude connection refused", END_EXIT1, 0, 5, CLAUDE_REFUSED,
+	ERRC_NETWORK_ERROR, "ConnectionRefused"},
+    {"claude invalid api key", END_EXIT1, 0, 5, CLAUDE_KEY, ERRC_AUTH,
+	"Invalid API key"},
+    {"claude oauth expired", END_EXIT1, 0, 5, CLAUDE_OAUTH, ERRC_AUTH,
+	"OAuth token has expired"},
+    {"claude not logged in", END_EXIT1, 0, 5,
+	"Not logged in \xc2\xb7 Please run /login\n", ERRC_AUTH, NULL},
+    {"claude credit balance", END_EXIT1, 0, 5, CLAUDE_CREDIT,
+	ERRC_QUOTA_EXCEEDED, "Credit balance"},
+    {"claude selected model", END_EXIT1, 0, 5, CLAUDE_MODEL,
+	ERRC_MODEL_NOT_FOUND, "claude-fable-5"},
+    {"claude 404 not_found_error", END_EXIT1, 0, 5, CLAUDE_404,
+	ERRC_MODEL_NOT_FOUND, NULL},
+    {"claude 403 permission_error", END_EXIT1, 0, 5, CLAUDE_403,
+	ERRC_PERMISSION_DENIED, NULL},
+    {"claude usage epoch banner", END_EXIT1, 2, 5, CLAUDE_EPOCH,
+	ERRC_USAGE_LIMIT, "usage limit reached"},
+    {"claude hit your limit", END_EXIT1, 2, 5, CLAUDE_HIT, ERRC_USAGE_LIMIT,
+	"resets 3pm"},
+    {"claude 5-hour limit", END_EXIT1, 2, 5, CLAUDE_5H, ERRC_USAGE_LIMIT,
+	"Europe/Oslo"},
+    {"claude old banner", END_EXIT1, 2, 5, CLAUDE_OLD_BANNER, ERRC_USAGE_LIMIT,
+	NULL},
+    {"claude stream-json is_error exit 0", END_EXIT0, 0, 3, CLAUDE_SJ_RATE,
+	ERRC_RATE_LIMIT, "API Error: Rate limit reached"},
+    {"claude stream-json is_error exit 1", END_EXIT1, 0, 3, CLAUDE_SJ_RATE,
+	ERRC_RATE_LIMIT, "API Error: Rate limit reached"},
+    {"claude max budget", END_EXIT1, 2, 5, CLAUDE_SJ_BUDGET,
+	ERRC_BUDGET_EXCEEDED, "error_max_budget_usd"},
+    {"claude max turns exit 0", END_EXIT0, 2, 5, CLAUDE_MAX_TURNS, ERRC_CRASH,
+	"error_max_turns"},
+    {"claude killed while retrying a 429", END_TIMEOUT, 0, 5,
+	CLAUDE_SJ_RETRY_429, ERRC_RATE_LIMIT, "api_retry 4/10"},
+    {"claude killed while retrying a 529", END_TIMEOUT, 0, 5,
+	CLAUDE_SJ_RETRY_529, ERRC_OVERLOADED, "HTTP 529"},
+    {"claude killed after a retry it got past", END_TIMEOUT, 1, 5,
+	CLAUDE_SJ_RETRY_RECOVERED, ERRC_TIMEOUT, ""},
+    /* codex */
+    {"codex usage limit", END_EXIT1, 1, 4, CODEX_USAGE, ERRC_USAGE_LIMIT,
+	"try again in 5 days"},
+    {"codex stream disconnected", END_EXIT1, 1, 4, CODEX_STREAM,
+	ERRC_NETWORK_ERROR, "stream disconnected"},
+    {"codex 401 retry limit", END_EXIT1, 0, 4, CODEX_401, ERRC_AUTH,
+	"401 Unauthorized"},
+    {"codex refresh token", END_EXIT1, 0, 4, CODEX_REFRESH, ERRC_AUTH, NULL},
+    {"codex 429 retry limit", END_EXIT1, 0, 4, CODEX_429, ERRC_RATE_LIMIT,
+	"429 Too Many Requests"},
+    {"codex insufficient_quota as 429", END_EXIT1, 0, 4, CODEX_INSUFFICIENT,
+	ERRC_QUOTA_EXCEEDED, "insufficient_quota"},
+    {"codex model does not exist", END_EXIT1, 0, 4, CODEX_NO_MODEL,
+	ERRC_MODEL_NOT_FOUND, "gpt-9-codex"},
+    {"codex model at capacity", END_EXIT1, 0, 4, CODEX_CAPACITY,
+	ERRC_OVERLOADED, NULL},
+    {"codex waiting for network until killed", END_TIMEOUT, 0, 4, CODEX_WAITING,
+	ERRC_NETWORK_ERROR, "waiting for network"},
+    {"codex json turn.failed network", END_EXIT1, 0, 4, CODEX_JSON_NET,
+	ERRC_NETWORK_ERROR, "Transport error"},
+    {"codex json turn.failed exit 0", END_EXIT0, 0, 4, CODEX_JSON_USAGE,
+	ERRC_USAGE_LIMIT, "usage limit"},
+    {"codex json recovered exit 0", END_EXIT0, 2, 4, CODEX_JSON_RECOVERED,
+	ERRC_INCOMPLETE, ""},
+    {"codex json recovered all done", END_EXIT0, 4, 4, CODEX_JSON_RECOVERED,
+	ERRC_NONE, ""},
+    /* gemini */
+    {"gemini resource exhausted", END_EXIT1, 0, 3, GEMINI_EXHAUSTED,
+	ERRC_RATE_LIMIT, NULL},
+    {"gemini quota metric with retry", END_EXIT1, 0, 3, GEMINI_QUOTA_METRIC,
+	ERRC_RATE_LIMIT, NULL},
+    {"gemini billing quota as 429", END_EXIT1, 0, 3, GEMINI_BILLING,
+	ERRC_QUOTA_EXCEEDED, "billing details"},
+    {"gemini per-minute quota names its retry", END_EXIT1, 0, 3,
+	GEMINI_PER_MINUTE, ERRC_RATE_LIMIT, NULL},
+    {"gemini api key not valid", END_EXIT1, 0, 3, GEMINI_KEY, ERRC_AUTH,
+	"API key not valid"},
+    {"gemini capacity resets in hours", END_EXIT1, 0, 3, GEMINI_CAPACITY_LONG,
+	ERRC_USAGE_LIMIT, "8h44m7s"},
+    {"gemini capacity resets in seconds", END_EXIT1, 0, 3,
+	GEMINI_CAPACITY_SHORT, ERRC_RATE_LIMIT, "capacity"},
+    {"gemini stream-json auth result", END_EXIT1, 0, 3, GEMINI_SJ_AUTH,
+	ERRC_AUTH, "Please set an Auth method"},
+    {"gemini entity not found", END_EXIT1, 0, 3, GEMINI_ENTITY,
+	ERRC_MODEL_NOT_FOUND, NULL},
+    {"gemini model overloaded", END_EXIT1, 0, 3, GEMINI_OVERLOADED,
+	ERRC_OVERLOADED, NULL},
+    {"gemini tool_result error is content", END_SIGNAL, 1, 3,
+	GEMINI_SJ_TOOL_ERROR, ERRC_CRASH, ""},
+    /* aider */
+    {"aider authentication", END_EXIT1, 0, 3, AIDER_AUTH, ERRC_AUTH, NULL},
+    {"aider rate limited", END_EXIT1, 0, 3, AIDER_RATE, ERRC_RATE_LIMIT, NULL},
+    {"aider overloaded", END_EXIT1, 0, 3, AIDER_OVERLOADED, ERRC_OVERLOADED,
+	NULL},
+    {"aider provider timed out", END_EXIT1, 0, 3, AIDER_TIMEOUT,
+	ERRC_NETWORK_ERROR, "timed out"},
+    {"aider connection error", END_EXIT1, 0, 3, AIDER_CONN, ERRC_NETWORK_ERROR,
+	"APIConnectionError"},
+    /* Node, curl, musl */
+    {"node enotfound", END_EXIT1, 0, 3, NODE_ENOTFOUND, ERRC_NETWORK_ERROR,
+	"ENOTFOUND"},
+    {"node econnreset", END_EXIT1, 0, 3, NODE_RESET, ERRC_NETWORK_ERROR,
+	"ECONNRESET"},
+    {"node socket hang up", END_EXIT1, 0, 3, NODE_HANGUP, ERRC_NETWORK_ERROR,
+	NULL},
+    {"curl could not resolve host", END_EXIT1, 0, 3, CURL_HOST,
+	ERRC_NETWORK_ERROR, NULL},
+    {"musl name does not resolve", END_EXIT1, 0, 3, MUSL_NAME,
+	ERRC_NETWORK_ERROR, NULL},
+    /* traps */
+    {"is_error false exit 0 done", END_EXIT0, 3, 3, CLAUDE_SJ_OK_MENTIONS,
+	ERRC_NONE, ""},
+    {"is_error false exit 0 tasks left", END_EXIT0, 1, 3, CLAUDE_SJ_OK_MENTIONS,
+	ERRC_INCOMPLETE, ""},
+    {"is_error false exit 1 is a crash", END_EXIT1, 1, 3, CLAUDE_SJ_OK_MENTIONS,
+	ERRC_CRASH, ""},
+    {"exit 0 with rate limit text stays incomplete", END_EXIT0, 2, 5,
+	CLAUDE_429 "Retrying...\nAll good now.\n", ERRC_INCOMPLETE, ""},
+    {"exit 0 with rate limit text stays success", END_EXIT0, 5, 5,
+	CLAUDE_429 CLAUDE_KEY, ERRC_NONE, ""},
+    {"exit 0 structured error but every box checked", END_EXIT0, 3, 3,
+	CLAUDE_SJ_RATE, ERRC_NONE, ""},
+    {"timeout with network tail", END_TIMEOUT, 2, 5, NODE_RESET,
+	ERRC_NETWORK_ERROR, "ECONNRESET"},
+    {"timeout with rate limit tail", END_TIMEOUT, 2, 5, CLAUDE_429,
+	ERRC_RATE_LIMIT, NULL},
+    {"timeout, nothing known", END_TIMEOUT, 2, 5,
+	"Editing src/app.c\nRunning make test\n", ERRC_TIMEOUT, ""},
+    {"stalled, nothing known", END_STALL, 2, 5, "thinking...\n", ERRC_STALLED,
+	""},
+    {"signal, no output", END_SIGNAL, 0, 5, "", ERRC_CRASH, ""},
+    {"shell permission denied is a crash", END_EXIT1, 0, 5,
+	TRAP_SHELL_PERMISSION, ERRC_CRASH, ""},
+    {"a missing file is not a missing model", END_EXIT1, 0, 5,
+	TRAP_FILE_NOT_FOUND, ERRC_CRASH, ""},
+    {"a test count is not a status", END_EXIT1, 0, 5, TRAP_TEST_COUNT,
+	ERRC_CRASH, ""},
+    {"npm 404 is not a missing model", END_EXIT1, 0, 5,
+	"npm ERR! code E404\nnpm ERR! 404 Not Found - GET "
+	"https://registry.npmjs.org/left-padd - Not found\n",
+	ERRC_CRASH, ""},
+    {"http 401 without api context is not auth", END_EXIT1, 0, 5,
+	"curl -i localhost:8080/admin\nHTTP/1.1 401 Unauthorized\n", ERRC_CRASH,
+	""},
+    {"json code 404 is strong", END_EXIT1, 0, 5,
+	"  \"error\": {\n    \"code\": 404,\n    \"status\": "
+	"\"NOT_FOUND\"\n  }\n",
+	ERRC_MODEL_NOT_FOUND, "404"},
+    {"5xx with a weak context is still transient", END_EXIT1, 0, 5,
+	"Error: Request failed: HTTP 503\n", ERRC_SERVER_ERROR, NULL},
+    {"unknown structured error falls back", END_EXIT1, 1, 5, CLAUDE_MAX_TURNS,
+	ERRC_CRASH, "error_max_turns"},
 };
 
 static void
@@ -482,8 +481,10 @@ run_case(const struct ccase *c, struct classification *out)
 
 	memset(&in, 0, sizeof(in));
 	in.exit_code = c->end == END_EXIT0 ? 0 : c->end == END_EXIT1 ? 1 : -1;
-	in.term_signal = c->end == END_SIGNAL || c->end == END_TIMEOUT ||
-	    c->end == END_STALL ? 15 : 0;
+	in.term_signal =
+	    c->end == END_SIGNAL || c->end == END_TIMEOUT || c->end == END_STALL
+	    ? 15
+	    : 0;
 	in.timed_out = c->end == END_TIMEOUT;
 	in.stalled = c->end == END_STALL;
 	in.tasks_completed = c->done;
@@ -504,13 +505,15 @@ test_table(void **state)
 		const struct ccase *c = &cases[i];
 
 		run_case(c, &out);
-		if (out.code != c->code || (c->msg_part != NULL &&
-		    (c->msg_part[0] == '\0' ? out.message[0] != '\0' :
-		    strstr(out.message, c->msg_part) == NULL)))
+		if (out.code != c->code ||
+		    (c->msg_part != NULL &&
+			(c->msg_part[0] == '\0'
+				? out.message[0] != '\0'
+				: strstr(out.message, c->msg_part) == NULL)))
 			print_message("case \"%s\": got %s, message \"%s\"\n",
 			    c->name, errcode_name(out.code), out.message);
-		assert_string_equal(errcode_name(out.code),
-		    errcode_name(c->code));
+		assert_string_equal(
+		    errcode_name(out.code), errcode_name(c->code));
 		assert_string_equal(outcome_name(out.outcome),
 		    outcome_name(errcode_outcome(c->code)));
 		assert_false(out.retry_on_matched);
@@ -540,8 +543,8 @@ test_deep_mentions_do_not_decide(void **state)
 	    "FAIL test_login: expected status 401 Unauthorized\n",
 	    "Error: connect ETIMEDOUT 10.0.0.1:443 (timeout)\n", CLAUDE_429);
 	for (i = 0; i < 60; i++)
-		len += (size_t)snprintf(tail + len, cap - len,
-		    "  compiling module %d ... ok\n", i);
+		len += (size_t)snprintf(
+		    tail + len, cap - len, "  compiling module %d ... ok\n", i);
 	memset(&in, 0, sizeof(in));
 	in.exit_code = 2;
 	in.tasks_completed = 1;
@@ -555,14 +558,16 @@ test_deep_mentions_do_not_decide(void **state)
 	/* the same mentions in the last lines do decide: the newest error
 	 * (the 429), not a test's "expected status 401" above it */
 	in.tail_len = strlen("FAIL test_login: expected status 401 "
-	    "Unauthorized\n") + strlen("Error: connect ETIMEDOUT 10.0.0.1:443 "
-	    "(timeout)\n") + strlen(CLAUDE_429);
+			     "Unauthorized\n") +
+	    strlen("Error: connect ETIMEDOUT 10.0.0.1:443 "
+		   "(timeout)\n") +
+	    strlen(CLAUDE_429);
 	classify_attempt(&out, &in);
 	assert_int_equal(out.code, ERRC_RATE_LIMIT);
 	assert_non_null(strstr(out.message, "rate_limit_error"));
 	/* and alone, "status 401" is an API status */
 	in.tail_len = strlen("FAIL test_login: expected status 401 "
-	    "Unauthorized\n");
+			     "Unauthorized\n");
 	classify_attempt(&out, &in);
 	assert_int_equal(out.code, ERRC_AUTH);
 	free(tail);
@@ -614,10 +619,10 @@ test_newest_block(void **state)
 	    "tests: got {\"type\":\"authentication_error\"} as expected\n",
 	    "mock provider: quota policy violation\n");
 	for (i = 0; i < 30; i++)
-		len += (size_t)snprintf(tail + len, sizeof(tail) - len,
-		    "  editing file %d\n", i);
-	len += (size_t)snprintf(tail + len, sizeof(tail) - len, "%s",
-	    CLAUDE_429);
+		len += (size_t)snprintf(
+		    tail + len, sizeof(tail) - len, "  editing file %d\n", i);
+	len +=
+	    (size_t)snprintf(tail + len, sizeof(tail) - len, "%s", CLAUDE_429);
 	memset(&in, 0, sizeof(in));
 	in.exit_code = 1;
 	in.tasks_total = 3;
@@ -809,9 +814,8 @@ test_usage_without_reset(void **state)
 static void
 test_user_patterns(void **state)
 {
-	static const char tail[] =
-	    "HTTP 503 Service Unavailable\n"
-	    "upstream said: Content Policy violation\n";
+	static const char tail[] = "HTTP 503 Service Unavailable\n"
+				   "upstream said: Content Policy violation\n";
 	struct strlist perm = {0}, net = {0}, retry = {0};
 	struct classify_input in;
 	struct classification out;
@@ -908,7 +912,8 @@ test_gemini_pretty_json(void **state)
 	in.tail_len = strlen(tail);
 	classify_attempt(&out, &in);
 	assert_int_equal(out.code, ERRC_AUTH);
-	assert_string_equal(out.message, "Please set an Auth method in your "
+	assert_string_equal(out.message,
+	    "Please set an Auth method in your "
 	    "/Users/r/.gemini/settings.json");
 }
 
@@ -941,43 +946,40 @@ test_structured_status_only(void **state)
  * install paths renamed; docs/agents.md tells how each was made.
  */
 struct fcase {
-	const char *file;      /* under tests/fixtures/agents/ */
-	int exit_code;         /* -1: killed at timeout_s */
+	const char *file; /* under tests/fixtures/agents/ */
+	int exit_code; /* -1: killed at timeout_s */
 	enum error_code code;
-	const char *msg_part;  /* expected inside the message */
+	const char *msg_part; /* expected inside the message */
 };
 
 static const struct fcase fixtures[] = {
-	/* stream-json, no credentials: fails at once */
-	{"claude-nokey.txt", 1, ERRC_AUTH, "Not logged in"},
-	/* stream-json, fake ANTHROPIC_API_KEY: 10 retries, 192 s */
-	{"claude-offline.txt", 1, ERRC_NETWORK_ERROR,
-	    "Unable to connect to API (FailedToOpenSocket)"},
-	/* the same killed at 60 s, while it retried */
-	{"claude-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
-	    "no HTTP response"},
-	{"claude-text-nokey.txt", 1, ERRC_AUTH, "Please run /login"},
-	/* text mode: silent for 186 s, then one line */
-	{"claude-text-offline.txt", 1, ERRC_NETWORK_ERROR,
-	    "Unable to connect to API"},
-	/* codex never gives up: "waiting for network" until killed */
-	{"codex-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
-	    "waiting for network"},
-	{"codex-apikey-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
-	    "waiting for network"},
-	/* the cause, above the "waiting for network" lines, names it */
-	{"codex-text-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
-	    "Name does not resolve"},
-	/* exit 41 (FatalAuthenticationError), plain text on stderr */
-	{"gemini-nokey.txt", 41, ERRC_AUTH, "Please set an Auth method"},
-	/* exit 55 without --skip-trust (FatalUntrustedWorkspaceError) */
-	{"gemini-untrusted.txt", 55, ERRC_PERMISSION_DENIED,
-	    "not running in a trusted directory"},
-	/* stream-json, fake GEMINI_API_KEY: 4 + 10 retries, 288 s */
-	{"gemini-offline.txt", 1, ERRC_NETWORK_ERROR, "fetch failed"},
-	{"gemini-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
-	    "fetch failed"},
-	{"gemini-text-offline.txt", 1, ERRC_NETWORK_ERROR, "fetch failed"},
+    /* stream-json, no credentials: fails at once */
+    {"claude-nokey.txt", 1, ERRC_AUTH, "Not logged in"},
+    /* stream-json, fake ANTHROPIC_API_KEY: 10 retries, 192 s */
+    {"claude-offline.txt", 1, ERRC_NETWORK_ERROR,
+	"Unable to connect to API (FailedToOpenSocket)"},
+    /* the same killed at 60 s, while it retried */
+    {"claude-offline-killed.txt", -1, ERRC_NETWORK_ERROR, "no HTTP response"},
+    {"claude-text-nokey.txt", 1, ERRC_AUTH, "Please run /login"},
+    /* text mode: silent for 186 s, then one line */
+    {"claude-text-offline.txt", 1, ERRC_NETWORK_ERROR,
+	"Unable to connect to API"},
+    /* codex never gives up: "waiting for network" until killed */
+    {"codex-offline-killed.txt", -1, ERRC_NETWORK_ERROR, "waiting for network"},
+    {"codex-apikey-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
+	"waiting for network"},
+    /* the cause, above the "waiting for network" lines, names it */
+    {"codex-text-offline-killed.txt", -1, ERRC_NETWORK_ERROR,
+	"Name does not resolve"},
+    /* exit 41 (FatalAuthenticationError), plain text on stderr */
+    {"gemini-nokey.txt", 41, ERRC_AUTH, "Please set an Auth method"},
+    /* exit 55 without --skip-trust (FatalUntrustedWorkspaceError) */
+    {"gemini-untrusted.txt", 55, ERRC_PERMISSION_DENIED,
+	"not running in a trusted directory"},
+    /* stream-json, fake GEMINI_API_KEY: 4 + 10 retries, 288 s */
+    {"gemini-offline.txt", 1, ERRC_NETWORK_ERROR, "fetch failed"},
+    {"gemini-offline-killed.txt", -1, ERRC_NETWORK_ERROR, "fetch failed"},
+    {"gemini-text-offline.txt", 1, ERRC_NETWORK_ERROR, "fetch failed"},
 };
 
 /* tests/fixtures/agents/ under $STORYCTL_SRC, else the current directory
@@ -1046,8 +1048,8 @@ test_real_cli_fixtures(void **state)
 		    strstr(out.message, c->msg_part) == NULL)
 			print_message("fixture %s: got %s, message \"%s\"\n",
 			    c->file, errcode_name(out.code), out.message);
-		assert_string_equal(errcode_name(out.code),
-		    errcode_name(c->code));
+		assert_string_equal(
+		    errcode_name(out.code), errcode_name(c->code));
 		assert_int_equal(out.outcome, errcode_outcome(c->code));
 		assert_non_null(strstr(out.message, c->msg_part));
 		free(tail);
@@ -1068,21 +1070,21 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_deep_mentions_do_not_decide),
-		cmocka_unit_test(test_spinner_after_error),
-		cmocka_unit_test(test_newest_block),
-		cmocka_unit_test(test_nul_and_invalid_utf8),
-		cmocka_unit_test(test_message_bounded),
-		cmocka_unit_test(test_null_tail),
-		cmocka_unit_test(test_interrupted_first),
-		cmocka_unit_test(test_gate_failed),
-		cmocka_unit_test(test_hint_filled),
-		cmocka_unit_test(test_usage_without_reset),
-		cmocka_unit_test(test_user_patterns),
-		cmocka_unit_test(test_gemini_pretty_json),
-		cmocka_unit_test(test_structured_status_only),
-		cmocka_unit_test(test_real_cli_fixtures),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_deep_mentions_do_not_decide),
+	    cmocka_unit_test(test_spinner_after_error),
+	    cmocka_unit_test(test_newest_block),
+	    cmocka_unit_test(test_nul_and_invalid_utf8),
+	    cmocka_unit_test(test_message_bounded),
+	    cmocka_unit_test(test_null_tail),
+	    cmocka_unit_test(test_interrupted_first),
+	    cmocka_unit_test(test_gate_failed),
+	    cmocka_unit_test(test_hint_filled),
+	    cmocka_unit_test(test_usage_without_reset),
+	    cmocka_unit_test(test_user_patterns),
+	    cmocka_unit_test(test_gemini_pretty_json),
+	    cmocka_unit_test(test_structured_status_only),
+	    cmocka_unit_test(test_real_cli_fixtures),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

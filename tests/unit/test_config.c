@@ -20,8 +20,8 @@
 /* ---- temp dir helpers ---- */
 
 struct tmp {
-	char dir[1024];      /* resolved, so it compares with cfg->root */
-	char cfg[PATH_MAX];  /* <dir>/storyctl.json */
+	char dir[1024]; /* resolved, so it compares with cfg->root */
+	char cfg[PATH_MAX]; /* <dir>/storyctl.json */
 };
 
 /* snprintf that fails the test instead of cutting a path short. */
@@ -105,8 +105,7 @@ tmp_teardown(void **state)
 /* Write text as storyctl.json and load it; the config is released by
  * the caller. */
 static int
-load_text(struct config *c, struct sc_err *err, struct tmp *t,
-    const char *text)
+load_text(struct config *c, struct sc_err *err, struct tmp *t, const char *text)
 {
 	write_file(t->dir, "storyctl.json", text);
 	memset(c, 0, sizeof(*c));
@@ -184,8 +183,8 @@ test_defaults_bad_root(void **state)
 	struct sc_err err;
 
 	memset(&c, 0, sizeof(c));
-	assert_int_equal(config_defaults(&c, "/nonexistent/storyctl-x", &err),
-	    SC_EOS);
+	assert_int_equal(
+	    config_defaults(&c, "/nonexistent/storyctl-x", &err), SC_EOS);
 	assert_non_null(strstr(err.msg, "/nonexistent/storyctl-x"));
 	assert_null(c.root);
 }
@@ -327,27 +326,30 @@ test_all_values(void **state)
 	struct sc_err err;
 
 	if (load_text(&c, &err, t,
-	    "{\"agents\": {\"primary\": {\"command\": "
-	    "[\"/usr/local/bin/fake-agent\","
-	    " \"{prompt}\"], \"stall_timeout_s\": 0, \"timeout_s\": 0.5}},"
-	    " \"policy\": {\"strategy\": \"retry\", \"max_attempts\": 7,"
-	    " \"max_time_s\": 12.5, \"network_sleep_s\": 0.25, "
-	    "\"max_wait_s\": 100,"
-	    " \"poll_interval_s\": 0.1, \"stall_timeout_s\": 300, "
-	    "\"kill_grace_s\": 0,"
-	    " \"extended_timeout_factor\": 1.5, \"retry_count\": 3,"
-	    " \"retry_max_time_ms\": 1e3, \"retry_on\": [\"a\", \"b\"],"
-	    " \"network_on\": [\"n\"], \"permanent_on\": [\"p\"],"
-	    " \"backoff\": {\"strategy\": \"linear\", \"base_delay_ms\": 5,"
-	    " \"max_delay_ms\": 5.0, \"jitter\": 0}},"
-	    " \"breaker\": {\"after\": 2, \"cooldown_s\": 0.5},"
-	    " \"budget\": {\"max_cost_usd\": 12.5, \"story_max_cost_usd\": 1},"
-	    " \"git\": {\"state_branch\": \"night/state-2\", \"commit_work\": "
-	    "true},"
-	    " \"state\": {\"dir\": \"/var/tmp/sc-state/\"},"
-	    " \"gates\": [{\"command\": [\"./scripts/check\"]}],"
-	    " \"review\": {\"agents\": [\"claude\", [\"x\"], [\"y\"], [\"z\"]],"
-	    " \"retries\": 0}}") != 0)
+		"{\"agents\": {\"primary\": {\"command\": "
+		"[\"/usr/local/bin/fake-agent\","
+		" \"{prompt}\"], \"stall_timeout_s\": 0, \"timeout_s\": 0.5}},"
+		" \"policy\": {\"strategy\": \"retry\", \"max_attempts\": 7,"
+		" \"max_time_s\": 12.5, \"network_sleep_s\": 0.25, "
+		"\"max_wait_s\": 100,"
+		" \"poll_interval_s\": 0.1, \"stall_timeout_s\": 300, "
+		"\"kill_grace_s\": 0,"
+		" \"extended_timeout_factor\": 1.5, \"retry_count\": 3,"
+		" \"retry_max_time_ms\": 1e3, \"retry_on\": [\"a\", \"b\"],"
+		" \"network_on\": [\"n\"], \"permanent_on\": [\"p\"],"
+		" \"backoff\": {\"strategy\": \"linear\", \"base_delay_ms\": 5,"
+		" \"max_delay_ms\": 5.0, \"jitter\": 0}},"
+		" \"breaker\": {\"after\": 2, \"cooldown_s\": 0.5},"
+		" \"budget\": {\"max_cost_usd\": 12.5, \"story_max_cost_usd\": "
+		"1},"
+		" \"git\": {\"state_branch\": \"night/state-2\", "
+		"\"commit_work\": "
+		"true},"
+		" \"state\": {\"dir\": \"/var/tmp/sc-state/\"},"
+		" \"gates\": [{\"command\": [\"./scripts/check\"]}],"
+		" \"review\": {\"agents\": [\"claude\", [\"x\"], [\"y\"], "
+		"[\"z\"]],"
+		" \"retries\": 0}}") != 0)
 		fail_msg("%s", err.msg);
 	assert_string_equal(c.agents[ROLE_PRIMARY].name, "fake-agent");
 	assert_true(c.agents[ROLE_PRIMARY].stall_timeout_s == 0);
@@ -391,8 +393,8 @@ test_all_values(void **state)
 static void
 test_preset_override(void **state)
 {
-	static const char *const mine[] = {"mycodex", "--fast", "{prompt}",
-	    NULL};
+	static const char *const mine[] = {
+	    "mycodex", "--fast", "{prompt}", NULL};
 	const struct preset *claude = presets_find("claude");
 	struct tmp *t = *state;
 	struct config c;
@@ -401,13 +403,14 @@ test_preset_override(void **state)
 	size_t i;
 
 	if (load_text(&c, &err, t,
-	    "{\"agents\": {"
-	    "\"primary\": {\"preset\": \"claude\", \"timeout_s\": 100,"
-	    " \"env\": {\"A\": \"b\", \"CLAUDE_X\": \"1=2\"}},"
-	    "\"fallback\": {\"preset\": \"codex\", \"command\": [\"mycodex\","
-	    " \"--fast\", \"{prompt}\"], \"name\": \"cx\", "
-	    "\"stall_timeout_s\": 60}"
-	    "}}") != 0)
+		"{\"agents\": {"
+		"\"primary\": {\"preset\": \"claude\", \"timeout_s\": 100,"
+		" \"env\": {\"A\": \"b\", \"CLAUDE_X\": \"1=2\"}},"
+		"\"fallback\": {\"preset\": \"codex\", \"command\": "
+		"[\"mycodex\","
+		" \"--fast\", \"{prompt}\"], \"name\": \"cx\", "
+		"\"stall_timeout_s\": 60}"
+		"}}") != 0)
 		fail_msg("%s", err.msg);
 	p = &c.agents[ROLE_PRIMARY];
 	f = &c.agents[ROLE_FALLBACK];
@@ -434,25 +437,24 @@ test_preset_override(void **state)
 /* The preset argv, flag for flag, as checked against the --help of the
  * real CLIs (claude 2.1.197, codex-cli 0.169.0, gemini 0.61.0) and run
  * offline: docs/agents.md. */
-static const char *const want_claude[] = {"claude", "-p",
-    "--output-format", "stream-json", "--verbose", "--permission-mode",
-    "acceptEdits", "{prompt}", NULL};
-static const char *const want_codex[] = {"codex", "exec", "--json",
-    "--sandbox", "workspace-write", "{prompt}", NULL};
-static const char *const want_gemini[] = {"gemini", "--output-format",
-    "stream-json", "--approval-mode", "auto_edit", "--skip-trust",
-    "--prompt", "{prompt}", NULL};
-static const char *const want_aider[] = {"aider", "--message", "{prompt}",
-    "--yes-always", "--no-pretty", "--no-auto-commits", "{story_file}",
+static const char *const want_claude[] = {"claude", "-p", "--output-format",
+    "stream-json", "--verbose", "--permission-mode", "acceptEdits", "{prompt}",
     NULL};
+static const char *const want_codex[] = {"codex", "exec", "--json", "--sandbox",
+    "workspace-write", "{prompt}", NULL};
+static const char *const want_gemini[] = {"gemini", "--output-format",
+    "stream-json", "--approval-mode", "auto_edit", "--skip-trust", "--prompt",
+    "{prompt}", NULL};
+static const char *const want_aider[] = {"aider", "--message", "{prompt}",
+    "--yes-always", "--no-pretty", "--no-auto-commits", "{story_file}", NULL};
 
 static void
 test_presets(void **state)
 {
-	static const char *const names[] = {"claude", "codex", "gemini",
-	    "aider"};
-	static const char *const *const want[] = {want_claude, want_codex,
-	    want_gemini, want_aider};
+	static const char *const names[] = {
+	    "claude", "codex", "gemini", "aider"};
+	static const char *const *const want[] = {
+	    want_claude, want_codex, want_gemini, want_aider};
 	const struct preset *all, *p;
 	size_t n, i, k;
 	bool has_prompt;
@@ -495,9 +497,9 @@ test_glob_order_and_dedupe(void **state)
 	write_file(t->dir, "s/.hidden.md", "");
 	make_dir(t->dir, "s/dir.md");
 	if (load_text(&c, &err, t,
-	    "{\"stories\": [\"./s//b.md\", {\"file\": \"s/x/../c.md\", "
-	    "\"id\": \"C\"}],"
-	    " \"stories_glob\": \"s/*.md\"}") != 0)
+		"{\"stories\": [\"./s//b.md\", {\"file\": \"s/x/../c.md\", "
+		"\"id\": \"C\"}],"
+		" \"stories_glob\": \"s/*.md\"}") != 0)
 		fail_msg("%s", err.msg);
 	assert_int_equal(c.nstories, 3);
 	assert_string_equal(c.stories[0].file, "s/b.md");
@@ -518,8 +520,9 @@ test_glob_no_match(void **state)
 	struct config c;
 	struct sc_err err;
 
-	assert_int_equal(load_text(&c, &err, t,
-	    "{\"stories_glob\": \"docs/stories/*.md\"}"), 0);
+	assert_int_equal(
+	    load_text(&c, &err, t, "{\"stories_glob\": \"docs/stories/*.md\"}"),
+	    0);
 	assert_int_equal(c.nstories, 0);
 	config_release(&c);
 }
@@ -554,15 +557,16 @@ test_relative_config_path(void **state)
 	struct sc_err err;
 	char old[PATH_MAX];
 
-	write_file(t->dir, "storyctl.json", "{\"policy\": {\"max_attempts\": "
+	write_file(t->dir, "storyctl.json",
+	    "{\"policy\": {\"max_attempts\": "
 	    "0}}");
 	assert_non_null(getcwd(old, sizeof(old)));
 	assert_int_equal(chdir(t->dir), 0);
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(config_load(&c, "storyctl.json", &err), SC_EDATA);
 	/* the message starts with the file name as given */
-	assert_string_equal(err.msg,
-	    "storyctl.json: policy.max_attempts: must be >= 1, got 0");
+	assert_string_equal(
+	    err.msg, "storyctl.json: policy.max_attempts: must be >= 1, got 0");
 	write_file(t->dir, "storyctl.json", "{}");
 	assert_int_equal(config_load(&c, "storyctl.json", &err), 0);
 	assert_string_equal(c.path, t->cfg);
@@ -681,8 +685,7 @@ test_find_none(void **state)
 	assert_null(found);
 	assert_non_null(strstr(err.msg, "no storyctl.json in"));
 	assert_non_null(strstr(err.msg, t->dir));
-	assert_int_equal(config_find(&found, "/nonexistent/x/y", &err),
-	    SC_EOS);
+	assert_int_equal(config_find(&found, "/nonexistent/x/y", &err), SC_EOS);
 }
 
 /* ---- errors: one row per bad config ---- */
@@ -690,247 +693,253 @@ test_find_none(void **state)
 struct ecase {
 	const char *name;
 	const char *json;
-	const char *want;    /* substring of the message after "FILE" */
+	const char *want; /* substring of the message after "FILE" */
 };
 
 static const struct ecase ecases[] = {
-	{"unknown top key", "{\"polcy\": {}}",
-	    ": unknown key polcy (did you mean policy?)"},
-	{"unknown policy key", "{\"policy\": {\"max_atempts\": 3}}",
-	    ": unknown key policy.max_atempts (did you mean max_attempts?)"},
-	{"unknown agent key",
-	    "{\"agents\": {\"primary\": {\"comand\": [\"x\"]}}}",
-	    ": unknown key agents.primary.comand (did you mean command?)"},
-	{"unknown backoff key", "{\"policy\": {\"backoff\": {\"jiter\": 0}}}",
-	    ": unknown key policy.backoff.jiter"},
-	{"unknown story key",
-	    "{\"stories\": [\"a.md\", {\"file\": \"b.md\", \"dependson\": "
-	    "[]}]}",
-	    ": unknown key stories[1].dependson (did you mean depends_on?)"},
-	{"unknown key no hint", "{\"zzzzzzzz\": 1}", ": unknown key zzzzzzzz"},
-	{"unknown role", "{\"agents\": {\"primary\": {\"preset\": \"claude\"},"
-	    " \"secondary\": {}}}", ": unknown key agents.secondary"},
-	{"unknown gate key", "{\"gates\": [{\"command\": [\"x\"], "
-	    "\"timeout\": 1}]}",
-	    ": unknown key gates[0].timeout (did you mean timeout_s?)"},
-	{"unknown state key", "{\"state\": {\"directory\": \"x\"}}",
-	    ": unknown key state.directory"},
-	{"broken json line", "{\n  \"policy\": {\n    \"max_attempts\": 5,\n  "
-	    "}\n}\n",
-	    ":4:3: string or '}' expected"},
-	{"empty file", "", ":1:0: "},
-	{"duplicate key", "{\"policy\": {},\n \"policy\": {}}",
-	    ":2:"},
-	{"not an object", "[1, 2]", ": expected a JSON object, got an array"},
-	{"wrong type int", "{\"policy\": {\"max_attempts\": \"5\"}}",
-	    ": policy.max_attempts: expected an integer, got a string"},
-	{"wrong type section", "{\"policy\": []}",
-	    ": policy: expected an object, got an array"},
-	{"wrong type number", "{\"policy\": {\"max_wait_s\": true}}",
-	    ": policy.max_wait_s: expected a number, got a boolean"},
-	{"wrong type bool", "{\"git\": {\"commit_work\": \"yes\"}}",
-	    ": git.commit_work: expected a boolean"},
-	{"null value", "{\"prompt\": null}", ": prompt: expected a string, "
-	    "got null"},
-	{"negative delay", "{\"policy\": {\"network_sleep_s\": -1}}",
-	    ": policy.network_sleep_s: must be >= 0, got -1"},
-	{"negative base delay",
-	    "{\"policy\": {\"backoff\": {\"base_delay_ms\": -5}}}",
-	    ": policy.backoff.base_delay_ms: must be >= 0, got -5"},
-	{"negative kill grace", "{\"policy\": {\"kill_grace_s\": -0.5}}",
-	    ": policy.kill_grace_s: must be >= 0, got -0.5"},
-	{"max_attempts 0", "{\"policy\": {\"max_attempts\": 0}}",
-	    ": policy.max_attempts: must be >= 1, got 0"},
-	{"max_attempts fraction", "{\"policy\": {\"max_attempts\": 2.5}}",
-	    ": policy.max_attempts: must be an integer, got 2.5"},
-	{"jitter 1.5", "{\"policy\": {\"backoff\": {\"jitter\": 1.5}}}",
-	    ": policy.backoff.jitter: must be between 0 and 1, got 1.5"},
-	{"jitter negative", "{\"policy\": {\"backoff\": {\"jitter\": -0.1}}}",
-	    ": policy.backoff.jitter: must be between 0 and 1, got -0.1"},
-	{"ms fraction", "{\"policy\": {\"retry_max_time_ms\": 1.5}}",
-	    ": policy.retry_max_time_ms: must be an integer, got 1.5"},
-	{"ms fraction backoff",
-	    "{\"policy\": {\"backoff\": {\"max_delay_ms\": 100.25}}}",
-	    ": policy.backoff.max_delay_ms: must be an integer, got 100.25"},
-	{"base above max",
-	    "{\"policy\": {\"backoff\": {\"base_delay_ms\": 120000}}}",
-	    ": policy.backoff.base_delay_ms: must be <= max_delay_ms (60000), "
-	    "got 120000"},
-	{"poll interval 0", "{\"policy\": {\"poll_interval_s\": 0}}",
-	    ": policy.poll_interval_s: must be > 0, got 0"},
-	{"timeout factor below 1",
-	    "{\"policy\": {\"extended_timeout_factor\": 0.5}}",
-	    ": policy.extended_timeout_factor: must be between 1 and 100, "
-	    "got 0.5"},
-	{"timeout factor too big",
-	    "{\"policy\": {\"extended_timeout_factor\": 1000}}",
-	    ": policy.extended_timeout_factor: must be between 1 and 100, "
-	    "got 1000"},
-	{"retry_count negative", "{\"policy\": {\"retry_count\": -1}}",
-	    ": policy.retry_count: must be >= 0, got -1"},
-	{"huge duration", "{\"policy\": {\"max_wait_s\": 1e12}}",
-	    ": policy.max_wait_s: must be <= 1e+09"},
-	{"bad strategy", "{\"policy\": {\"strategy\": \"fast\"}}",
-	    ": policy.strategy: must be adaptive, retry or none, got \"fast\""},
-	{"bad backoff strategy",
-	    "{\"policy\": {\"backoff\": {\"strategy\": \"quadratic\"}}}",
-	    ": policy.backoff.strategy: must be none, fixed, linear or "
-	    "exponential"},
-	{"empty pattern", "{\"policy\": {\"retry_on\": [\"429\", \"\"]}}",
-	    ": policy.retry_on[1]: must not be empty"},
-	{"pattern not string", "{\"policy\": {\"network_on\": [1]}}",
-	    ": policy.network_on[0]: expected a string, got a number"},
-	{"bad explicit id",
-	    "{\"stories\": [{\"file\": \"a.md\", \"id\": \"../x\"}]}",
-	    ": stories[0].id: invalid story id \"../x\" for a.md"},
-	{"bad derived id", "{\"stories\": [\"docs/-x.md\"]}",
-	    ": stories[0]: invalid story id \"-x\" for docs/-x.md"},
-	{"hidden derived id", "{\"stories\": [\"docs/.hidden.md\"]}",
-	    ": stories[0]: invalid story id \".hidden\" for docs/.hidden.md"},
-	{"absolute id", "{\"stories\": [{\"file\": \"a.md\", \"id\": "
-	    "\"/abs\"}]}",
-	    "invalid story id \"/abs\" for a.md"},
-	{"duplicate id", "{\"stories\": [\"a/x.md\", \"b/x.md\"]}",
-	    ": stories[1]: duplicate story id \"x\" (a/x.md and b/x.md)"},
-	{"duplicate explicit id",
-	    "{\"stories\": [\"a.md\", {\"file\": \"b.md\", \"id\": \"a\"}]}",
-	    "duplicate story id \"a\""},
-	{"listed twice", "{\"stories\": [\"a.md\", \"./a.md\"]}",
-	    ": stories[1]: story file a.md is listed twice"},
-	{"unknown depends_on",
-	    "{\"stories\": [\"a.md\", {\"file\": \"b.md\", \"depends_on\": "
-	    "[\"a\", \"zz\"]}]}",
-	    ": stories[1]: story b depends on unknown story id \"zz\""},
-	{"depends_on not array",
-	    "{\"stories\": [{\"file\": \"b.md\", \"depends_on\": \"a\"}]}",
-	    ": stories[0].depends_on: expected an array of strings"},
-	{"cycle",
-	    "{\"stories\": [{\"file\": \"a.md\", \"depends_on\": [\"b\"]},"
-	    " {\"file\": \"b.md\", \"depends_on\": [\"a\"]}]}",
-	    ": dependency cycle: a -> b -> a"},
-	{"self cycle",
-	    "{\"stories\": [{\"file\": \"a.md\", \"depends_on\": [\"a\"]}]}",
-	    ": dependency cycle: a -> a"},
-	{"long cycle",
-	    "{\"stories\": [\"z.md\", {\"file\": \"a.md\", \"depends_on\": "
-	    "[\"z\", \"b\"]},"
-	    " {\"file\": \"b.md\", \"depends_on\": [\"c\"]},"
-	    " {\"file\": \"c.md\", \"depends_on\": [\"a\"]}]}",
-	    ": dependency cycle: a -> b -> c -> a"},
-	{"story absolute path", "{\"stories\": [\"/etc/passwd\"]}",
-	    ": stories[0]: story file \"/etc/passwd\" must be relative"},
-	{"story escape", "{\"stories\": [\"../x.md\"]}",
-	    ": stories[0]: story file \"../x.md\" is outside the project root"},
-	{"story escape deep", "{\"stories\": [{\"file\": "
-	    "\"docs/../../x.md\"}]}",
-	    "is outside the project root"},
-	{"story is root", "{\"stories\": [\".\"]}",
-	    "is outside the project root"},
-	{"story empty", "{\"stories\": [\"\"]}", ": stories[0]: must not be "
-	    "empty"},
-	{"story without file", "{\"stories\": [{\"id\": \"a\"}]}",
-	    ": stories[0]: needs a file"},
-	{"story wrong type", "{\"stories\": [3]}",
-	    ": stories[0]: expected a file name or an object, got a number"},
-	{"stories not array", "{\"stories\": \"a.md\"}",
-	    ": stories: expected an array, got a string"},
-	{"glob absolute", "{\"stories_glob\": \"/etc/*\"}",
-	    ": stories_glob: must be relative to the project root"},
-	{"glob escape", "{\"stories_glob\": \"../*/x.md\"}",
-	    ": stories_glob: must be relative to the project root"},
-	{"unknown preset", "{\"agents\": {\"primary\": {\"preset\": "
-	    "\"claud\"}}}",
-	    ": agents.primary.preset: unknown preset \"claud\" (known: claude, "
-	    "codex, gemini, aider)"},
-	{"agent without command",
-	    "{\"agents\": {\"primary\": {\"timeout_s\": 10}}}",
-	    ": agents.primary: needs a preset or a command"},
-	{"agent not object", "{\"agents\": {\"primary\": \"claude\"}}",
-	    ": agents.primary: expected an object, got a string"},
-	{"no primary",
-	    "{\"agents\": {\"fallback\": {\"preset\": \"codex\"}}}",
-	    ": agents.primary: missing"},
-	{"empty command",
-	    "{\"agents\": {\"primary\": {\"preset\": \"claude\"},"
-	    " \"fallback\": {\"command\": []}}}",
-	    ": agents.fallback.command: must not be empty"},
-	{"command item not string",
-	    "{\"agents\": {\"primary\": {\"command\": [\"x\", 1]}}}",
-	    ": agents.primary.command[1]: expected a string, got a number"},
-	{"command empty program",
-	    "{\"agents\": {\"primary\": {\"command\": [\"\", \"x\"]}}}",
-	    ": agents.primary.command[0]: the program name must not be empty"},
-	{"command is string",
-	    "{\"agents\": {\"primary\": {\"command\": \"claude -p\"}}}",
-	    ": agents.primary.command: expected an array of strings, got a "
-	    "string"},
-	{"agent timeout 0",
-	    "{\"agents\": {\"primary\": {\"preset\": \"claude\", "
-	    "\"timeout_s\": 0}}}",
-	    ": agents.primary.timeout_s: must be > 0, got 0"},
-	{"agent stall negative",
-	    "{\"agents\": {\"primary\": {\"preset\": \"claude\","
-	    " \"stall_timeout_s\": -1}}}",
-	    ": agents.primary.stall_timeout_s: must be >= 0, got -1"},
-	{"env value not string",
-	    "{\"agents\": {\"primary\": {\"preset\": \"claude\","
-	    " \"env\": {\"FOO\": 1}}}}",
-	    ": agents.primary.env.FOO: expected a string, got a number"},
-	{"env bad name",
-	    "{\"agents\": {\"primary\": {\"preset\": \"claude\","
-	    " \"env\": {\"A=B\": \"x\"}}}}",
-	    ": agents.primary.env.A=B: not a valid environment variable name"},
-	{"env not object",
-	    "{\"agents\": {\"primary\": {\"preset\": \"claude\", \"env\": "
-	    "[\"A=b\"]}}}",
-	    ": agents.primary.env: expected an object of strings, got an "
-	    "array"},
-	{"agent name empty",
-	    "{\"agents\": {\"primary\": {\"preset\": \"claude\", \"name\": "
-	    "\"\"}}}",
-	    ": agents.primary.name: must be 1 to 63 bytes long"},
-	{"gate without command", "{\"gates\": [{\"name\": \"t\"}]}",
-	    ": gates[0]: needs a command"},
-	{"gates not array", "{\"gates\": {}}",
-	    ": gates: expected an array, got an object"},
-	{"gate timeout negative",
-	    "{\"gates\": [{\"command\": [\"make\"], \"timeout_s\": -1}]}",
-	    ": gates[0].timeout_s: must be > 0, got -1"},
-	{"quorum too big",
-	    "{\"review\": {\"agents\": [[\"a\"], [\"b\"], [\"c\"]], "
-	    "\"quorum\": 4}}",
-	    ": review.quorum: must be between 1 and 3 (the number of "
-	    "reviewers), "
-	    "got 4"},
-	{"quorum 0", "{\"review\": {\"agents\": [[\"a\"]], \"quorum\": 0}}",
-	    ": review.quorum: must be between 1 and 1"},
-	{"quorum without reviewers", "{\"review\": {\"quorum\": 1}}",
-	    ": review.quorum: there are no reviewers"},
-	{"review unknown preset", "{\"review\": {\"agents\": [[\"a\"], "
-	    "\"gemeni\"]}}",
-	    ": review.agents[1]: unknown preset \"gemeni\""},
-	{"review retries negative", "{\"review\": {\"retries\": -2}}",
-	    ": review.retries: must be >= 0, got -2"},
-	{"breaker negative", "{\"breaker\": {\"after\": -1}}",
-	    ": breaker.after: must be >= 0, got -1"},
-	{"budget negative", "{\"budget\": {\"max_cost_usd\": -0.01}}",
-	    ": budget.max_cost_usd: must be >= 0, got -0.01"},
-	{"branch with space", "{\"git\": {\"state_branch\": \"my branch\"}}",
-	    ": git.state_branch: not a valid branch name: \"my branch\""},
-	{"branch dotdot", "{\"git\": {\"state_branch\": \"a..b\"}}",
-	    ": git.state_branch: not a valid branch name"},
-	{"branch leading dash", "{\"git\": {\"state_branch\": \"-x\"}}",
-	    ": git.state_branch: not a valid branch name"},
-	{"branch trailing slash", "{\"git\": {\"state_branch\": \"x/\"}}",
-	    ": git.state_branch: not a valid branch name"},
-	{"branch lock", "{\"git\": {\"state_branch\": \"x.lock\"}}",
-	    ": git.state_branch: not a valid branch name"},
-	{"branch empty", "{\"git\": {\"state_branch\": \"\"}}",
-	    ": git.state_branch: must not be empty"},
-	{"prompt empty", "{\"prompt\": \"\"}", ": prompt: must not be empty"},
-	{"state dir empty", "{\"state\": {\"dir\": \"\"}}",
-	    ": state.dir: must not be empty"},
-	{"nul in string", "{\"prompt\": \"a\\u0000b\"}", "JSON_ALLOW_NUL"},
+    {"unknown top key", "{\"polcy\": {}}",
+	": unknown key polcy (did you mean policy?)"},
+    {"unknown policy key", "{\"policy\": {\"max_atempts\": 3}}",
+	": unknown key policy.max_atempts (did you mean max_attempts?)"},
+    {"unknown agent key", "{\"agents\": {\"primary\": {\"comand\": [\"x\"]}}}",
+	": unknown key agents.primary.comand (did you mean command?)"},
+    {"unknown backoff key", "{\"policy\": {\"backoff\": {\"jiter\": 0}}}",
+	": unknown key policy.backoff.jiter"},
+    {"unknown story key",
+	"{\"stories\": [\"a.md\", {\"file\": \"b.md\", \"dependson\": "
+	"[]}]}",
+	": unknown key stories[1].dependson (did you mean depends_on?)"},
+    {"unknown key no hint", "{\"zzzzzzzz\": 1}", ": unknown key zzzzzzzz"},
+    {"unknown role",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\"},"
+	" \"secondary\": {}}}",
+	": unknown key agents.secondary"},
+    {"unknown gate key",
+	"{\"gates\": [{\"command\": [\"x\"], "
+	"\"timeout\": 1}]}",
+	": unknown key gates[0].timeout (did you mean timeout_s?)"},
+    {"unknown state key", "{\"state\": {\"directory\": \"x\"}}",
+	": unknown key state.directory"},
+    {"broken json line",
+	"{\n  \"policy\": {\n    \"max_attempts\": 5,\n  "
+	"}\n}\n",
+	":4:3: string or '}' expected"},
+    {"empty file", "", ":1:0: "},
+    {"duplicate key", "{\"policy\": {},\n \"policy\": {}}", ":2:"},
+    {"not an object", "[1, 2]", ": expected a JSON object, got an array"},
+    {"wrong type int", "{\"policy\": {\"max_attempts\": \"5\"}}",
+	": policy.max_attempts: expected an integer, got a string"},
+    {"wrong type section", "{\"policy\": []}",
+	": policy: expected an object, got an array"},
+    {"wrong type number", "{\"policy\": {\"max_wait_s\": true}}",
+	": policy.max_wait_s: expected a number, got a boolean"},
+    {"wrong type bool", "{\"git\": {\"commit_work\": \"yes\"}}",
+	": git.commit_work: expected a boolean"},
+    {"null value", "{\"prompt\": null}",
+	": prompt: expected a string, "
+	"got null"},
+    {"negative delay", "{\"policy\": {\"network_sleep_s\": -1}}",
+	": policy.network_sleep_s: must be >= 0, got -1"},
+    {"negative base delay",
+	"{\"policy\": {\"backoff\": {\"base_delay_ms\": -5}}}",
+	": policy.backoff.base_delay_ms: must be >= 0, got -5"},
+    {"negative kill grace", "{\"policy\": {\"kill_grace_s\": -0.5}}",
+	": policy.kill_grace_s: must be >= 0, got -0.5"},
+    {"max_attempts 0", "{\"policy\": {\"max_attempts\": 0}}",
+	": policy.max_attempts: must be >= 1, got 0"},
+    {"max_attempts fraction", "{\"policy\": {\"max_attempts\": 2.5}}",
+	": policy.max_attempts: must be an integer, got 2.5"},
+    {"jitter 1.5", "{\"policy\": {\"backoff\": {\"jitter\": 1.5}}}",
+	": policy.backoff.jitter: must be between 0 and 1, got 1.5"},
+    {"jitter negative", "{\"policy\": {\"backoff\": {\"jitter\": -0.1}}}",
+	": policy.backoff.jitter: must be between 0 and 1, got -0.1"},
+    {"ms fraction", "{\"policy\": {\"retry_max_time_ms\": 1.5}}",
+	": policy.retry_max_time_ms: must be an integer, got 1.5"},
+    {"ms fraction backoff",
+	"{\"policy\": {\"backoff\": {\"max_delay_ms\": 100.25}}}",
+	": policy.backoff.max_delay_ms: must be an integer, got 100.25"},
+    {"base above max",
+	"{\"policy\": {\"backoff\": {\"base_delay_ms\": 120000}}}",
+	": policy.backoff.base_delay_ms: must be <= max_delay_ms (60000), "
+	"got 120000"},
+    {"poll interval 0", "{\"policy\": {\"poll_interval_s\": 0}}",
+	": policy.poll_interval_s: must be > 0, got 0"},
+    {"timeout factor below 1",
+	"{\"policy\": {\"extended_timeout_factor\": 0.5}}",
+	": policy.extended_timeout_factor: must be between 1 and 100, "
+	"got 0.5"},
+    {"timeout factor too big",
+	"{\"policy\": {\"extended_timeout_factor\": 1000}}",
+	": policy.extended_timeout_factor: must be between 1 and 100, "
+	"got 1000"},
+    {"retry_count negative", "{\"policy\": {\"retry_count\": -1}}",
+	": policy.retry_count: must be >= 0, got -1"},
+    {"huge duration", "{\"policy\": {\"max_wait_s\": 1e12}}",
+	": policy.max_wait_s: must be <= 1e+09"},
+    {"bad strategy", "{\"policy\": {\"strategy\": \"fast\"}}",
+	": policy.strategy: must be adaptive, retry or none, got \"fast\""},
+    {"bad backoff strategy",
+	"{\"policy\": {\"backoff\": {\"strategy\": \"quadratic\"}}}",
+	": policy.backoff.strategy: must be none, fixed, linear or "
+	"exponential"},
+    {"empty pattern", "{\"policy\": {\"retry_on\": [\"429\", \"\"]}}",
+	": policy.retry_on[1]: must not be empty"},
+    {"pattern not string", "{\"policy\": {\"network_on\": [1]}}",
+	": policy.network_on[0]: expected a string, got a number"},
+    {"bad explicit id",
+	"{\"stories\": [{\"file\": \"a.md\", \"id\": \"../x\"}]}",
+	": stories[0].id: invalid story id \"../x\" for a.md"},
+    {"bad derived id", "{\"stories\": [\"docs/-x.md\"]}",
+	": stories[0]: invalid story id \"-x\" for docs/-x.md"},
+    {"hidden derived id", "{\"stories\": [\"docs/.hidden.md\"]}",
+	": stories[0]: invalid story id \".hidden\" for docs/.hidden.md"},
+    {"absolute id",
+	"{\"stories\": [{\"file\": \"a.md\", \"id\": "
+	"\"/abs\"}]}",
+	"invalid story id \"/abs\" for a.md"},
+    {"duplicate id", "{\"stories\": [\"a/x.md\", \"b/x.md\"]}",
+	": stories[1]: duplicate story id \"x\" (a/x.md and b/x.md)"},
+    {"duplicate explicit id",
+	"{\"stories\": [\"a.md\", {\"file\": \"b.md\", \"id\": \"a\"}]}",
+	"duplicate story id \"a\""},
+    {"listed twice", "{\"stories\": [\"a.md\", \"./a.md\"]}",
+	": stories[1]: story file a.md is listed twice"},
+    {"unknown depends_on",
+	"{\"stories\": [\"a.md\", {\"file\": \"b.md\", \"depends_on\": "
+	"[\"a\", \"zz\"]}]}",
+	": stories[1]: story b depends on unknown story id \"zz\""},
+    {"depends_on not array",
+	"{\"stories\": [{\"file\": \"b.md\", \"depends_on\": \"a\"}]}",
+	": stories[0].depends_on: expected an array of strings"},
+    {"cycle",
+	"{\"stories\": [{\"file\": \"a.md\", \"depends_on\": [\"b\"]},"
+	" {\"file\": \"b.md\", \"depends_on\": [\"a\"]}]}",
+	": dependency cycle: a -> b -> a"},
+    {"self cycle",
+	"{\"stories\": [{\"file\": \"a.md\", \"depends_on\": [\"a\"]}]}",
+	": dependency cycle: a -> a"},
+    {"long cycle",
+	"{\"stories\": [\"z.md\", {\"file\": \"a.md\", \"depends_on\": "
+	"[\"z\", \"b\"]},"
+	" {\"file\": \"b.md\", \"depends_on\": [\"c\"]},"
+	" {\"file\": \"c.md\", \"depends_on\": [\"a\"]}]}",
+	": dependency cycle: a -> b -> c -> a"},
+    {"story absolute path", "{\"stories\": [\"/etc/passwd\"]}",
+	": stories[0]: story file \"/etc/passwd\" must be relative"},
+    {"story escape", "{\"stories\": [\"../x.md\"]}",
+	": stories[0]: story file \"../x.md\" is outside the project root"},
+    {"story escape deep",
+	"{\"stories\": [{\"file\": "
+	"\"docs/../../x.md\"}]}",
+	"is outside the project root"},
+    {"story is root", "{\"stories\": [\".\"]}", "is outside the project root"},
+    {"story empty", "{\"stories\": [\"\"]}",
+	": stories[0]: must not be "
+	"empty"},
+    {"story without file", "{\"stories\": [{\"id\": \"a\"}]}",
+	": stories[0]: needs a file"},
+    {"story wrong type", "{\"stories\": [3]}",
+	": stories[0]: expected a file name or an object, got a number"},
+    {"stories not array", "{\"stories\": \"a.md\"}",
+	": stories: expected an array, got a string"},
+    {"glob absolute", "{\"stories_glob\": \"/etc/*\"}",
+	": stories_glob: must be relative to the project root"},
+    {"glob escape", "{\"stories_glob\": \"../*/x.md\"}",
+	": stories_glob: must be relative to the project root"},
+    {"unknown preset",
+	"{\"agents\": {\"primary\": {\"preset\": "
+	"\"claud\"}}}",
+	": agents.primary.preset: unknown preset \"claud\" (known: claude, "
+	"codex, gemini, aider)"},
+    {"agent without command",
+	"{\"agents\": {\"primary\": {\"timeout_s\": 10}}}",
+	": agents.primary: needs a preset or a command"},
+    {"agent not object", "{\"agents\": {\"primary\": \"claude\"}}",
+	": agents.primary: expected an object, got a string"},
+    {"no primary", "{\"agents\": {\"fallback\": {\"preset\": \"codex\"}}}",
+	": agents.primary: missing"},
+    {"empty command",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\"},"
+	" \"fallback\": {\"command\": []}}}",
+	": agents.fallback.command: must not be empty"},
+    {"command item not string",
+	"{\"agents\": {\"primary\": {\"command\": [\"x\", 1]}}}",
+	": agents.primary.command[1]: expected a string, got a number"},
+    {"command empty program",
+	"{\"agents\": {\"primary\": {\"command\": [\"\", \"x\"]}}}",
+	": agents.primary.command[0]: the program name must not be empty"},
+    {"command is string",
+	"{\"agents\": {\"primary\": {\"command\": \"claude -p\"}}}",
+	": agents.primary.command: expected an array of strings, got a "
+	"string"},
+    {"agent timeout 0",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\", "
+	"\"timeout_s\": 0}}}",
+	": agents.primary.timeout_s: must be > 0, got 0"},
+    {"agent stall negative",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\","
+	" \"stall_timeout_s\": -1}}}",
+	": agents.primary.stall_timeout_s: must be >= 0, got -1"},
+    {"env value not string",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\","
+	" \"env\": {\"FOO\": 1}}}}",
+	": agents.primary.env.FOO: expected a string, got a number"},
+    {"env bad name",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\","
+	" \"env\": {\"A=B\": \"x\"}}}}",
+	": agents.primary.env.A=B: not a valid environment variable name"},
+    {"env not object",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\", \"env\": "
+	"[\"A=b\"]}}}",
+	": agents.primary.env: expected an object of strings, got an "
+	"array"},
+    {"agent name empty",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\", \"name\": "
+	"\"\"}}}",
+	": agents.primary.name: must be 1 to 63 bytes long"},
+    {"gate without command", "{\"gates\": [{\"name\": \"t\"}]}",
+	": gates[0]: needs a command"},
+    {"gates not array", "{\"gates\": {}}",
+	": gates: expected an array, got an object"},
+    {"gate timeout negative",
+	"{\"gates\": [{\"command\": [\"make\"], \"timeout_s\": -1}]}",
+	": gates[0].timeout_s: must be > 0, got -1"},
+    {"quorum too big",
+	"{\"review\": {\"agents\": [[\"a\"], [\"b\"], [\"c\"]], "
+	"\"quorum\": 4}}",
+	": review.quorum: must be between 1 and 3 (the number of "
+	"reviewers), "
+	"got 4"},
+    {"quorum 0", "{\"review\": {\"agents\": [[\"a\"]], \"quorum\": 0}}",
+	": review.quorum: must be between 1 and 1"},
+    {"quorum without reviewers", "{\"review\": {\"quorum\": 1}}",
+	": review.quorum: there are no reviewers"},
+    {"review unknown preset",
+	"{\"review\": {\"agents\": [[\"a\"], "
+	"\"gemeni\"]}}",
+	": review.agents[1]: unknown preset \"gemeni\""},
+    {"review retries negative", "{\"review\": {\"retries\": -2}}",
+	": review.retries: must be >= 0, got -2"},
+    {"breaker negative", "{\"breaker\": {\"after\": -1}}",
+	": breaker.after: must be >= 0, got -1"},
+    {"budget negative", "{\"budget\": {\"max_cost_usd\": -0.01}}",
+	": budget.max_cost_usd: must be >= 0, got -0.01"},
+    {"branch with space", "{\"git\": {\"state_branch\": \"my branch\"}}",
+	": git.state_branch: not a valid branch name: \"my branch\""},
+    {"branch dotdot", "{\"git\": {\"state_branch\": \"a..b\"}}",
+	": git.state_branch: not a valid branch name"},
+    {"branch leading dash", "{\"git\": {\"state_branch\": \"-x\"}}",
+	": git.state_branch: not a valid branch name"},
+    {"branch trailing slash", "{\"git\": {\"state_branch\": \"x/\"}}",
+	": git.state_branch: not a valid branch name"},
+    {"branch lock", "{\"git\": {\"state_branch\": \"x.lock\"}}",
+	": git.state_branch: not a valid branch name"},
+    {"branch empty", "{\"git\": {\"state_branch\": \"\"}}",
+	": git.state_branch: must not be empty"},
+    {"prompt empty", "{\"prompt\": \"\"}", ": prompt: must not be empty"},
+    {"state dir empty", "{\"state\": {\"dir\": \"\"}}",
+	": state.dir: must not be empty"},
+    {"nul in string", "{\"prompt\": \"a\\u0000b\"}", "JSON_ALLOW_NUL"},
 };
 
 static void
@@ -963,34 +972,34 @@ int
 main(void)
 {
 	static const struct CMUnitTest fixed[] = {
-		cmocka_unit_test_setup_teardown(test_defaults, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test(test_defaults_bad_root),
-		cmocka_unit_test_setup_teardown(test_empty_object, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_spec_example, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_all_values, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_preset_override, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test(test_presets),
-		cmocka_unit_test_setup_teardown(test_glob_order_and_dedupe,
-		    tmp_setup, tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_glob_no_match, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_glob_root_metachars,
-		    tmp_setup, tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_relative_config_path,
-		    tmp_setup, tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_missing_file, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test(test_cycles_in_code),
-		cmocka_unit_test(test_id_valid),
-		cmocka_unit_test_setup_teardown(test_find_upward, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_find_none, tmp_setup,
-		    tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_defaults, tmp_setup, tmp_teardown),
+	    cmocka_unit_test(test_defaults_bad_root),
+	    cmocka_unit_test_setup_teardown(
+		test_empty_object, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_spec_example, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_all_values, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_preset_override, tmp_setup, tmp_teardown),
+	    cmocka_unit_test(test_presets),
+	    cmocka_unit_test_setup_teardown(
+		test_glob_order_and_dedupe, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_glob_no_match, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_glob_root_metachars, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_relative_config_path, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_missing_file, tmp_setup, tmp_teardown),
+	    cmocka_unit_test(test_cycles_in_code),
+	    cmocka_unit_test(test_id_valid),
+	    cmocka_unit_test_setup_teardown(
+		test_find_upward, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_find_none, tmp_setup, tmp_teardown),
 	};
 	enum { NFIXED = sizeof(fixed) / sizeof(fixed[0]) };
 	enum { NECASES = sizeof(ecases) / sizeof(ecases[0]) };
@@ -1005,6 +1014,6 @@ main(void)
 		tests[NFIXED + i].test_func = test_error_case;
 		tests[NFIXED + i].initial_state = (void *)&ecases[i];
 	}
-	return _cmocka_run_group_tests("config", tests, NFIXED + NECASES,
-	    NULL, NULL);
+	return _cmocka_run_group_tests(
+	    "config", tests, NFIXED + NECASES, NULL, NULL);
 }

@@ -23,88 +23,93 @@ struct row_case {
 	int max_attempts; /* 0 = default 5 */
 	int retry_count;
 	const char *tokens;
-	const char *roles;     /* expected, one letter each: p/f */
+	const char *roles; /* expected, one letter each: p/f */
 	const char *decisions; /* expected, space separated */
-	const char *rules;     /* expected rule of the last row */
+	const char *rules; /* expected rule of the last row */
 };
 
 static const struct row_case cases[] = {
-	{"D1 success first time", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "success", "p", "done", "D1"},
-	{"D2 permanent with no fallback escalates", STRATEGY_ADAPTIVE, true,
-	    0, 0, "permanent", "p", "escalate", "D2"},
-	{"D2 permanent hands over to the fallback", STRATEGY_ADAPTIVE, false,
-	    0, 0, "permanent incomplete:3 incomplete:5", "pff",
-	    "retry retry retry", "D11"},
-	{"D2 both agents permanent: batch stops", STRATEGY_ADAPTIVE, false,
-	    0, 0, "permanent permanent", "pf", "retry escalate", "D2"},
-	{"D3 usage limit waits, same attempt again", STRATEGY_ADAPTIVE,
-	    false, 0, 0, "usage_limit success", "pp", "wait done", "D1"},
-	{"D4 interrupted decides nothing", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "interrupted incomplete:2", "pp", "none retry", "D11"},
-	{"D5 plateau at the last attempt defers", STRATEGY_ADAPTIVE, false,
-	    0, 0, "incomplete:5 crash:4 incomplete:3 incomplete:6 incomplete:6",
-	    "pfpfp", "retry retry retry retry defer", "D5"},
-	{"D6 zero progress escalates", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "crash crash timeout crash incomplete:0", "pfpfp",
-	    "retry retry retry retry escalate", "D6"},
-	{"D6 only network failures is zero progress", STRATEGY_ADAPTIVE,
-	    false, 0, 0, "network network network network network", "pfpfp",
-	    "retry retry retry retry escalate", "D6"},
-	{"D7 variable progress exhausts retries", STRATEGY_ADAPTIVE, false, 0,
-	    0, "incomplete:1 incomplete:2 incomplete:3 incomplete:4 "
-	    "incomplete:5", "pfpfp", "retry retry retry retry escalate", "D7"},
-	{"D8 the worked example defers at 4", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "incomplete:5 crash:4 incomplete:5 incomplete:5", "pfpf",
-	    "retry retry retry defer", "D8"},
-	{"D9 variable progress at 4 retries", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "incomplete:5 crash:4 incomplete:3 incomplete:6", "pfpf",
-	    "retry retry retry retry", "D9"},
-	{"D10 more progress at 2", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "incomplete:2 incomplete:4", "pf", "retry retry", "D10"},
-	{"D10 not when attempt 2 did less", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "incomplete:4 incomplete:2", "pf", "retry retry", "D11"},
-	{"D11 any other failure", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "incomplete:5", "p", "retry", "D11"},
-	{"plateau ignores network attempts", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "incomplete:5 network:5 incomplete:5 network:5 incomplete:5",
-	    "pfpfp", "retry retry retry retry escalate", "D7"},
-	{"plateau at T == tasks_total (gate failed)", STRATEGY_ADAPTIVE,
-	    false, 0, 0, "gate_failed:9 gate_failed:9 gate_failed:9 "
-	    "gate_failed:9", "pfpf", "retry retry retry defer", "D8"},
-	{"plateau at 0 is not a plateau", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "incomplete:0 incomplete:0 incomplete:0 incomplete:0", "pfpf",
-	    "retry retry retry retry", "D9"},
-	{"single agent: three at the same T", STRATEGY_ADAPTIVE, true, 0, 0,
-	    "incomplete:3 incomplete:3 incomplete:3 incomplete:3", "pppp",
-	    "retry retry retry defer", "D8"},
-	{"single agent: two at the same T are not enough", STRATEGY_ADAPTIVE,
-	    true, 0, 0, "incomplete:1 incomplete:3 incomplete:3 incomplete:4 "
-	    "incomplete:3", "ppppp", "retry retry retry retry escalate", "D7"},
-	{"disabled primary: fallback runs odd attempts too", STRATEGY_ADAPTIVE,
-	    false, 0, 0, "permanent incomplete:4 incomplete:4 incomplete:4",
-	    "pfff", "retry retry retry defer", "D8"},
-	{"max_attempts 2 escalates early", STRATEGY_ADAPTIVE, false, 2, 0,
-	    "incomplete:1 incomplete:2", "pf", "retry escalate", "D7"},
-	{"max_attempts 2 with plateau defers", STRATEGY_ADAPTIVE, false, 2, 0,
-	    "incomplete:2 incomplete:2", "pf", "retry defer", "D5"},
-	{"usage limit is not counted", STRATEGY_ADAPTIVE, false, 0, 0,
-	    "incomplete:5 usage_limit crash:4 incomplete:5 incomplete:5", "pffpf",
-	    "retry wait retry retry defer", "D8"},
-	{"retry strategy: primary budget then fallback", STRATEGY_RETRY, false,
-	    0, 2, "crash crash crash crash crash crash", "pppfff",
-	    "retry retry retry retry retry escalate", "R4"},
-	{"retry strategy: no fallback", STRATEGY_RETRY, true, 0, 1,
-	    "crash crash", "pp", "retry escalate", "R4"},
-	{"retry strategy: permanent goes to the fallback", STRATEGY_RETRY,
-	    false, 0, 3, "permanent success", "pf", "retry done", "D1"},
-	{"retry strategy never defers", STRATEGY_RETRY, false, 0, 4,
-	    "incomplete:5 incomplete:5 incomplete:5 incomplete:5 incomplete:5",
-	    "ppppp", "retry retry retry retry retry", "R3"},
-	{"none strategy escalates a failure", STRATEGY_NONE, false, 0, 0,
-	    "crash", "p", "escalate", "N1"},
-	{"none strategy: success is done", STRATEGY_NONE, false, 0, 0,
-	    "success", "p", "done", "D1"},
+    {"D1 success first time", STRATEGY_ADAPTIVE, false, 0, 0, "success", "p",
+	"done", "D1"},
+    {"D2 permanent with no fallback escalates", STRATEGY_ADAPTIVE, true, 0, 0,
+	"permanent", "p", "escalate", "D2"},
+    {"D2 permanent hands over to the fallback", STRATEGY_ADAPTIVE, false, 0, 0,
+	"permanent incomplete:3 incomplete:5", "pff", "retry retry retry",
+	"D11"},
+    {"D2 both agents permanent: batch stops", STRATEGY_ADAPTIVE, false, 0, 0,
+	"permanent permanent", "pf", "retry escalate", "D2"},
+    {"D3 usage limit waits, same attempt again", STRATEGY_ADAPTIVE, false, 0, 0,
+	"usage_limit success", "pp", "wait done", "D1"},
+    {"D4 interrupted decides nothing", STRATEGY_ADAPTIVE, false, 0, 0,
+	"interrupted incomplete:2", "pp", "none retry", "D11"},
+    {"D5 plateau at the last attempt defers", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:5 crash:4 incomplete:3 incomplete:6 incomplete:6", "pfpfp",
+	"retry retry retry retry defer", "D5"},
+    {"D6 zero progress escalates", STRATEGY_ADAPTIVE, false, 0, 0,
+	"crash crash timeout crash incomplete:0", "pfpfp",
+	"retry retry retry retry escalate", "D6"},
+    {"D6 only network failures is zero progress", STRATEGY_ADAPTIVE, false, 0,
+	0, "network network network network network", "pfpfp",
+	"retry retry retry retry escalate", "D6"},
+    {"D7 variable progress exhausts retries", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:1 incomplete:2 incomplete:3 incomplete:4 "
+	"incomplete:5",
+	"pfpfp", "retry retry retry retry escalate", "D7"},
+    {"D8 the worked example defers at 4", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:5 crash:4 incomplete:5 incomplete:5", "pfpf",
+	"retry retry retry defer", "D8"},
+    {"D9 variable progress at 4 retries", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:5 crash:4 incomplete:3 incomplete:6", "pfpf",
+	"retry retry retry retry", "D9"},
+    {"D10 more progress at 2", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:2 incomplete:4", "pf", "retry retry", "D10"},
+    {"D10 not when attempt 2 did less", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:4 incomplete:2", "pf", "retry retry", "D11"},
+    {"D11 any other failure", STRATEGY_ADAPTIVE, false, 0, 0, "incomplete:5",
+	"p", "retry", "D11"},
+    {"plateau ignores network attempts", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:5 network:5 incomplete:5 network:5 incomplete:5", "pfpfp",
+	"retry retry retry retry escalate", "D7"},
+    {"plateau at T == tasks_total (gate failed)", STRATEGY_ADAPTIVE, false, 0,
+	0,
+	"gate_failed:9 gate_failed:9 gate_failed:9 "
+	"gate_failed:9",
+	"pfpf", "retry retry retry defer", "D8"},
+    {"plateau at 0 is not a plateau", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:0 incomplete:0 incomplete:0 incomplete:0", "pfpf",
+	"retry retry retry retry", "D9"},
+    {"single agent: three at the same T", STRATEGY_ADAPTIVE, true, 0, 0,
+	"incomplete:3 incomplete:3 incomplete:3 incomplete:3", "pppp",
+	"retry retry retry defer", "D8"},
+    {"single agent: two at the same T are not enough", STRATEGY_ADAPTIVE, true,
+	0, 0,
+	"incomplete:1 incomplete:3 incomplete:3 incomplete:4 "
+	"incomplete:3",
+	"ppppp", "retry retry retry retry escalate", "D7"},
+    {"disabled primary: fallback runs odd attempts too", STRATEGY_ADAPTIVE,
+	false, 0, 0, "permanent incomplete:4 incomplete:4 incomplete:4", "pfff",
+	"retry retry retry defer", "D8"},
+    {"max_attempts 2 escalates early", STRATEGY_ADAPTIVE, false, 2, 0,
+	"incomplete:1 incomplete:2", "pf", "retry escalate", "D7"},
+    {"max_attempts 2 with plateau defers", STRATEGY_ADAPTIVE, false, 2, 0,
+	"incomplete:2 incomplete:2", "pf", "retry defer", "D5"},
+    {"usage limit is not counted", STRATEGY_ADAPTIVE, false, 0, 0,
+	"incomplete:5 usage_limit crash:4 incomplete:5 incomplete:5", "pffpf",
+	"retry wait retry retry defer", "D8"},
+    {"retry strategy: primary budget then fallback", STRATEGY_RETRY, false, 0,
+	2, "crash crash crash crash crash crash", "pppfff",
+	"retry retry retry retry retry escalate", "R4"},
+    {"retry strategy: no fallback", STRATEGY_RETRY, true, 0, 1, "crash crash",
+	"pp", "retry escalate", "R4"},
+    {"retry strategy: permanent goes to the fallback", STRATEGY_RETRY, false, 0,
+	3, "permanent success", "pf", "retry done", "D1"},
+    {"retry strategy never defers", STRATEGY_RETRY, false, 0, 4,
+	"incomplete:5 incomplete:5 incomplete:5 incomplete:5 incomplete:5",
+	"ppppp", "retry retry retry retry retry", "R3"},
+    {"none strategy escalates a failure", STRATEGY_NONE, false, 0, 0, "crash",
+	"p", "escalate", "N1"},
+    {"none strategy: success is done", STRATEGY_NONE, false, 0, 0, "success",
+	"p", "done", "D1"},
 };
 
 static size_t
@@ -115,7 +120,7 @@ split(char *s, const char **out, size_t max)
 	char *tok;
 
 	for (tok = strtok_r(s, " ", &save); tok != NULL && n < max;
-	    tok = strtok_r(NULL, " ", &save))
+	     tok = strtok_r(NULL, " ", &save))
 		out[n++] = tok;
 	return n;
 }
@@ -174,19 +179,45 @@ test_table(void **state)
 }
 
 /* One test per case as well, so a failure names its row. */
-#define ROW_TEST(i)                                                     \
-	static void test_row_##i(void **state)                          \
-	{                                                               \
-		(void)state;                                            \
-		if ((i) < sizeof(cases) / sizeof(cases[0]))             \
-			run_case(&cases[i]);                            \
+#define ROW_TEST(i) \
+	static void test_row_##i(void **state) \
+	{ \
+		(void)state; \
+		if ((i) < sizeof(cases) / sizeof(cases[0])) \
+			run_case(&cases[i]); \
 	}
-ROW_TEST(0) ROW_TEST(1) ROW_TEST(2) ROW_TEST(3) ROW_TEST(4) ROW_TEST(5)
-ROW_TEST(6) ROW_TEST(7) ROW_TEST(8) ROW_TEST(9) ROW_TEST(10) ROW_TEST(11)
-ROW_TEST(12) ROW_TEST(13) ROW_TEST(14) ROW_TEST(15) ROW_TEST(16)
-ROW_TEST(17) ROW_TEST(18) ROW_TEST(19) ROW_TEST(20) ROW_TEST(21)
-ROW_TEST(22) ROW_TEST(23) ROW_TEST(24) ROW_TEST(25) ROW_TEST(26)
-ROW_TEST(27) ROW_TEST(28) ROW_TEST(29)
+/* clang-format off */
+ROW_TEST(0)
+ROW_TEST(1)
+ROW_TEST(2)
+ROW_TEST(3)
+ROW_TEST(4)
+ROW_TEST(5)
+ROW_TEST(6)
+ROW_TEST(7)
+ROW_TEST(8)
+ROW_TEST(9)
+ROW_TEST(10)
+ROW_TEST(11)
+ROW_TEST(12)
+ROW_TEST(13)
+ROW_TEST(14)
+ROW_TEST(15)
+ROW_TEST(16)
+ROW_TEST(17)
+ROW_TEST(18)
+ROW_TEST(19)
+ROW_TEST(20)
+ROW_TEST(21)
+ROW_TEST(22)
+ROW_TEST(23)
+ROW_TEST(24)
+ROW_TEST(25)
+ROW_TEST(26)
+ROW_TEST(27)
+ROW_TEST(28)
+ROW_TEST(29)
+/* clang-format on */
 
 /* --- direct calls ------------------------------------------------- */
 
@@ -249,7 +280,8 @@ test_worked_example_reason(void **state)
 	input(&in, h, 4);
 	assert_int_equal(decide(&d, &in), 0);
 	assert_int_equal(d.decision, DECISION_DEFER);
-	assert_string_equal(d.reason, "D8: plateau confirmed at 5/9 by "
+	assert_string_equal(d.reason,
+	    "D8: plateau confirmed at 5/9 by "
 	    "primary (a3) and fallback (a4)");
 	assert_int_equal(d.plateau_tasks, 5);
 	assert_int_equal(d.plateau_attempt[ROLE_PRIMARY], 3);
@@ -538,8 +570,8 @@ test_simulate_bad_tokens(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(simulate_parse_token(&o, &t, bad[i], 9, &err),
-		    SC_EUSAGE);
+		assert_int_equal(
+		    simulate_parse_token(&o, &t, bad[i], 9, &err), SC_EUSAGE);
 		assert_non_null(strstr(err.msg, bad[i]));
 	}
 	assert_int_equal(simulate_parse_token(&o, &t, "crash:4", 9, &err), 0);
@@ -567,38 +599,67 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_table),
-		cmocka_unit_test(test_row_0), cmocka_unit_test(test_row_1),
-		cmocka_unit_test(test_row_2), cmocka_unit_test(test_row_3),
-		cmocka_unit_test(test_row_4), cmocka_unit_test(test_row_5),
-		cmocka_unit_test(test_row_6), cmocka_unit_test(test_row_7),
-		cmocka_unit_test(test_row_8), cmocka_unit_test(test_row_9),
-		cmocka_unit_test(test_row_10), cmocka_unit_test(test_row_11),
-		cmocka_unit_test(test_row_12), cmocka_unit_test(test_row_13),
-		cmocka_unit_test(test_row_14), cmocka_unit_test(test_row_15),
-		cmocka_unit_test(test_row_16), cmocka_unit_test(test_row_17),
-		cmocka_unit_test(test_row_18), cmocka_unit_test(test_row_19),
-		cmocka_unit_test(test_row_20), cmocka_unit_test(test_row_21),
-		cmocka_unit_test(test_row_22), cmocka_unit_test(test_row_23),
-		cmocka_unit_test(test_row_24), cmocka_unit_test(test_row_25),
-		cmocka_unit_test(test_row_26), cmocka_unit_test(test_row_27),
-		cmocka_unit_test(test_row_28), cmocka_unit_test(test_row_29),
-		cmocka_unit_test_setup_teardown(test_worked_example_reason, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_network_sleeps_without_jitter, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_backoff_grows_per_attempt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rate_limit_takes_larger_of_hint_and_backoff, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_usage_wait_capped_and_uncounted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_usage_wait_reruns_back_off, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_time_budget_counts_as_exhausted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cost_budget_counts_as_exhausted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_retry_on_filter_escalates, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_d9_and_d10_factors, setup, teardown),
-		cmocka_unit_test(test_role_parity_and_disabled),
-		cmocka_unit_test_setup_teardown(test_disabled_fallback_is_skipped, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_retry_max_time_bounds_delay, setup, teardown),
-		cmocka_unit_test(test_empty_history_is_an_error),
-		cmocka_unit_test(test_simulate_bad_tokens),
-		cmocka_unit_test_setup_teardown(test_simulate_stops_at_terminal, setup, teardown),
+	    cmocka_unit_test(test_table),
+	    cmocka_unit_test(test_row_0),
+	    cmocka_unit_test(test_row_1),
+	    cmocka_unit_test(test_row_2),
+	    cmocka_unit_test(test_row_3),
+	    cmocka_unit_test(test_row_4),
+	    cmocka_unit_test(test_row_5),
+	    cmocka_unit_test(test_row_6),
+	    cmocka_unit_test(test_row_7),
+	    cmocka_unit_test(test_row_8),
+	    cmocka_unit_test(test_row_9),
+	    cmocka_unit_test(test_row_10),
+	    cmocka_unit_test(test_row_11),
+	    cmocka_unit_test(test_row_12),
+	    cmocka_unit_test(test_row_13),
+	    cmocka_unit_test(test_row_14),
+	    cmocka_unit_test(test_row_15),
+	    cmocka_unit_test(test_row_16),
+	    cmocka_unit_test(test_row_17),
+	    cmocka_unit_test(test_row_18),
+	    cmocka_unit_test(test_row_19),
+	    cmocka_unit_test(test_row_20),
+	    cmocka_unit_test(test_row_21),
+	    cmocka_unit_test(test_row_22),
+	    cmocka_unit_test(test_row_23),
+	    cmocka_unit_test(test_row_24),
+	    cmocka_unit_test(test_row_25),
+	    cmocka_unit_test(test_row_26),
+	    cmocka_unit_test(test_row_27),
+	    cmocka_unit_test(test_row_28),
+	    cmocka_unit_test(test_row_29),
+	    cmocka_unit_test_setup_teardown(
+		test_worked_example_reason, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_network_sleeps_without_jitter, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_backoff_grows_per_attempt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_rate_limit_takes_larger_of_hint_and_backoff, setup,
+		teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_usage_wait_capped_and_uncounted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_usage_wait_reruns_back_off, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_time_budget_counts_as_exhausted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_cost_budget_counts_as_exhausted, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_retry_on_filter_escalates, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_d9_and_d10_factors, setup, teardown),
+	    cmocka_unit_test(test_role_parity_and_disabled),
+	    cmocka_unit_test_setup_teardown(
+		test_disabled_fallback_is_skipped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_retry_max_time_bounds_delay, setup, teardown),
+	    cmocka_unit_test(test_empty_history_is_an_error),
+	    cmocka_unit_test(test_simulate_bad_tokens),
+	    cmocka_unit_test_setup_teardown(
+		test_simulate_stops_at_terminal, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

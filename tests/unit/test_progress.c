@@ -18,85 +18,86 @@ struct pcase {
 };
 
 static const struct pcase cases[] = {
-	{"empty", "", 0, 0, ""},
-	{"no tasks", "# Story\n\nSome prose.\n- a list item\n", 0, 0, ""},
-	{"basic", "- [ ] one\n- [x] two\n- [X] three\n", 3, 2, "one"},
-	{"all done", "- [x] a\n- [X] b\n", 2, 2, ""},
-	{"star and plus bullets", "* [x] a\n+ [ ] b\n* [ ] c\n", 3, 1, "b"},
-	{"indented subtasks not counted",
-	    "- [x] a\n  - [ ] sub\n\t- [ ] tabsub\n    - [ ] deep\n- [ ] b\n",
-	    2, 1, "b"},
-	{"indented only", "  - [ ] a\n\t- [x] b\n", 0, 0, ""},
-	{"numbered list is no task", "1. [ ] one\n2) [x] two\n- [ ] real\n",
-	    1, 0, "real"},
-	{"no space after bullet", "-[ ] a\n*[x] b\n- [ ] c\n", 1, 0, "c"},
-	{"no space after box", "- [ ]a\n- [x]b\n", 0, 0, ""},
-	{"empty task text", "- [x] a\n- [ ]\n- [ ] c\n", 3, 1, "task 2"},
-	{"empty task text with blanks", "- [ ]   \n", 1, 0, "task 1"},
-	{"other box content", "- [-] a\n- [o] b\n- [] c\n- [ x] d\n", 0, 0,
-	    ""},
-	{"several blanks after bullet", "-   [ ] wide\n-\t[x] tab\n", 2, 1,
-	    "wide"},
-	{"stalled text trimmed", "- [x] a\n- [ ]   spaced out \t \n", 2, 1,
-	    "spaced out"},
-	{"crlf", "- [x] a\r\n- [ ] b\r\n- [ ] c\r\n", 3, 1, "b"},
-	{"crlf empty text", "- [ ]\r\n", 1, 0, "task 1"},
-	{"no trailing newline", "- [x] a\n- [ ] last", 2, 1, "last"},
-	{"no trailing newline checked", "- [ ] a\n- [X]", 2, 1, "a"},
-	{"fenced code ignored",
-	    "- [ ] a\n```markdown\n- [ ] in code\n- [x] in code\n```\n- [x] "
-	    "b\n",
-	    2, 1, "a"},
-	{"tilde fence ignored", "~~~\n- [ ] x\n~~~\n- [ ] y\n", 1, 0, "y"},
-	{"fence closes only with same char",
-	    "```\n- [ ] x\n~~~\n- [ ] y\n```\n- [ ] z\n", 1, 0, "z"},
-	{"longer fence needs longer close",
-	    "````\n```\n- [ ] x\n````\n- [ ] y\n", 1, 0, "y"},
-	{"unclosed fence hides the rest", "- [x] a\n```\n- [ ] b\n", 1, 1,
-	    ""},
-	{"heading in fence is no scope",
-	    "```\n## Tasks\n```\n- [ ] a\n## Other\n- [ ] b\n", 2, 0, "a"},
-	{"tasks heading scopes",
-	    "- [ ] before\n## Tasks / Subtasks\n- [x] t1\n- [ ] t2\n"
-	    "## Dev Notes\n- [ ] after\n",
-	    2, 1, "t2"},
-	{"tasks heading upper case h1",
-	    "- [ ] before\n# TASKS\n- [ ] t1\n# Notes\n- [ ] after\n", 1, 0,
-	    "t1"},
-	{"tasks heading h3 lower case",
-	    "## Story\n- [ ] x\n### tasks\n- [x] t1\n#### Detail\n- [ ] t2\n"
-	    "### Notes\n- [ ] y\n",
-	    2, 1, "t2"},
-	{"deeper headings stay in scope",
-	    "## Tasks\n### Task 1\n- [x] a\n### Task 2\n- [ ] b\n## End\n"
-	    "- [ ] c\n",
-	    2, 1, "b"},
-	{"higher heading ends scope",
-	    "### Tasks\n- [x] a\n# Top\n- [ ] b\n", 1, 1, ""},
-	{"first tasks heading only",
-	    "## Tasks\n- [x] a\n## Notes\n## More tasks\n- [ ] b\n", 1, 1, ""},
-	{"tasks heading with no tasks", "- [ ] a\n## Tasks\nnone yet\n", 0,
-	    0, ""},
-	{"tasks heading closing hashes", "## Tasks ##\n- [ ] a\n", 1, 0, "a"},
-	{"hashtag is no heading", "#tasks\n- [ ] a\n## Other\n- [ ] b\n", 2,
-	    0, "a"},
-	{"seven hashes is no heading",
-	    "####### Tasks\n- [ ] a\n## Other\n- [x] b\n", 2, 1, "a"},
-	{"heading indented up to three", "   ## Tasks\n- [ ] a\n## X\n- [ ] "
-	    "b\n",
-	    1, 0, "a"},
-	{"subtasks heading counts as tasks heading",
-	    "- [ ] x\n## Subtasks\n- [ ] a\n", 1, 0, "a"},
-	{"control chars in stalled", "- [ ] a\x01" "b\x7f" "c\n", 1, 0,
-	    "a b c"},
-	{"invalid utf8 replaced", "- [ ] a\xff\xfe" "b\xc3\n", 1, 0,
-	    "a??b?"},
-	{"overlong and surrogate rejected", "- [ ] \xc0\xaf\xed\xa0\x80x\n",
-	    1, 0, "?????x"},
-	{"valid utf8 kept", "- [ ] caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80\n",
-	    1, 0, "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80"},
-	{"blockquote task not counted", "> - [ ] quoted\n- [ ] real\n", 1, 0,
-	    "real"},
+    {"empty", "", 0, 0, ""},
+    {"no tasks", "# Story\n\nSome prose.\n- a list item\n", 0, 0, ""},
+    {"basic", "- [ ] one\n- [x] two\n- [X] three\n", 3, 2, "one"},
+    {"all done", "- [x] a\n- [X] b\n", 2, 2, ""},
+    {"star and plus bullets", "* [x] a\n+ [ ] b\n* [ ] c\n", 3, 1, "b"},
+    {"indented subtasks not counted",
+	"- [x] a\n  - [ ] sub\n\t- [ ] tabsub\n    - [ ] deep\n- [ ] b\n", 2, 1,
+	"b"},
+    {"indented only", "  - [ ] a\n\t- [x] b\n", 0, 0, ""},
+    {"numbered list is no task", "1. [ ] one\n2) [x] two\n- [ ] real\n", 1, 0,
+	"real"},
+    {"no space after bullet", "-[ ] a\n*[x] b\n- [ ] c\n", 1, 0, "c"},
+    {"no space after box", "- [ ]a\n- [x]b\n", 0, 0, ""},
+    {"empty task text", "- [x] a\n- [ ]\n- [ ] c\n", 3, 1, "task 2"},
+    {"empty task text with blanks", "- [ ]   \n", 1, 0, "task 1"},
+    {"other box content", "- [-] a\n- [o] b\n- [] c\n- [ x] d\n", 0, 0, ""},
+    {"several blanks after bullet", "-   [ ] wide\n-\t[x] tab\n", 2, 1, "wide"},
+    {"stalled text trimmed", "- [x] a\n- [ ]   spaced out \t \n", 2, 1,
+	"spaced out"},
+    {"crlf", "- [x] a\r\n- [ ] b\r\n- [ ] c\r\n", 3, 1, "b"},
+    {"crlf empty text", "- [ ]\r\n", 1, 0, "task 1"},
+    {"no trailing newline", "- [x] a\n- [ ] last", 2, 1, "last"},
+    {"no trailing newline checked", "- [ ] a\n- [X]", 2, 1, "a"},
+    {"fenced code ignored",
+	"- [ ] a\n```markdown\n- [ ] in code\n- [x] in code\n```\n- [x] "
+	"b\n",
+	2, 1, "a"},
+    {"tilde fence ignored", "~~~\n- [ ] x\n~~~\n- [ ] y\n", 1, 0, "y"},
+    {"fence closes only with same char",
+	"```\n- [ ] x\n~~~\n- [ ] y\n```\n- [ ] z\n", 1, 0, "z"},
+    {"longer fence needs longer close", "````\n```\n- [ ] x\n````\n- [ ] y\n",
+	1, 0, "y"},
+    {"unclosed fence hides the rest", "- [x] a\n```\n- [ ] b\n", 1, 1, ""},
+    {"heading in fence is no scope",
+	"```\n## Tasks\n```\n- [ ] a\n## Other\n- [ ] b\n", 2, 0, "a"},
+    {"tasks heading scopes",
+	"- [ ] before\n## Tasks / Subtasks\n- [x] t1\n- [ ] t2\n"
+	"## Dev Notes\n- [ ] after\n",
+	2, 1, "t2"},
+    {"tasks heading upper case h1",
+	"- [ ] before\n# TASKS\n- [ ] t1\n# Notes\n- [ ] after\n", 1, 0, "t1"},
+    {"tasks heading h3 lower case",
+	"## Story\n- [ ] x\n### tasks\n- [x] t1\n#### Detail\n- [ ] t2\n"
+	"### Notes\n- [ ] y\n",
+	2, 1, "t2"},
+    {"deeper headings stay in scope",
+	"## Tasks\n### Task 1\n- [x] a\n### Task 2\n- [ ] b\n## End\n"
+	"- [ ] c\n",
+	2, 1, "b"},
+    {"higher heading ends scope", "### Tasks\n- [x] a\n# Top\n- [ ] b\n", 1, 1,
+	""},
+    {"first tasks heading only",
+	"## Tasks\n- [x] a\n## Notes\n## More tasks\n- [ ] b\n", 1, 1, ""},
+    {"tasks heading with no tasks", "- [ ] a\n## Tasks\nnone yet\n", 0, 0, ""},
+    {"tasks heading closing hashes", "## Tasks ##\n- [ ] a\n", 1, 0, "a"},
+    {"hashtag is no heading", "#tasks\n- [ ] a\n## Other\n- [ ] b\n", 2, 0,
+	"a"},
+    {"seven hashes is no heading",
+	"####### Tasks\n- [ ] a\n## Other\n- [x] b\n", 2, 1, "a"},
+    {"heading indented up to three",
+	"   ## Tasks\n- [ ] a\n## X\n- [ ] "
+	"b\n",
+	1, 0, "a"},
+    {"subtasks heading counts as tasks heading",
+	"- [ ] x\n## Subtasks\n- [ ] a\n", 1, 0, "a"},
+    {"control chars in stalled",
+	"- [ ] a\x01"
+	"b\x7f"
+	"c\n",
+	1, 0, "a b c"},
+    {"invalid utf8 replaced",
+	"- [ ] a\xff\xfe"
+	"b\xc3\n",
+	1, 0, "a??b?"},
+    {"overlong and surrogate rejected", "- [ ] \xc0\xaf\xed\xa0\x80x\n", 1, 0,
+	"?????x"},
+    {"valid utf8 kept", "- [ ] caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80\n", 1,
+	0, "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x9a\x80"},
+    {"blockquote task not counted", "> - [ ] quoted\n- [ ] real\n", 1, 0,
+	"real"},
 };
 
 /* One cmocka test per table row, so a failure names its case. */
@@ -224,23 +225,22 @@ static void
 test_story_file_shape(void **state)
 {
 	/* the shape of a BMAD-style story file */
-	static const char text[] =
-	    "# Story 1.2: Login\n\n"
-	    "Status: ready-for-dev\n\n"
-	    "## Story\n\nAs a user ...\n\n"
-	    "## Acceptance Criteria\n\n"
-	    "1. [ ] numbered criterion\n"
-	    "- [ ] criterion that looks like a task\n\n"
-	    "## Tasks / Subtasks\n\n"
-	    "- [x] Task 1: Create the form (AC: 1)\n"
-	    "  - [x] Subtask 1.1\n"
-	    "  - [ ] Subtask 1.2\n"
-	    "- [ ] Task 2: Validate input (AC: 2)\n"
-	    "  - [ ] Subtask 2.1\n"
-	    "- [ ] Task 3: Tests\n\n"
-	    "## Dev Notes\n\n"
-	    "```bash\n- [ ] not a task\n```\n"
-	    "- [ ] note item\n";
+	static const char text[] = "# Story 1.2: Login\n\n"
+				   "Status: ready-for-dev\n\n"
+				   "## Story\n\nAs a user ...\n\n"
+				   "## Acceptance Criteria\n\n"
+				   "1. [ ] numbered criterion\n"
+				   "- [ ] criterion that looks like a task\n\n"
+				   "## Tasks / Subtasks\n\n"
+				   "- [x] Task 1: Create the form (AC: 1)\n"
+				   "  - [x] Subtask 1.1\n"
+				   "  - [ ] Subtask 1.2\n"
+				   "- [ ] Task 2: Validate input (AC: 2)\n"
+				   "  - [ ] Subtask 2.1\n"
+				   "- [ ] Task 3: Tests\n\n"
+				   "## Dev Notes\n\n"
+				   "```bash\n- [ ] not a task\n```\n"
+				   "- [ ] note item\n";
 	struct progress p;
 
 	progress_parse(&p, text, sizeof(text) - 1);
@@ -253,13 +253,13 @@ int
 main(void)
 {
 	static const struct CMUnitTest fixed[] = {
-		cmocka_unit_test(test_null_and_zero_length),
-		cmocka_unit_test(test_nul_bytes),
-		cmocka_unit_test(test_binary_garbage),
-		cmocka_unit_test(test_truncation_at_utf8_boundary),
-		cmocka_unit_test(test_long_ascii_truncated),
-		cmocka_unit_test(test_big_counts),
-		cmocka_unit_test(test_story_file_shape),
+	    cmocka_unit_test(test_null_and_zero_length),
+	    cmocka_unit_test(test_nul_bytes),
+	    cmocka_unit_test(test_binary_garbage),
+	    cmocka_unit_test(test_truncation_at_utf8_boundary),
+	    cmocka_unit_test(test_long_ascii_truncated),
+	    cmocka_unit_test(test_big_counts),
+	    cmocka_unit_test(test_story_file_shape),
 	};
 	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
 	enum { NFIXED = sizeof(fixed) / sizeof(fixed[0]) };
@@ -274,6 +274,6 @@ main(void)
 	}
 	for (i = 0; i < NFIXED; i++)
 		tests[NCASES + i] = fixed[i];
-	return _cmocka_run_group_tests("progress", tests, NCASES + NFIXED,
-	    NULL, NULL);
+	return _cmocka_run_group_tests(
+	    "progress", tests, NCASES + NFIXED, NULL, NULL);
 }

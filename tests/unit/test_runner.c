@@ -40,7 +40,7 @@ mono_ms(void)
 static void
 sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
@@ -105,7 +105,7 @@ run_script(struct runner_result *r, struct runner_opts *o, const char *name,
 {
 	static char path[PATH_MAX];
 	const char *argv[5];
-	struct sc_err err = { 0 };
+	struct sc_err err = {0};
 	int rc;
 
 	fixture(path, sizeof(path), name);
@@ -144,7 +144,7 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	const char *argv[] = { "rm", "-rf", tmpdir, NULL };
+	const char *argv[] = {"rm", "-rf", tmpdir, NULL};
 	pid_t pid;
 
 	pid = fork();
@@ -160,7 +160,7 @@ teardown(void **state)
 static void
 test_exit_code(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
 	char log[PATH_MAX];
 	struct stat st;
@@ -171,8 +171,8 @@ test_exit_code(void **state)
 	assert_int_equal(run_script(&r, &o, "exit.sh", "7", NULL), 0);
 	assert_int_equal(r.exit_code, 7);
 	assert_int_equal(r.term_signal, 0);
-	assert_false(r.timed_out || r.stalled || r.interrupted ||
-	    r.spawn_failed);
+	assert_false(
+	    r.timed_out || r.stalled || r.interrupted || r.spawn_failed);
 	assert_true(r.pid > 0);
 	/* stdout and stderr both reach the tail and the log. */
 	assert_non_null(strstr(r.tail, "out: exiting 7\n"));
@@ -199,7 +199,7 @@ test_exit_code(void **state)
 static void
 test_signal(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
 
 	assert_int_equal(run_script(&r, &o, "signal.sh", "USR1", NULL), 0);
@@ -214,7 +214,7 @@ test_signal(void **state)
 static void
 test_log_mode_existing(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
 	char log[PATH_MAX];
 	struct stat st;
@@ -237,10 +237,10 @@ test_log_mode_existing(void **state)
 static void
 test_log_unopenable(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
-	struct sc_err err = { 0 };
-	const char *argv[] = { "/bin/true", NULL };
+	struct sc_err err = {0};
+	const char *argv[] = {"/bin/true", NULL};
 
 	o.argv = argv;
 	o.log_path = "/nonexistent-dir/attempt.log";
@@ -254,7 +254,7 @@ test_log_unopenable(void **state)
 static void
 test_tail_bounded(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1, .tail_max = 4096 };
+	struct runner_opts o = {.wake_fd = -1, .tail_max = 4096};
 	struct runner_result r;
 	char log[PATH_MAX];
 	struct stat st;
@@ -282,7 +282,7 @@ test_tail_bounded(void **state)
 static void
 test_log_enospc(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1, .tail_max = 64 };
+	struct runner_opts o = {.wake_fd = -1, .tail_max = 64};
 	struct runner_result r;
 
 	if (access("/dev/full", W_OK) < 0)
@@ -299,7 +299,7 @@ test_log_enospc(void **state)
 static void
 test_stdin_devnull(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
 
 	assert_int_equal(run_script(&r, &o, "stdin.sh", NULL, NULL), 0);
@@ -311,8 +311,8 @@ test_stdin_devnull(void **state)
 static void
 test_env(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
-	struct strlist add = { 0 };
+	struct runner_opts o = {.wake_fd = -1};
+	struct strlist add = {0};
 	struct runner_result r;
 
 	setenv("CLAUDECODE", "1", 1);
@@ -352,11 +352,11 @@ test_env(void **state)
 static void
 test_env_bad_entry(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
-	struct strlist add = { 0 };
+	struct runner_opts o = {.wake_fd = -1};
+	struct strlist add = {0};
 	struct runner_result r;
-	struct sc_err err = { 0 };
-	const char *argv[] = { "/bin/true", NULL };
+	struct sc_err err = {0};
+	const char *argv[] = {"/bin/true", NULL};
 
 	assert_int_equal(strlist_push(&add, "NOEQUALS"), 0);
 	o.argv = argv;
@@ -369,7 +369,7 @@ test_env_bad_entry(void **state)
 static void
 test_cwd(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
 	char want[PATH_MAX + 2];
 	char real[PATH_MAX];
@@ -385,10 +385,10 @@ test_cwd(void **state)
 static void
 test_cwd_missing(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
-	struct sc_err err = { 0 };
-	const char *argv[] = { "/bin/true", NULL };
+	struct sc_err err = {0};
+	const char *argv[] = {"/bin/true", NULL};
 
 	o.argv = argv;
 	o.cwd = "/nonexistent-repo-root";
@@ -400,7 +400,7 @@ test_cwd_missing(void **state)
 static void
 test_timeout(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1, .timeout_ms = 300 };
+	struct runner_opts o = {.wake_fd = -1, .timeout_ms = 300};
 	struct runner_result r;
 	int64_t t0 = mono_ms(), took;
 
@@ -421,8 +421,8 @@ test_timeout(void **state)
 static void
 test_timeout_kill_after_grace(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1, .timeout_ms = 100,
-	    .kill_grace_ms = 150 };
+	struct runner_opts o = {
+	    .wake_fd = -1, .timeout_ms = 100, .kill_grace_ms = 150};
 	struct runner_result r;
 	int64_t t0 = mono_ms(), took;
 
@@ -440,15 +440,14 @@ test_timeout_kill_after_grace(void **state)
 static void
 test_grandchild_killed(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1, .kill_grace_ms = 150 };
+	struct runner_opts o = {.wake_fd = -1, .kill_grace_ms = 150};
 	struct runner_result r;
 	char pidfile[PATH_MAX];
 	int64_t t0 = mono_ms(), took;
 	int gc;
 
 	tmpfile_path(pidfile, sizeof(pidfile), "grandchild.pid");
-	assert_int_equal(run_script(&r, &o, "grandchild.sh", pidfile, NULL),
-	    0);
+	assert_int_equal(run_script(&r, &o, "grandchild.sh", pidfile, NULL), 0);
 	took = mono_ms() - t0;
 	assert_int_equal(r.exit_code, 0);
 	assert_false(r.timed_out || r.interrupted);
@@ -464,8 +463,8 @@ test_grandchild_killed(void **state)
 static void
 test_stall(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1, .stall_timeout_ms = 300,
-	    .timeout_ms = 5000 };
+	struct runner_opts o = {
+	    .wake_fd = -1, .stall_timeout_ms = 300, .timeout_ms = 5000};
 	struct runner_result r;
 	int64_t t0 = mono_ms(), took;
 
@@ -520,9 +519,12 @@ on_start(void *vctx, int pid)
 static void
 test_stall_progress(void **state)
 {
-	struct poll_ctx c = { .token_step = 1, .elapsed_monotonic = true };
-	struct runner_opts o = { .wake_fd = -1, .stall_timeout_ms = 250,
-	    .poll_interval_ms = 40, .on_poll = on_poll, .ctx = &c };
+	struct poll_ctx c = {.token_step = 1, .elapsed_monotonic = true};
+	struct runner_opts o = {.wake_fd = -1,
+	    .stall_timeout_ms = 250,
+	    .poll_interval_ms = 40,
+	    .on_poll = on_poll,
+	    .ctx = &c};
 	struct runner_result r;
 
 	assert_int_equal(run_script(&r, &o, "silent.sh", "0.6", NULL), 0);
@@ -541,9 +543,12 @@ test_stall_progress(void **state)
 static void
 test_on_poll_and_start(void **state)
 {
-	struct poll_ctx c = { .elapsed_monotonic = true };
-	struct runner_opts o = { .wake_fd = -1, .poll_interval_ms = 20,
-	    .on_poll = on_poll, .on_start = on_start, .ctx = &c };
+	struct poll_ctx c = {.elapsed_monotonic = true};
+	struct runner_opts o = {.wake_fd = -1,
+	    .poll_interval_ms = 20,
+	    .on_poll = on_poll,
+	    .on_start = on_start,
+	    .ctx = &c};
 	struct runner_result r;
 
 	assert_int_equal(run_script(&r, &o, "silent.sh", "0.2", NULL), 0);
@@ -560,9 +565,8 @@ test_on_poll_and_start(void **state)
 static void
 test_on_start_abort(void **state)
 {
-	struct poll_ctx c = { .start_rc = SC_EIO };
-	struct runner_opts o = { .wake_fd = -1, .on_start = on_start,
-	    .ctx = &c };
+	struct poll_ctx c = {.start_rc = SC_EIO};
+	struct runner_opts o = {.wake_fd = -1, .on_start = on_start, .ctx = &c};
 	struct runner_result r;
 	int64_t t0 = mono_ms();
 
@@ -577,11 +581,13 @@ static void
 test_stop_graceful(void **state)
 {
 	volatile sig_atomic_t stop = 0;
-	struct poll_ctx c = { .stop = &stop, .stop_at_call = 2,
-	    .stop_value = 1 };
-	struct runner_opts o = { .wake_fd = -1, .poll_interval_ms = 30,
-	    .on_poll = on_poll, .ctx = &c, .stop = &stop,
-	    .kill_grace_ms = 2000 };
+	struct poll_ctx c = {.stop = &stop, .stop_at_call = 2, .stop_value = 1};
+	struct runner_opts o = {.wake_fd = -1,
+	    .poll_interval_ms = 30,
+	    .on_poll = on_poll,
+	    .ctx = &c,
+	    .stop = &stop,
+	    .kill_grace_ms = 2000};
 	struct runner_result r;
 	int64_t t0 = mono_ms();
 
@@ -600,11 +606,13 @@ static void
 test_stop_immediate(void **state)
 {
 	volatile sig_atomic_t stop = 0;
-	struct poll_ctx c = { .stop = &stop, .stop_at_call = 2,
-	    .stop_value = 2 };
-	struct runner_opts o = { .wake_fd = -1, .poll_interval_ms = 30,
-	    .on_poll = on_poll, .ctx = &c, .stop = &stop,
-	    .kill_grace_ms = 5000 };
+	struct poll_ctx c = {.stop = &stop, .stop_at_call = 2, .stop_value = 2};
+	struct runner_opts o = {.wake_fd = -1,
+	    .poll_interval_ms = 30,
+	    .on_poll = on_poll,
+	    .ctx = &c,
+	    .stop = &stop,
+	    .kill_grace_ms = 5000};
 	struct runner_result r;
 	int64_t t0 = mono_ms();
 
@@ -635,9 +643,8 @@ on_alarm(int sig)
 static void
 test_stop_wake_fd(void **state)
 {
-	struct runner_opts o = { .stop = &alarm_stop,
-	    .kill_grace_ms = 2000 };
-	struct itimerval it = { { 0, 0 }, { 0, 150000 } };
+	struct runner_opts o = {.stop = &alarm_stop, .kill_grace_ms = 2000};
+	struct itimerval it = {{0, 0}, {0, 150000}};
 	struct sigaction sa, old;
 	struct runner_result r;
 	int p[2];
@@ -669,11 +676,10 @@ test_stop_wake_fd(void **state)
 static void
 test_spawn_missing(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
-	struct sc_err err = { 0 };
-	const char *argv[] = { "storyctl-no-such-agent-xyz", "-p", "x",
-	    NULL };
+	struct sc_err err = {0};
+	const char *argv[] = {"storyctl-no-such-agent-xyz", "-p", "x", NULL};
 	char log[PATH_MAX];
 
 	tmpfile_path(log, sizeof(log), "missing.log");
@@ -698,11 +704,11 @@ test_spawn_missing(void **state)
 static void
 test_spawn_not_executable(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
-	struct sc_err err = { 0 };
+	struct sc_err err = {0};
 	char path[PATH_MAX];
-	const char *argv[] = { path, NULL };
+	const char *argv[] = {path, NULL};
 	int fd;
 
 	tmpfile_path(path, sizeof(path), "noexec.sh");
@@ -721,9 +727,9 @@ test_spawn_not_executable(void **state)
 static void
 test_empty_argv(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
-	const char *argv[] = { NULL };
+	const char *argv[] = {NULL};
 
 	o.argv = argv;
 	assert_int_equal(runner_run(&r, &o, NULL), SC_ESOFTWARE);
@@ -735,9 +741,9 @@ test_empty_argv(void **state)
 static void
 test_no_fd_leak(void **state)
 {
-	struct runner_opts o = { .wake_fd = -1 };
+	struct runner_opts o = {.wake_fd = -1};
 	struct runner_result r;
-	const char *argv[] = { "/bin/ls", "/proc/self/fd", NULL };
+	const char *argv[] = {"/bin/ls", "/proc/self/fd", NULL};
 	int leak;
 
 	leak = open("/dev/null", O_RDONLY); /* deliberately not CLOEXEC */
@@ -790,9 +796,9 @@ test_controller_death(void **state)
 {
 	static char path[PATH_MAX];
 	char pidfile[PATH_MAX];
-	const char *argv[] = { "/bin/sh", path, pidfile, NULL };
-	struct runner_opts o = { .wake_fd = -1, .argv = argv,
-	    .kill_grace_ms = 100 };
+	const char *argv[] = {"/bin/sh", path, pidfile, NULL};
+	struct runner_opts o = {
+	    .wake_fd = -1, .argv = argv, .kill_grace_ms = 100};
 	struct runner_result r;
 	int64_t end;
 	int status = 0, gc, agent = 0, pgrp = 0, i;
@@ -945,37 +951,37 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exit_code),
-		cmocka_unit_test(test_signal),
-		cmocka_unit_test(test_log_mode_existing),
-		cmocka_unit_test(test_log_unopenable),
-		cmocka_unit_test(test_tail_bounded),
-		cmocka_unit_test(test_log_enospc),
-		cmocka_unit_test(test_stdin_devnull),
-		cmocka_unit_test(test_env),
-		cmocka_unit_test(test_env_bad_entry),
-		cmocka_unit_test(test_cwd),
-		cmocka_unit_test(test_cwd_missing),
-		cmocka_unit_test(test_timeout),
-		cmocka_unit_test(test_timeout_kill_after_grace),
-		cmocka_unit_test(test_grandchild_killed),
-		cmocka_unit_test(test_stall),
-		cmocka_unit_test(test_stall_progress),
-		cmocka_unit_test(test_on_poll_and_start),
-		cmocka_unit_test(test_on_start_abort),
-		cmocka_unit_test(test_stop_graceful),
-		cmocka_unit_test(test_stop_immediate),
-		cmocka_unit_test(test_stop_wake_fd),
-		cmocka_unit_test(test_spawn_missing),
-		cmocka_unit_test(test_spawn_not_executable),
-		cmocka_unit_test(test_empty_argv),
-		cmocka_unit_test(test_no_fd_leak),
-		cmocka_unit_test(test_controller_death),
-		cmocka_unit_test(test_kill_stale_group_leaderless),
-		cmocka_unit_test(test_kill_stale_group_reused_pid),
-		cmocka_unit_test(test_kill_group_guards),
-		cmocka_unit_test(test_kill_group_live),
-		cmocka_unit_test(test_scrub_list),
+	    cmocka_unit_test(test_exit_code),
+	    cmocka_unit_test(test_signal),
+	    cmocka_unit_test(test_log_mode_existing),
+	    cmocka_unit_test(test_log_unopenable),
+	    cmocka_unit_test(test_tail_bounded),
+	    cmocka_unit_test(test_log_enospc),
+	    cmocka_unit_test(test_stdin_devnull),
+	    cmocka_unit_test(test_env),
+	    cmocka_unit_test(test_env_bad_entry),
+	    cmocka_unit_test(test_cwd),
+	    cmocka_unit_test(test_cwd_missing),
+	    cmocka_unit_test(test_timeout),
+	    cmocka_unit_test(test_timeout_kill_after_grace),
+	    cmocka_unit_test(test_grandchild_killed),
+	    cmocka_unit_test(test_stall),
+	    cmocka_unit_test(test_stall_progress),
+	    cmocka_unit_test(test_on_poll_and_start),
+	    cmocka_unit_test(test_on_start_abort),
+	    cmocka_unit_test(test_stop_graceful),
+	    cmocka_unit_test(test_stop_immediate),
+	    cmocka_unit_test(test_stop_wake_fd),
+	    cmocka_unit_test(test_spawn_missing),
+	    cmocka_unit_test(test_spawn_not_executable),
+	    cmocka_unit_test(test_empty_argv),
+	    cmocka_unit_test(test_no_fd_leak),
+	    cmocka_unit_test(test_controller_death),
+	    cmocka_unit_test(test_kill_stale_group_leaderless),
+	    cmocka_unit_test(test_kill_stale_group_reused_pid),
+	    cmocka_unit_test(test_kill_group_guards),
+	    cmocka_unit_test(test_kill_group_live),
+	    cmocka_unit_test(test_scrub_list),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

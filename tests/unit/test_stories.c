@@ -19,9 +19,9 @@
 #include "controller/stories.h"
 
 struct tmp {
-	char base[1024];   /* mkdtemp dir, resolved */
-	char root[1100];   /* <base>/proj: the project root */
-	char cfg[1200];    /* <root>/storyctl.json */
+	char base[1024]; /* mkdtemp dir, resolved */
+	char root[1100]; /* <base>/proj: the project root */
+	char cfg[1200]; /* <root>/storyctl.json */
 };
 
 /* snprintf that fails the test instead of cutting a path short. */
@@ -129,7 +129,8 @@ test_load(void **state)
 	    "three\n");
 	write_file(t->root, "docs/1-2.md", "# Story\nNo checklist here.\n");
 	write_file(t->root, "docs/1-3.md", "- [x] done\n");
-	load_config(&c, t, "{\"stories\": [\"docs/1-1.md\","
+	load_config(&c, t,
+	    "{\"stories\": [\"docs/1-1.md\","
 	    " {\"file\": \"docs/1-2.md\", \"id\": \"second\"}],"
 	    " \"stories_glob\": \"docs/*.md\"}");
 	if (stories_load(&s, &n, &c, &err) != 0)
@@ -149,8 +150,8 @@ test_load(void **state)
 	assert_string_equal(s[1].id, "second");
 	assert_int_equal(s[1].progress.tasks_total, 0);
 	assert_int_equal(s[1].load_status, STATUS_INVALID);
-	assert_string_equal(s[1].reason,
-	    "no tasks (no unindented checkbox items)");
+	assert_string_equal(
+	    s[1].reason, "no tasks (no unindented checkbox items)");
 
 	assert_string_equal(s[2].id, "1-3");
 	assert_int_equal(s[2].progress.tasks_completed, 1);
@@ -191,7 +192,8 @@ test_missing_file(void **state)
 	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
 	assert_null(s);
 	assert_int_equal(n, 0);
-	assert_non_null(strstr(err.msg, "docs/missing.md: cannot read story "
+	assert_non_null(strstr(err.msg,
+	    "docs/missing.md: cannot read story "
 	    "file: No such file or directory"));
 	config_release(&c);
 }
@@ -247,7 +249,8 @@ test_escape_dotdot(void **state)
 	char file[] = "../outside.md";
 
 	write_file(t->base, "outside.md", "- [ ] secret\n");
-	write_file(t->root, "storyctl.json", "{\"stories\": "
+	write_file(t->root, "storyctl.json",
+	    "{\"stories\": "
 	    "[\"../outside.md\"]}");
 	memset(&c, 0, sizeof(c));
 	assert_int_equal(config_load(&c, t->cfg, &err), SC_EDATA);
@@ -260,7 +263,8 @@ test_escape_dotdot(void **state)
 	c.stories = &sc;
 	c.nstories = 1;
 	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
-	assert_non_null(strstr(err.msg, "../outside.md: story file resolves "
+	assert_non_null(strstr(err.msg,
+	    "../outside.md: story file resolves "
 	    "to"));
 	assert_non_null(strstr(err.msg, "outside the project root"));
 	assert_null(s);
@@ -284,7 +288,8 @@ test_escape_symlink(void **state)
 	load_config(&c, t, "{\"stories_glob\": \"docs/*.md\"}");
 	assert_int_equal(c.nstories, 1);
 	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
-	assert_non_null(strstr(err.msg, "docs/evil.md: story file resolves "
+	assert_non_null(strstr(err.msg,
+	    "docs/evil.md: story file resolves "
 	    "to"));
 	assert_non_null(strstr(err.msg, "outside the project root"));
 	config_release(&c);
@@ -396,28 +401,27 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_load, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_no_stories, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_missing_file, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_dangling_symlink,
-		    tmp_setup, tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_directory, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_escape_dotdot, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_escape_symlink, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_escape_symlinked_dir,
-		    tmp_setup, tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_symlink_inside_ok,
-		    tmp_setup, tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_too_large, tmp_setup,
-		    tmp_teardown),
-		cmocka_unit_test_setup_teardown(test_read_progress, tmp_setup,
-		    tmp_teardown),
+	    cmocka_unit_test_setup_teardown(test_load, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_no_stories, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_missing_file, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_dangling_symlink, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_directory, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_escape_dotdot, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_escape_symlink, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_escape_symlinked_dir, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_symlink_inside_ok, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_too_large, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_read_progress, tmp_setup, tmp_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -55,22 +55,22 @@ struct tcase {
 };
 
 static const struct tcase cases[] = {
-	{"oslo winter: 23:30 -> 01:00", 1, 0, 0, 0, "Europe/Oslo", WINTER_MS,
-	    HOUR_MS + 30 * MIN_MS},
-	{"oslo summer: 00:30 -> 01:00", 1, 0, 0, 0, "Europe/Oslo", SUMMER_MS,
-	    30 * MIN_MS},
-	{"new york: 17:30 -> tomorrow 15:00", 15, 0, 0, 0, "America/New_York",
-	    WINTER_MS, 21 * HOUR_MS + 30 * MIN_MS},
-	{"new york: 17:30 -> 17:45", 17, 45, 0, 0, "America/New_York",
-	    WINTER_MS, 15 * MIN_MS},
-	{"oslo spring forward: 23:30 CET -> 04:00 CEST", 4, 0, 0, 0,
-	    "Europe/Oslo", SPRING_MS, 3 * HOUR_MS + 30 * MIN_MS},
-	{"utc: exactly now is tomorrow", 22, 30, 0, 0, "UTC", WINTER_MS,
-	    24 * HOUR_MS},
-	{"seoul dated: Feb 7 11:00 KST", 11, 0, 2, 7, "Asia/Seoul", WINTER_MS,
-	    1913400LL * 1000},
-	{"dated reset already passed: next year", 0, 0, 1, 1, "UTC",
-	    WINTER_MS, 30245400LL * 1000},
+    {"oslo winter: 23:30 -> 01:00", 1, 0, 0, 0, "Europe/Oslo", WINTER_MS,
+	HOUR_MS + 30 * MIN_MS},
+    {"oslo summer: 00:30 -> 01:00", 1, 0, 0, 0, "Europe/Oslo", SUMMER_MS,
+	30 * MIN_MS},
+    {"new york: 17:30 -> tomorrow 15:00", 15, 0, 0, 0, "America/New_York",
+	WINTER_MS, 21 * HOUR_MS + 30 * MIN_MS},
+    {"new york: 17:30 -> 17:45", 17, 45, 0, 0, "America/New_York", WINTER_MS,
+	15 * MIN_MS},
+    {"oslo spring forward: 23:30 CET -> 04:00 CEST", 4, 0, 0, 0, "Europe/Oslo",
+	SPRING_MS, 3 * HOUR_MS + 30 * MIN_MS},
+    {"utc: exactly now is tomorrow", 22, 30, 0, 0, "UTC", WINTER_MS,
+	24 * HOUR_MS},
+    {"seoul dated: Feb 7 11:00 KST", 11, 0, 2, 7, "Asia/Seoul", WINTER_MS,
+	1913400LL * 1000},
+    {"dated reset already passed: next year", 0, 0, 1, 1, "UTC", WINTER_MS,
+	30245400LL * 1000},
 };
 
 static void
@@ -118,8 +118,11 @@ static void
 test_unsafe_zone(void **state)
 {
 	static const char *const bad[] = {
-		"../../etc/passwd", "/etc/localtime", "Europe/../UTC",
-		"Europe/Oslo;rm", "Europe Oslo",
+	    "../../etc/passwd",
+	    "/etc/localtime",
+	    "Europe/../UTC",
+	    "Europe/Oslo;rm",
+	    "Europe Oslo",
 	};
 	struct waithint h;
 	struct sc_err err;
@@ -130,8 +133,8 @@ test_unsafe_zone(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		h = clock_hint(1, 0, bad[i]);
 		err_clear(&err);
-		assert_int_equal(waithint_resolve(&d, &h, WINTER_MS, &err),
-		    SC_EDATA);
+		assert_int_equal(
+		    waithint_resolve(&d, &h, WINTER_MS, &err), SC_EDATA);
 		assert_int_equal(d, 0);
 		assert_non_null(strstr(err.msg, "time zone"));
 	}
@@ -156,8 +159,8 @@ test_tz_restored(void **state)
 	assert_non_null(tz);
 	assert_string_equal(tz, "America/Chicago");
 	/* local time is the caller's zone: Chicago 16:30 -> 23:00 */
-	assert_int_equal(resolve_ok(&local, WINTER_MS),
-	    6 * HOUR_MS + 30 * MIN_MS);
+	assert_int_equal(
+	    resolve_ok(&local, WINTER_MS), 6 * HOUR_MS + 30 * MIN_MS);
 
 	assert_int_equal(unsetenv("TZ"), 0);
 	tzset();
@@ -200,11 +203,11 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_clock_table),
-		cmocka_unit_test(test_unknown_zone),
-		cmocka_unit_test(test_unsafe_zone),
-		cmocka_unit_test(test_tz_restored),
-		cmocka_unit_test(test_delay_epoch_none),
+	    cmocka_unit_test(test_clock_table),
+	    cmocka_unit_test(test_unknown_zone),
+	    cmocka_unit_test(test_unsafe_zone),
+	    cmocka_unit_test(test_tz_restored),
+	    cmocka_unit_test(test_delay_epoch_none),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
