@@ -19,6 +19,7 @@
 #include "controller/prompt.h"
 #include "controller/tz.h"
 #include "state/redact.h"
+#include "strategies/agentout.h"
 
 struct poll_ctx {
 	struct batch *b;
@@ -168,6 +169,8 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		goto out;
 	}
 	recs[n - first - 1].hint_ms = hint_ms;
+	st->cost_usd += r->cost_usd;
+	b->spend_usd += r->cost_usd;
 	memset(&in, 0, sizeof(in));
 	in.policy = &b->cfg->policy;
 	in.history = recs;
@@ -177,6 +180,8 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	in.disabled[1] = b->disabled[1];
 	in.now_ms = r->ended_ms;
 	in.retry_on_matched = cls == NULL || cls->retry_on_matched;
+	in.budget_spent = b->cfg->budget.story_max_cost_usd > 0 &&
+	    st->cost_usd >= b->cfg->budget.story_max_cost_usd;
 	rc = decide(&d, &in);
 	if (rc < 0) {
 		err_set(err, rc, "%s", d.reason);
@@ -194,6 +199,19 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	r->poll_factor = d.poll_factor;
 	if (d.disable_role >= 0)
 		b->disabled[d.disable_role] = true;
+	if (d.decision == DECISION_WAIT) {
+		/* a usage limit is the agent's, not the story's: no attempt
+		 * of that agent anywhere in the batch before the reset */
+		int64_t until = r->ended_ms + r->delay_ms;
+		char key[32], val[32];
+		if (until > b->pause_until[r->role])
+			b->pause_until[r->role] = until;
+		snprintf(key, sizeof(key), "pause.%s", role_name(r->role));
+		snprintf(val, sizeof(val), "%lld", (long long)until);
+		rc = db_meta_set(b->db, key, val, err);
+		if (rc < 0)
+			goto out;
+	}
 	if (d.stop_batch) {
 		b->stop_batch = true;
 		snprintf(
@@ -387,9 +405,33 @@ out:
 	return rc;
 }
 
-/* Close a story without running anything (invalid, already done). */
-static int
-settle(struct batch *b, struct story_row *st, enum story_status status,
+int
+batch_transient_zero(struct batch *b, const struct story_row *st, bool *out,
+    struct sc_err *err)
+{
+	struct attempt_row *rows = NULL;
+	struct attempt_rec *recs = NULL;
+	size_t n = 0, first = 0;
+	int rc;
+
+	*out = false;
+	rc = batch_history(b, &rows, &n, &first, st, err);
+	if (rc < 0)
+		return rc;
+	if (n > first) {
+		recs = to_recs(rows, first, n, NULL, st->attempt_base);
+		if (recs == NULL)
+			rc = err_set(err, SC_EOS, "out of memory");
+		else
+			*out = breaker_transient_zero(recs, n - first);
+	}
+	free(recs);
+	attempt_rows_free(rows, n);
+	return rc;
+}
+
+int
+batch_settle(struct batch *b, struct story_row *st, enum story_status status,
     const char *reason, const char *kind, struct sc_err *err)
 {
 	char *msg = NULL;
@@ -418,6 +460,56 @@ out:
 	return rc;
 }
 
+/* SPEC 9 include_dependency_result: the final agent message of each
+ * dependency of s, for the prompt; *out NULL when not wanted. */
+static int
+dependency_result(char **out, struct batch *b, const struct story *s,
+    struct sc_err *err)
+{
+	const struct story_conf *sc = &b->cfg->stories[s - b->o->stories];
+	struct attempt_row *rows = NULL;
+	const char *text;
+	char *buf = NULL;
+	size_t size = 0, n = 0, i, k;
+	FILE *f = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (!sc->include_dependency_result || sc->depends_on.n == 0)
+		return 0;
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	for (k = 0; k < sc->depends_on.n; k++) {
+		rc = db_attempts_for_story(b->db, &rows, &n, b->batch_id,
+		    sc->depends_on.items[k], err);
+		if (rc < 0)
+			goto out;
+		text = NULL;
+		for (i = n; i > 0 && text == NULL; i--)
+			if (rows[i - 1].result_text != NULL &&
+			    rows[i - 1].result_text[0] != '\0')
+				text = rows[i - 1].result_text;
+		if (sc->depends_on.n > 1)
+			fprintf(f, "%s(%s)\n", k ? "\n" : "",
+			    sc->depends_on.items[k]);
+		fprintf(f, "%s", text != NULL ? text :
+		    "(no final message was recorded)");
+		attempt_rows_free(rows, n);
+		rows = NULL;
+		n = 0;
+	}
+out:
+	if (fclose(f) != 0 && rc == 0)
+		rc = err_set(err, SC_EOS, "out of memory");
+	attempt_rows_free(rows, n);
+	if (rc < 0)
+		free(buf);
+	else
+		*out = buf;
+	return rc;
+}
+
 static int
 run_one(struct batch *b, struct story_row *st, const struct story *s,
     const struct next *nx, const struct progress *now_pr, struct sc_err *err)
@@ -434,7 +526,8 @@ run_one(struct batch *b, struct story_row *st, const struct story *s,
 	struct classification cls;
 	struct progress pr;
 	struct poll_ctx pc;
-	char *prompt = NULL;
+	char *prompt = NULL, *depres = NULL;
+	struct agent_output ao;
 	char attempt_s[16];
 	int64_t hint_ms = -1, stall_s;
 	int rc;
@@ -462,6 +555,10 @@ run_one(struct batch *b, struct story_row *st, const struct story *s,
 	}
 	if (vars.attempt < 2)
 		prev.attempt = 0;
+	rc = dependency_result(&depres, b, s, err);
+	if (rc < 0)
+		goto out;
+	prev.dependency_result = depres;
 	rc = prompt_render(&prompt, cfg->prompt, &vars, &prev, err);
 	if (rc < 0)
 		goto out;
@@ -585,6 +682,12 @@ run_one(struct batch *b, struct story_row *st, const struct story *s,
 	if (cls.hint.kind != WAITHINT_NONE &&
 	    waithint_resolve(&hint_ms, &cls.hint, r.ended_ms, NULL) < 0)
 		hint_ms = -1;
+	agentout_parse(&ao, res.tail, res.tail_len);
+	if (ao.has_cost)
+		r.cost_usd = ao.cost_usd;
+	if (ao.result_text[0] != '\0')
+		r.result_text = redact_secrets(ao.result_text,
+		    strlen(ao.result_text));
 	r.outcome = cls.outcome;
 	r.error_code = cls.code;
 	copy_redacted(r.error_message, sizeof(r.error_message), cls.message);
@@ -605,6 +708,7 @@ out:
 	attempt_row_release(&r);
 	strlist_release(&argv);
 	free(prompt);
+	free(depres);
 	return rc;
 }
 
@@ -637,11 +741,11 @@ batch_story(struct batch *b, struct story_row *st, const struct story *s,
 			snprintf(why, sizeof(why),
 			    "cannot read the story: %.200s", err->msg);
 			err_clear(err);
-			rc = settle(b, st, STATUS_INVALID, why, "invalid", err);
+			rc = batch_settle(b, st, STATUS_INVALID, why, "invalid", err);
 			break;
 		}
 		if (pr.tasks_total == 0) {
-			rc = settle(b, st, STATUS_INVALID,
+			rc = batch_settle(b, st, STATUS_INVALID,
 			    "no tasks: the story "
 			    "has no unindented checkbox items",
 			    "invalid", err);
@@ -657,12 +761,23 @@ batch_story(struct batch *b, struct story_row *st, const struct story *s,
 			    "all %d tasks were already "
 			    "checked; nothing to run",
 			    pr.tasks_total);
-			rc = settle(b, st, STATUS_DONE, why, "done", err);
+			rc = batch_settle(b, st, STATUS_DONE, why, "done", err);
+			break;
+		}
+		if (b->cfg->budget.max_cost_usd > 0 &&
+		    b->spend_usd >= b->cfg->budget.max_cost_usd) {
+			b->stop_batch = true;
+			snprintf(b->stop_reason, sizeof(b->stop_reason),
+			    "budget.max_cost_usd reached: $%.4f spent of $%.4f; "
+			    "no new attempt starts", b->spend_usd,
+			    b->cfg->budget.max_cost_usd);
 			break;
 		}
 		rc = next_attempt(&nx, b, rows, first, n, st, err);
 		if (rc < 0)
 			break;
+		if (b->pause_until[nx.role] > nx.not_before_ms)
+			nx.not_before_ms = b->pause_until[nx.role];
 		if (b->disabled[nx.role]) {
 			b->stop_batch = true;
 			snprintf(b->stop_reason, sizeof(b->stop_reason),

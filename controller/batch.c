@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "controller/batch_int.h"
+#include "controller/requeue.h"
+#include "strategies/schedule.h"
 
 int
 batch_real_runner(void *ctx, struct runner_result *out,
@@ -112,6 +114,16 @@ out:
 	return rc;
 }
 
+static size_t
+story_row_index(const struct story_row *rows, size_t n, const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < n && strcmp(rows[i].id, id) != 0; i++)
+		;
+	return i < n ? i : 0;
+}
+
 static bool
 wanted(const struct batch_opts *o, const char *id)
 {
@@ -125,6 +137,44 @@ wanted(const struct batch_opts *o, const char *id)
 	return false;
 }
 
+/* Whether story row i may run now given the statuses of rows[]; a
+ * dependency outside this batch does not hold it back. */
+static enum sched_state
+row_state(const struct batch *b, const struct story_row *rows, size_t n,
+    size_t i, const char **why)
+{
+	const struct config *cfg = b->cfg;
+	int ci = config_story_index(cfg, rows[i].id);
+	enum sched_state st = SCHED_READY;
+	size_t k, r;
+
+	*why = NULL;
+	if (ci < 0)
+		return SCHED_READY;
+	for (k = 0; k < cfg->stories[ci].depends_on.n; k++) {
+		const char *dep = cfg->stories[ci].depends_on.items[k];
+		for (r = 0; r < n && strcmp(rows[r].id, dep) != 0; r++)
+			;
+		if (r == n)
+			continue;
+		switch (rows[r].status) {
+		case STATUS_DONE:
+			break;
+		case STATUS_DEFERRED:
+		case STATUS_ESCALATED:
+		case STATUS_BLOCKED:
+		case STATUS_INVALID:
+			*why = rows[r].id;
+			return SCHED_BLOCKED;
+		default:
+			st = SCHED_WAIT;
+			if (*why == NULL)
+				*why = rows[r].id;
+		}
+	}
+	return st;
+}
+
 static int
 select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 {
@@ -132,7 +182,8 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 	struct batch_row br;
 	struct story_row st;
 	int found = 0, ok;
-	size_t i, pos = 0;
+	size_t i, k, pos = 0;
+	size_t *order = NULL;
 	int rc;
 
 	for (i = 0; i < o->nonly; i++)
@@ -174,8 +225,12 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 	    b->db, &b->batch_id, o->clock.now_ms(o->clock.ctx), err);
 	if (rc < 0)
 		return rc;
-	for (i = 0; i < o->nstories; i++) {
-		const struct story *s = &o->stories[i];
+	rc = stories_order(&order, b->cfg, err);
+	if (rc < 0)
+		return rc;
+	rc = db_tx_begin(b->db, err);
+	for (k = 0; rc == 0 && k < o->nstories; k++) {
+		const struct story *s = &o->stories[order[k]];
 		if (!wanted(o, s->id))
 			continue;
 		memset(&st, 0, sizeof(st));
@@ -188,8 +243,13 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		st.tasks_total = s->progress.tasks_total;
 		st.updated_ms = o->clock.now_ms(o->clock.ctx);
 		rc = db_story_add(b->db, &st, err);
-		if (rc < 0)
-			return rc;
+	}
+	free(order);
+	if (rc == 0)
+		rc = db_tx_commit(b->db, err);
+	if (rc < 0) {
+		db_tx_rollback(b->db);
+		return rc;
 	}
 	rc = db_event_add(b->db, b->batch_id, o->clock.now_ms(o->clock.ctx),
 	    NULL, "batch", "batch started", err);
@@ -204,11 +264,84 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 	return rc;
 }
 
+/* The batch breaker (SPEC 9) after story rows[i] reached a final
+ * status. */
+static int
+breaker_after(struct batch *b, struct story_row *rows, size_t n, size_t i,
+    struct sc_err *err)
+{
+	const struct breaker_conf *bc = &b->cfg->breaker;
+	enum breaker_action act;
+	bool tz = false;
+	char wait[32], msg[512];
+	int64_t now;
+	int k, rc;
+
+	if (bc->after <= 0)
+		return 0;
+	rc = batch_transient_zero(b, &rows[i], &tz, err);
+	if (rc < 0)
+		return rc;
+	act = breaker_story_ended(&b->breaker, bc->after, (int)i, tz);
+	now = b->o->clock.now_ms(b->o->clock.ctx);
+	if (act == BREAKER_PAUSE) {
+		clock_fmt_duration(wait, sizeof(wait),
+		    (int64_t)(bc->cooldown_s * 1000.0));
+		snprintf(msg, sizeof(msg), "breaker: %d stories in a row ended "
+		    "with zero progress and only transient failures; pausing "
+		    "%s, then the next story probes", b->breaker.run, wait);
+		record_line(b, "%s", msg);
+		rc = db_event_add(b->db, b->batch_id, now, NULL, "breaker", msg,
+		    err);
+		if (rc < 0)
+			return rc;
+		if (b->o->clock.sleep_until(b->o->clock.ctx,
+		    now + (int64_t)(bc->cooldown_s * 1000.0), b->o->stop,
+		    b->o->wake_fd))
+			b->interrupted = true;
+		return 0;
+	}
+	if (act != BREAKER_STOP)
+		return 0;
+	snprintf(b->stop_reason, sizeof(b->stop_reason), "breaker open: the "
+	    "probe after the cooldown ended like the %d stories before it "
+	    "(zero progress, only network, rate-limit or timeout failures); "
+	    "those stories are pending again", b->breaker.run - 1);
+	for (k = 0; k < b->breaker.ncounted; k++) {
+		struct story_row *st = &rows[b->breaker.counted[k]];
+		rc = requeue_story(b->db, st, "put back by the batch breaker "
+		    "(an outage, not the story)", now, err);
+		if (rc < 0)
+			return rc;
+	}
+	b->stop_batch = true;
+	return record_commit_batch(b, "storyctl: batch breaker open",
+	    b->stop_reason, err);
+}
+
+/* What the batch has spent so far (its stories' attempts). */
+static int
+batch_spend(struct batch *b, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	b->spend_usd = 0;
+	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
+	for (i = 0; rc == 0 && i < n; i++)
+		b->spend_usd += rows[i].cost_usd;
+	free(rows);
+	return rc;
+}
+
 static int
 run_stories(struct batch *b, struct sc_err *err)
 {
 	struct story_row *rows = NULL;
 	const struct story *s;
+	const char *why = NULL;
+	char reason[300];
 	size_t n = 0, i;
 	int rc;
 
@@ -218,8 +351,7 @@ run_stories(struct batch *b, struct sc_err *err)
 	for (i = 0; i < n; i++) {
 		struct story_row *st = &rows[i];
 
-		if (st->status != STATUS_PENDING &&
-		    st->status != STATUS_RUNNING)
+		if (st->status != STATUS_PENDING && st->status != STATUS_RUNNING)
 			continue;
 		if (b->o->nonly > 0 && !wanted(b->o, st->id))
 			continue;
@@ -231,7 +363,26 @@ run_stories(struct batch *b, struct sc_err *err)
 			    st->id, (long long)b->batch_id);
 			goto out;
 		}
+		switch (row_state(b, rows, n, i, &why)) {
+		case SCHED_BLOCKED:
+			snprintf(reason, sizeof(reason), "blocked: dependency "
+			    "%s ended %s", why, status_name(rows[
+			    story_row_index(rows, n, why)].status));
+			rc = batch_settle(b, st, STATUS_BLOCKED, reason,
+			    "blocked", err);
+			if (rc < 0)
+				goto out;
+			continue;
+		case SCHED_WAIT:
+			/* its dependency is not run by this command */
+			continue;
+		case SCHED_READY:
+			break;
+		}
 		rc = batch_story(b, st, s, err);
+		if (rc < 0 || b->interrupted || b->stop_batch)
+			goto out;
+		rc = breaker_after(b, rows, n, i, err);
 		if (rc < 0 || b->interrupted || b->stop_batch)
 			goto out;
 	}
@@ -311,6 +462,9 @@ batch_run(
 	if (rc < 0 || out->nothing)
 		goto out;
 	out->batch_id = b.batch_id;
+	rc = batch_spend(&b, err);
+	if (rc < 0)
+		goto out;
 	rc = record_sync(&b, err);
 	if (rc < 0)
 		goto out;
@@ -325,6 +479,7 @@ batch_run(
 	out->stopped = b.stop_batch &&
 	    out->counts[STATUS_PENDING] + out->counts[STATUS_RUNNING] > 0;
 	out->interrupted = b.interrupted;
+	out->spend_usd = b.spend_usd;
 	snprintf(
 	    out->stop_reason, sizeof(out->stop_reason), "%s", b.stop_reason);
 out:

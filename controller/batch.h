@@ -52,6 +52,7 @@ struct batch_result {
 	bool interrupted; /* *stop was raised */
 	bool nothing; /* resume found nothing to do */
 	char stop_reason[512];
+	double spend_usd;   /* what the batch's attempts cost, as reported */
 	char state_dir[512];
 	char branch[256];
 };

@@ -9,6 +9,7 @@
 #include "state/db.h"
 #include "state/gitstate.h"
 #include "state/lock.h"
+#include "strategies/breaker.h"
 #include "strategies/classify.h"
 #include "strategies/decide.h"
 
@@ -34,7 +35,13 @@ struct batch {
 	int64_t last_poll_ms;
 	int64_t attempt_id;
 	const char *cur_abspath;
+	struct breaker_state breaker;
+	double spend_usd;            /* the batch's spend so far */
+	int64_t pause_until[2];      /* usage limit: no new attempt of that
+				      * agent before this (wall ms) */
 };
+
+
 
 /* attempt.c */
 /* Run story s (its row is st) until it reaches a final status, the batch
@@ -47,6 +54,14 @@ int batch_story(struct batch *b, struct story_row *st, const struct story *s,
 int batch_decide_and_record(struct batch *b, struct attempt_row *r,
     struct story_row *st, const struct classification *cls, int64_t hint_ms,
     struct sc_err *err);
+/* Close a story without running anything (invalid, blocked, already
+ * done): status, reason, an event, a state-branch commit. */
+int batch_settle(struct batch *b, struct story_row *st,
+    enum story_status status, const char *reason, const char *kind,
+    struct sc_err *err);
+/* Did story st end with zero progress and only transient failures? */
+int batch_transient_zero(struct batch *b, const struct story_row *st,
+    bool *out, struct sc_err *err);
 /* The attempts of a story the strategy sees (since its last requeue). */
 int batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
     size_t *first, const struct story_row *st, struct sc_err *err);

@@ -13,6 +13,7 @@
 #include "controller/cli.h"
 #include "controller/clock.h"
 #include "controller/config.h"
+#include "controller/requeue.h"
 #include "controller/stories.h"
 #include "state/db.h"
 #include "state/lock.h"
@@ -201,14 +202,16 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    status ? " with status " : "", status ? status : "");
 		goto out;
 	}
-	fprintf(cli->out, "%-16s %-10s %-8s %-7s %s\n", "story", "status",
-	    "attempts", "tasks", "reason");
+	fprintf(cli->out, "%-16s %-10s %-8s %-7s %-8s %s\n", "story",
+	    "status", "attempts", "tasks", "cost", "reason");
 	for (i = 0; i < n; i++) {
-		char tasks[32];
+		char tasks[32], cost[32] = "-";
 		snprintf(tasks, sizeof(tasks), "%d/%d", rows[i].tasks_completed,
 		    rows[i].tasks_total);
-		fprintf(cli->out, "%-16s %-10s %-8d %-7s %s\n", rows[i].id,
-		    status_name(rows[i].status), rows[i].attempts, tasks,
+		if (rows[i].cost_usd > 0)
+			snprintf(cost, sizeof(cost), "$%.2f", rows[i].cost_usd);
+		fprintf(cli->out, "%-16s %-10s %-8d %-7s %-8s %s\n", rows[i].id,
+		    status_name(rows[i].status), rows[i].attempts, tasks, cost,
 		    rows[i].reason);
 	}
 out:
@@ -315,6 +318,10 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	    st.attempts, st.attempts == 1 ? "" : "s", st.file);
 	if (st.reason[0])
 		fprintf(cli->out, "reason: %s\n", st.reason);
+	if (st.cost_usd > 0)
+		fprintf(cli->out, "cost: $%.4f\n", st.cost_usd);
+	if (st.branch[0])
+		fprintf(cli->out, "branch: %s\n", st.branch);
 	if (st.status == STATUS_DEFERRED)
 		fprintf(cli->out,
 		    "Story %s deferred - dev-story hit complexity "
@@ -345,6 +352,7 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	       *wait = json_null();
 	const struct attempt_row *cur = NULL;
 	int64_t pid = 0, wait_until = 0, tnow = now_ms();
+	int64_t pause_until[2] = {0, 0};
 	const char *wait_story = NULL;
 	int wait_attempt = 0;
 	double cost = 0;
@@ -397,6 +405,15 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			}
 		}
 	}
+	for (i = 0; v.have_batch && i < 2; i++) {
+		char key[32], *val = NULL;
+		snprintf(key, sizeof(key), "pause.%s", role_name((enum role)i));
+		if (db_meta_get(v.db, key, &val, NULL) == 0 && val != NULL)
+			pause_until[i] = strtoll(val, NULL, 10);
+		free(val);
+		if (pause_until[i] <= tnow)
+			pause_until[i] = 0;
+	}
 	if (cur != NULL)
 		running = json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:b}",
 		    "story", cur->story_id, "attempt", cur->attempt, "role",
@@ -425,6 +442,10 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    "counts", c, "stories", (int)n, "running", running,
 		    "next_wait", wait, "cost_usd", cost);
 		c = NULL;
+		if (o != NULL)
+			json_object_set_new(o, "paused", json_pack("{s:o, s:o}",
+			    "primary", render_time_json(pause_until[0]),
+			    "fallback", render_time_json(pause_until[1])));
 		rc = o ? cli_print_json(cli, o, err)
 		       : err_set(err, SC_EOS, "out of memory");
 		goto out;
@@ -448,6 +469,13 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    cur->story_id, cur->attempt, role_name(cur->role),
 		    cur->agent, cur->tasks_completed, cur->tasks_total, buf,
 		    pid > 0 ? "" : " (controller gone: resume closes it)");
+	}
+	for (i = 0; i < 2; i++) {
+		if (pause_until[i] == 0)
+			continue;
+		clock_fmt_iso(buf, sizeof(buf), pause_until[i]);
+		fprintf(cli->out, "%s agent paused by its usage limit until %s\n",
+		    role_name((enum role)i), buf);
 	}
 	if (wait_story != NULL) {
 		clock_fmt_duration(buf, sizeof(buf), wait_until - tnow);
@@ -556,10 +584,9 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct view v;
 	struct story_row st;
-	struct attempt_row *rows = NULL;
-	size_t n = 0;
 	const char *id = NULL;
 	char msg[500];
+	int freed = 0;
 	int rc;
 
 	rc = parse_flags("requeue", argc, argv, NULL, NULL, NULL, &id, err);
@@ -583,31 +610,21 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    id, status_name(st.status));
 		goto out;
 	}
-	rc = db_attempts_for_story(v.db, &rows, &n, v.batch.id, id, err);
-	if (rc < 0)
-		goto out;
-	/* history kept; the strategy starts counting again after it */
-	st.seq_base = n > 0 ? rows[n - 1].seq : 0;
-	st.attempt_base = st.attempts;
 	snprintf(msg, sizeof(msg), "requeued from %s (%.400s)",
 	    status_name(st.status), st.reason);
-	st.status = STATUS_PENDING;
-	snprintf(st.reason, sizeof(st.reason), "%s", msg);
-	st.updated_ms = now_ms();
-	rc = db_story_update(v.db, &st, err);
+	rc = requeue_story(v.db, &st, msg, now_ms(), err);
 	if (rc == 0)
-		rc = db_event_add(
-		    v.db, v.batch.id, st.updated_ms, id, "requeued", msg, err);
+		rc = requeue_dependents(v.db, &v.cfg, v.batch.id, id,
+		    st.updated_ms, &freed, err);
 	if (rc == 0 && strcmp(v.batch.status, "finished") == 0)
 		rc = db_batch_set_status(
 		    v.db, v.batch.id, "stopped", st.updated_ms, err);
 	if (rc == 0)
 		fprintf(cli->out,
-		    "%s is pending again (attempt history kept); "
-		    "run 'storyctl resume' to run it\n",
-		    id);
+		    "%s is pending again (attempt history kept)%s; run "
+		    "'storyctl resume' to run it\n",
+		    id, freed ? " with its blocked dependents" : "");
 out:
-	attempt_rows_free(rows, n);
 	view_close(&v);
 	return rc;
 }

@@ -96,8 +96,11 @@ summary(const struct cli *cli, const struct batch_result *res)
 		fprintf(cli->out, "%s%d %s", shown++ ? ", " : "",
 		    res->counts[order[i]], status_name(order[i]));
 	}
-	fprintf(cli->out, "%s(%d stor%s)\n", shown ? " " : "", total,
+	fprintf(cli->out, "%s(%d stor%s)", shown ? " " : "", total,
 	    total == 1 ? "y" : "ies");
+	if (res->spend_usd > 0)
+		fprintf(cli->out, ", $%.4f spent", res->spend_usd);
+	fprintf(cli->out, "\n");
 	if (res->stopped)
 		fprintf(cli->out,
 		    "stopped: %s\nrun 'storyctl resume' when the "

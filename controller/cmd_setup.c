@@ -154,7 +154,8 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct config cfg;
 	struct story *s = NULL;
-	size_t n = 0, i;
+	size_t *order = NULL;
+	size_t n = 0, i, k;
 	int r, invalid = 0, rc;
 	struct sc_err agent_err;
 
@@ -194,10 +195,14 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    a->command.n);
 		fprintf(cli->out, "\n");
 	}
+	rc = stories_order(&order, &cfg, err);
+	if (rc < 0)
+		goto out;
 	fprintf(cli->out, "stories (%zu, in this order):\n", n);
-	for (i = 0; i < n; i++) {
+	for (k = 0; k < n; k++) {
+		i = order[k];
 		fprintf(cli->out, "  %3zu  %-16s %-32s %d/%d tasks%s%s\n",
-		    i + 1, s[i].id, s[i].file, s[i].progress.tasks_completed,
+		    k + 1, s[i].id, s[i].file, s[i].progress.tasks_completed,
 		    s[i].progress.tasks_total,
 		    s[i].load_status == STATUS_INVALID ? "  INVALID: " : "",
 		    s[i].load_status == STATUS_INVALID ? s[i].reason : "");
@@ -219,6 +224,7 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	}
 	fprintf(cli->out, "ok: %zu stor%s ready\n", n, n == 1 ? "y" : "ies");
 out:
+	free(order);
 	stories_free(s, n);
 	config_release(&cfg);
 	return rc;

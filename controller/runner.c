@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@
 #define RUNNER_KILL_WAIT_MS 2000
 /* Recheck period while waiting for a group to empty. */
 #define RUNNER_GROUP_TICK_MS 20
+/* pollfds runner_wait() keeps on its stack (more are malloc'd). */
+#define RUNNER_LOCAL_PFDS 16
 
 const char *const runner_scrubbed_env[] = {
     "CLAUDECODE", /* claude: refuses to nest */
@@ -56,15 +59,25 @@ struct ring {
 	size_t len; /* bytes held, <= cap */
 };
 
-/* The state of one supervised attempt. */
-struct run {
+/* Where an attempt stands. */
+enum proc_phase {
+	PHASE_RUNNING, /* the agent itself has not been reaped yet */
+	PHASE_CLEARING, /* reaped; what it left in its group is ended */
+	PHASE_DONE /* the group is gone; only the result is left */
+};
+
+/* One supervised attempt (runner.h). */
+struct runner_proc {
 	const struct runner_opts *o;
-	struct runner_result *r;
+	struct runner_result r; /* filled as it goes; tail at finish */
 	struct ring ring;
+	struct runner_proc *live_next; /* the live list, for the watchdog */
+	enum proc_phase phase;
 	pid_t pid;
 	int out_fd; /* read end of the output pipe, -1 once closed */
 	int log_fd; /* -1 when there is no log */
 	int pidfd; /* -1 when pidfd_open is unavailable */
+	int pf_out; /* runner_wait(): index of out_fd in its pollfds */
 	int64_t t0;
 	int64_t last_activity;
 	int64_t next_poll;
@@ -73,8 +86,9 @@ struct run {
 	bool term_sent;
 	bool kill_sent;
 	bool have_token;
-	bool wake_dead; /* wake_fd hung up: stop polling it */
+	bool wake_dead; /* o->wake_fd hung up: stop polling it */
 	bool lost; /* someone else reaped our child */
+	bool live; /* on the live list */
 	int token;
 	int wstatus;
 };
@@ -415,285 +429,33 @@ group_reap(int pgid)
 	}
 }
 
-static void
-run_signal(struct run *s, int sig)
-{
-	int64_t now = runner_now();
-
-	/* Negative pid: the whole group, grandchildren included.  Never the
-	 * bare pid: once reaped, that number may be someone else's (the
-	 * group id is not reused while any member lives). */
-	kill(-s->pid, sig);
-	if (sig == SIGKILL) {
-		s->kill_sent = true;
-		s->give_up = now + RUNNER_KILL_WAIT_MS;
-	}
-	if (!s->term_sent) {
-		s->term_sent = true;
-		s->kill_at =
-		    now + (s->o->kill_grace_ms > 0 ? s->o->kill_grace_ms : 0);
-	}
-}
-
-static void
-run_log(struct run *s, const char *p, size_t n)
-{
-	ssize_t w;
-
-	if (s->log_fd < 0)
-		return;
-	while (n > 0) {
-		w = write(s->log_fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			/* Keep the agent running; report it afterwards.  A
-			 * later chunk may fit again once space is freed. */
-			if (s->r->log_errno == 0)
-				s->r->log_errno = errno;
-			return;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-/* Read what the pipe holds now (up to a few chunks). */
-static void
-run_read(struct run *s)
-{
-	char buf[RUNNER_CHUNK];
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < 4 && s->out_fd >= 0; i++) {
-		n = read(s->out_fd, buf, sizeof(buf));
-		if (n > 0) {
-			run_log(s, buf, (size_t)n);
-			ring_add(&s->ring, buf, (size_t)n);
-			s->r->output_bytes += (uint64_t)n;
-			s->last_activity = runner_now();
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		fd_close(&s->out_fd); /* EOF, or a read error */
-	}
-}
-
-/* Act on *stop.  running: the agent itself still runs, so a stop marks
- * the attempt interrupted (not when only its leftovers are cleared). */
-static void
-run_check_stop(struct run *s, bool running)
-{
-	int st;
-
-	if (s->o->stop == NULL)
-		return;
-	st = *s->o->stop;
-	if (st <= 0)
-		return;
-	if (running)
-		s->r->interrupted = true;
-	if (st >= 2 && !s->kill_sent)
-		run_signal(s, SIGKILL);
-	else if (!s->term_sent)
-		run_signal(s, SIGTERM);
-}
-
 static int64_t
 min64(int64_t a, int64_t b)
 {
 	return a < b ? a : b;
 }
 
-/* Supervise until the direct child has exited and is reaped. */
-static void
-run_until_exit(struct run *s)
-{
-	const struct runner_opts *o = s->o;
-	struct pollfd pf[3];
-	int64_t now, wait;
-	nfds_t nf;
-	int i_out, i_wake, tok;
-	char junk[256];
-	ssize_t n;
-	pid_t w;
-
-	for (;;) {
-		now = runner_now();
-		run_check_stop(s, true);
-		if (o->on_poll != NULL && now >= s->next_poll) {
-			tok = o->on_poll(o->ctx, now - s->t0, s->pid);
-			if (s->have_token && tok != s->token)
-				s->last_activity = now;
-			s->token = tok;
-			s->have_token = true;
-			s->next_poll = now +
-			    (o->poll_interval_ms > 0 ? o->poll_interval_ms
-						     : 1000);
-		}
-		if (!s->term_sent && o->timeout_ms > 0 &&
-		    now - s->t0 >= o->timeout_ms) {
-			s->r->timed_out = true;
-			run_signal(s, SIGTERM);
-		} else if (!s->term_sent && o->stall_timeout_ms > 0 &&
-		    now - s->last_activity >= o->stall_timeout_ms) {
-			s->r->stalled = true;
-			run_signal(s, SIGTERM);
-		}
-		if (s->term_sent && !s->kill_sent && now >= s->kill_at)
-			run_signal(s, SIGKILL);
-
-		do
-			w = waitpid(s->pid, &s->wstatus, WNOHANG);
-		while (w < 0 && errno == EINTR);
-		if (w == s->pid)
-			break;
-		if (w < 0) {
-			/* ECHILD: reaped behind our back (a waitpid(-1)
-			 * elsewhere); the status is lost. */
-			s->lost = true;
-			break;
-		}
-
-		wait = 1000;
-		if (o->on_poll != NULL)
-			wait = min64(wait, s->next_poll - now);
-		if (!s->term_sent && o->timeout_ms > 0)
-			wait = min64(wait, s->t0 + o->timeout_ms - now);
-		if (!s->term_sent && o->stall_timeout_ms > 0)
-			wait = min64(
-			    wait, s->last_activity + o->stall_timeout_ms - now);
-		if (s->term_sent && !s->kill_sent)
-			wait = min64(wait, s->kill_at - now);
-		if (s->pidfd < 0)
-			wait = min64(wait, 50);
-		if (o->stop != NULL && (o->wake_fd < 0 || s->wake_dead))
-			wait = min64(wait, 100);
-		if (wait < 0)
-			wait = 0;
-
-		nf = 0;
-		i_out = i_wake = -1;
-		if (s->out_fd >= 0) {
-			pf[nf].fd = s->out_fd;
-			pf[nf].events = POLLIN;
-			i_out = (int)nf++;
-		}
-		/* Readable once the child exits; the waitpid() at the top
-		 * then reaps it. */
-		if (s->pidfd >= 0) {
-			pf[nf].fd = s->pidfd;
-			pf[nf].events = POLLIN;
-			nf++;
-		}
-		if (o->stop != NULL && o->wake_fd >= 0 && !s->wake_dead) {
-			pf[nf].fd = o->wake_fd;
-			pf[nf].events = POLLIN;
-			i_wake = (int)nf++;
-		}
-		if (poll(pf, nf, (int)wait) <= 0)
-			continue; /* timeout, or EINTR: recheck everything */
-		if (i_out >= 0 && pf[i_out].revents != 0)
-			run_read(s);
-		/* Drain the self-pipe; *stop is the truth, rechecked at the
-		 * top.  A hung-up pipe would poll readable forever. */
-		if (i_wake >= 0 && pf[i_wake].revents != 0) {
-			n = read(o->wake_fd, junk, sizeof(junk));
-			if (n == 0 ||
-			    (n < 0 && errno != EINTR && errno != EAGAIN))
-				s->wake_dead = true;
-		}
-	}
-}
-
-/*
- * The direct child is gone.  Whatever else is left in its group (a
- * grandchild holding the pipe, a detached helper) is terminated now,
- * SIGTERM then SIGKILL after the grace; we never wait for EOF on the
- * pipe, which such a process may hold forever.
- */
-static void
-run_clear_group(struct run *s)
-{
-	struct pollfd pf;
-	int64_t now, wait;
-
-	for (;;) {
-		group_reap(s->pid);
-		if (!group_alive(s->pid))
-			break;
-		run_check_stop(s, false);
-		now = runner_now();
-		if (!s->term_sent)
-			run_signal(s, SIGTERM);
-		else if (!s->kill_sent && now >= s->kill_at)
-			run_signal(s, SIGKILL);
-		if (s->kill_sent && now >= s->give_up)
-			break;
-		wait = RUNNER_GROUP_TICK_MS;
-		if (!s->kill_sent)
-			wait = min64(wait, s->kill_at - now);
-		if (wait < 1)
-			wait = 1;
-		if (s->out_fd < 0) {
-			runner_sleep_ms(wait);
-			continue;
-		}
-		pf.fd = s->out_fd;
-		pf.events = POLLIN;
-		if (poll(&pf, 1, (int)wait) > 0)
-			run_read(s);
-	}
-	group_reap(s->pid);
-	/* The group is gone; take what is still buffered and stop. */
-	while (s->out_fd >= 0)
-		run_read(s);
-}
-
-static void
-run_note_spawn_failure(struct run *s, int e)
-{
-	char line[512];
-	int n;
-
-	n = snprintf(line, sizeof(line), "storyctl: cannot execute %s: %s\n",
-	    s->o->argv[0], strerror(e));
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(line))
-		n = (int)sizeof(line) - 1;
-	run_log(s, line, (size_t)n);
-	ring_add(&s->ring, line, (size_t)n);
-}
-
+/* Wait until group pgid has no live member (0) or the deadline passes
+ * (-1), reaping the members that are our children on the way. */
 static int
-run_open_log(int *fd, const char *path, struct sc_err *err)
+group_wait(int pgid, int64_t deadline)
 {
-	struct stat st;
+	int rc = 0;
 
-	*fd = -1;
-	if (path == NULL)
-		return 0;
-	*fd = open(
-	    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (*fd < 0)
-		return err_set(err, SC_EIO, "cannot open agent log %s: %s",
-		    path, strerror(errno));
-	/* An existing file keeps its mode on open: agent output may hold
-	 * secrets, so make it private either way (a device such as
-	 * /dev/null is left alone). */
-	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    fchmod(*fd, 0600) < 0) {
-		close(*fd);
-		*fd = -1;
-		return err_set(err, SC_EIO, "cannot chmod agent log %s: %s",
-		    path, strerror(errno));
+	for (;;) {
+		group_reap(pgid);
+		if (!group_alive(pgid))
+			break;
+		if (runner_now() >= deadline) {
+			rc = -1;
+			break;
+		}
+		runner_sleep_ms(
+		    min64(RUNNER_GROUP_TICK_MS, deadline - runner_now()));
 	}
-	return 0;
+	/* A member may have become a zombie after the reap above. */
+	group_reap(pgid);
+	return rc;
 }
 
 /*
@@ -812,11 +574,82 @@ static void __attribute__((noreturn)) wd_main(int sk)
 	_exit(0);
 }
 
-/* Start the watchdog unless ours is running.  Best effort: without it,
- * PDEATHSIG still ends the agent itself. */
+static void
+wd_send(int op, int pgid, int64_t grace_ms)
+{
+	struct wd_rec rec;
+	ssize_t w;
+
+	if (wd_fd < 0 || wd_owner != getpid())
+		return;
+	if (grace_ms < 0)
+		grace_ms = 0;
+	if (grace_ms > 600000)
+		grace_ms = 600000;
+	rec.op = op;
+	rec.pgid = pgid;
+	rec.grace_ms = (int32_t)grace_ms;
+	/* MSG_NOSIGNAL: a dead watchdog must not SIGPIPE the controller. */
+	do
+		w = send(wd_fd, &rec, sizeof(rec), MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+}
+
+/*
+ * The attempts whose group may still be live, so that a replacement
+ * watchdog can be told about all of them.  Owned by the process that
+ * started them: a forked copy of the controller must not adopt (or have
+ * its own watchdog kill) its parent's agents.
+ */
+static struct runner_proc *live_list;
+static pid_t live_owner = -1;
+
+static void
+live_reset_if_inherited(void)
+{
+	if (live_owner != getpid()) {
+		live_list = NULL;
+		live_owner = getpid();
+	}
+}
+
+static void
+live_add(struct runner_proc *p)
+{
+	live_reset_if_inherited();
+	p->live_next = live_list;
+	live_list = p;
+	p->live = true;
+	wd_send(WD_WATCH, p->pid, p->o->kill_grace_ms);
+}
+
+static void
+live_remove(struct runner_proc *p)
+{
+	struct runner_proc **pp;
+
+	if (!p->live)
+		return;
+	p->live = false;
+	wd_send(WD_UNWATCH, p->pid, 0);
+	if (live_owner != getpid())
+		return;
+	for (pp = &live_list; *pp != NULL; pp = &(*pp)->live_next) {
+		if (*pp == p) {
+			*pp = p->live_next;
+			break;
+		}
+	}
+	p->live_next = NULL;
+}
+
+/* Start the watchdog unless ours is running, and tell a new one about
+ * every live group.  Best effort: without it, PDEATHSIG still ends the
+ * agents themselves. */
 static void
 wd_ensure(void)
 {
+	struct runner_proc *p = NULL;
 	sigset_t all, old;
 	int sv[2] = {-1, -1};
 	pid_t pid;
@@ -845,27 +678,8 @@ wd_ensure(void)
 	wd_fd = sv[0];
 	wd_pid = pid;
 	wd_owner = getpid();
-}
-
-static void
-wd_send(int op, int pgid, int64_t grace_ms)
-{
-	struct wd_rec rec;
-	ssize_t w;
-
-	if (wd_fd < 0 || wd_owner != getpid())
-		return;
-	if (grace_ms < 0)
-		grace_ms = 0;
-	if (grace_ms > 600000)
-		grace_ms = 600000;
-	rec.op = op;
-	rec.pgid = pgid;
-	rec.grace_ms = (int32_t)grace_ms;
-	/* MSG_NOSIGNAL: a dead watchdog must not SIGPIPE the controller. */
-	do
-		w = send(wd_fd, &rec, sizeof(rec), MSG_NOSIGNAL);
-	while (w < 0 && errno == EINTR);
+	live_reset_if_inherited();
+	(void)p;
 }
 
 static int
@@ -888,43 +702,391 @@ run_pidfd(pid_t pid)
 #endif
 }
 
-int
-runner_run(
-    struct runner_result *out, const struct runner_opts *o, struct sc_err *err)
+static void
+proc_signal(struct runner_proc *p, int sig)
 {
-	struct run s;
+	int64_t now = runner_now();
+
+	/* Negative pid: the whole group, grandchildren included.  Never the
+	 * bare pid: once reaped, that number may be someone else's (the
+	 * group id is not reused while any member lives). */
+	kill(-p->pid, sig);
+	if (sig == SIGKILL) {
+		p->kill_sent = true;
+		p->give_up = now + RUNNER_KILL_WAIT_MS;
+	}
+	if (!p->term_sent) {
+		p->term_sent = true;
+		p->kill_at =
+		    now + (p->o->kill_grace_ms > 0 ? p->o->kill_grace_ms : 0);
+	}
+}
+
+static void
+proc_log(struct runner_proc *p, const char *buf, size_t n)
+{
+	ssize_t w;
+
+	if (p->log_fd < 0)
+		return;
+	while (n > 0) {
+		w = write(p->log_fd, buf, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			/* Keep the agent running; report it afterwards.  A
+			 * later chunk may fit again once space is freed. */
+			if (p->r.log_errno == 0)
+				p->r.log_errno = errno;
+			return;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+/*
+ * Read what the pipe holds now, at most max_chunks reads, so that a
+ * flooding agent cannot starve the others.  Returns whether anything
+ * was read or the pipe ended (EOF or an error closes it).
+ */
+static bool
+proc_read(struct runner_proc *p, int max_chunks)
+{
+	char buf[RUNNER_CHUNK];
+	ssize_t n;
+	int i;
+	bool moved = false;
+
+	for (i = 0; i < max_chunks && p->out_fd >= 0; i++) {
+		n = read(p->out_fd, buf, sizeof(buf));
+		if (n > 0) {
+			proc_log(p, buf, (size_t)n);
+			ring_add(&p->ring, buf, (size_t)n);
+			p->r.output_bytes += (uint64_t)n;
+			p->last_activity = runner_now();
+			moved = true;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		fd_close(&p->out_fd); /* EOF, or a read error */
+		moved = true;
+	}
+	return moved;
+}
+
+/* Act on *stop.  running: the agent itself still runs, so a stop marks
+ * the attempt interrupted (not when only its leftovers are cleared).
+ * Returns whether a signal went out. */
+static bool
+proc_check_stop(struct runner_proc *p, bool running)
+{
+	int st;
+
+	if (p->o->stop == NULL)
+		return false;
+	st = *p->o->stop;
+	if (st <= 0)
+		return false;
+	if (running)
+		p->r.interrupted = true;
+	if (st >= 2 && !p->kill_sent) {
+		proc_signal(p, SIGKILL);
+		return true;
+	}
+	if (!p->term_sent) {
+		proc_signal(p, SIGTERM);
+		return true;
+	}
+	return false;
+}
+
+/* The group is gone (or given up on): take what is still buffered and
+ * release the descriptors.  The read is bounded: a descendant that left
+ * the group (setsid) may still hold the pipe and write to it. */
+static void
+proc_done(struct runner_proc *p)
+{
+	group_reap(p->pid);
+	proc_read(p, 16);
+	fd_close(&p->out_fd);
+	fd_close(&p->log_fd);
+	fd_close(&p->pidfd);
+	live_remove(p);
+	p->phase = PHASE_DONE;
+}
+
+/* The agent itself has been reaped (or lost to someone else's wait). */
+static void
+proc_exited(struct runner_proc *p)
+{
+	p->r.duration_ms = runner_now() - p->t0;
+	if (p->lost) {
+		p->r.exit_code = -1;
+	} else if (WIFSIGNALED(p->wstatus)) {
+		p->r.exit_code = -1;
+		p->r.term_signal = WTERMSIG(p->wstatus);
+	} else {
+		p->r.exit_code = WEXITSTATUS(p->wstatus);
+	}
+	fd_close(&p->pidfd);
+	p->phase = PHASE_CLEARING;
+}
+
+/*
+ * The agent has exited.  Whatever else is left in its group (a
+ * grandchild holding the pipe, a detached helper) is terminated now,
+ * SIGTERM then SIGKILL after the grace; we never wait for EOF on the
+ * pipe, which such a process may hold forever.  Returns whether the
+ * attempt moved on.
+ */
+static bool
+proc_clear(struct runner_proc *p)
+{
+	int64_t now;
+	bool moved;
+
+	group_reap(p->pid);
+	if (!group_alive(p->pid)) {
+		proc_done(p);
+		return true;
+	}
+	moved = proc_check_stop(p, false);
+	now = runner_now();
+	if (!p->term_sent) {
+		proc_signal(p, SIGTERM);
+		moved = true;
+	} else if (!p->kill_sent && now >= p->kill_at) {
+		proc_signal(p, SIGKILL);
+		moved = true;
+	}
+	if (p->kill_sent && now >= p->give_up) {
+		/* Uninterruptible sleep, or gone out of our sight: it
+		 * dies when it wakes; the watchdog no longer waits. */
+		proc_done(p);
+		moved = true;
+	}
+	return moved;
+}
+
+/*
+ * One look at a live attempt: *stop, on_poll, the deadlines, the exit of
+ * the agent, the state of its group.  Returns whether anything happened
+ * (a callback, a signal, an exit): runner_wait() then returns.
+ */
+static bool
+proc_service(struct runner_proc *p)
+{
+	const struct runner_opts *o = p->o;
+	int64_t now = runner_now();
+	bool moved = false;
+	pid_t w;
+	int tok;
+
+	if (p->phase == PHASE_RUNNING) {
+		moved = proc_check_stop(p, true);
+		if (o->on_poll != NULL && now >= p->next_poll) {
+			tok = o->on_poll(o->ctx, now - p->t0, p->pid);
+			if (p->have_token && tok != p->token)
+				p->last_activity = now;
+			p->token = tok;
+			p->have_token = true;
+			p->next_poll = now +
+			    (o->poll_interval_ms > 0 ? o->poll_interval_ms
+						     : 1000);
+			moved = true;
+		}
+		if (!p->term_sent && o->timeout_ms > 0 &&
+		    now - p->t0 >= o->timeout_ms) {
+			p->r.timed_out = true;
+			proc_signal(p, SIGTERM);
+			moved = true;
+		} else if (!p->term_sent && o->stall_timeout_ms > 0 &&
+		    now - p->last_activity >= o->stall_timeout_ms) {
+			p->r.stalled = true;
+			proc_signal(p, SIGTERM);
+			moved = true;
+		}
+		if (p->term_sent && !p->kill_sent && now >= p->kill_at) {
+			proc_signal(p, SIGKILL);
+			moved = true;
+		}
+		/* Only our own child, by pid: never waitpid(-1), the
+		 * controller has other children. */
+		do
+			w = waitpid(p->pid, &p->wstatus, WNOHANG);
+		while (w < 0 && errno == EINTR);
+		if (w == p->pid || w < 0) {
+			/* ECHILD: reaped behind our back (a waitpid(-1)
+			 * elsewhere); the status is lost. */
+			p->lost = w < 0;
+			proc_exited(p);
+			moved = true;
+		}
+	}
+	if (p->phase == PHASE_CLEARING && proc_clear(p))
+		moved = true;
+	return moved;
+}
+
+/* Whether *stop can change without o->wake_fd telling us. */
+static bool
+proc_stop_unsignalled(const struct runner_proc *p)
+{
+	return p->o->stop != NULL && (p->o->wake_fd < 0 || p->wake_dead);
+}
+
+/* The time (CLOCK_MONOTONIC ms) by which proc_service() must look at a
+ * live attempt again, output and exit aside.  Keep in step with
+ * proc_service() and proc_clear(): a deadline they do not act on would
+ * make runner_wait() spin. */
+static int64_t
+proc_deadline(const struct runner_proc *p, int64_t now)
+{
+	const struct runner_opts *o = p->o;
+	int64_t d;
+
+	if (p->phase == PHASE_CLEARING) {
+		d = now + RUNNER_GROUP_TICK_MS;
+		if (p->term_sent && !p->kill_sent)
+			d = min64(d, p->kill_at);
+		if (p->kill_sent)
+			d = min64(d, p->give_up);
+		return d;
+	}
+	/* A safety net only: exits and output wake poll() by themselves. */
+	d = now + 1000;
+	if (o->on_poll != NULL)
+		d = min64(d, p->next_poll);
+	if (!p->term_sent && o->timeout_ms > 0)
+		d = min64(d, p->t0 + o->timeout_ms);
+	if (!p->term_sent && o->stall_timeout_ms > 0)
+		d = min64(d, p->last_activity + o->stall_timeout_ms);
+	if (p->term_sent && !p->kill_sent)
+		d = min64(d, p->kill_at);
+	if (p->pidfd < 0)
+		d = min64(d, now + 50); /* no pidfd: look for the exit */
+	if (proc_stop_unsignalled(p))
+		d = min64(d, now + 100);
+	return d;
+}
+
+static void
+proc_note_spawn_failure(struct runner_proc *p, int e)
+{
+	char line[512];
+	int n;
+
+	n = snprintf(line, sizeof(line), "storyctl: cannot execute %s: %s\n",
+	    p->o->argv[0], strerror(e));
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = (int)sizeof(line) - 1;
+	proc_log(p, line, (size_t)n);
+	ring_add(&p->ring, line, (size_t)n);
+}
+
+static int
+proc_open_log(int *fd, const char *path, struct sc_err *err)
+{
+	struct stat st;
+
+	*fd = -1;
+	if (path == NULL)
+		return 0;
+	*fd = open(
+	    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (*fd < 0)
+		return err_set(err, SC_EIO, "cannot open agent log %s: %s",
+		    path, strerror(errno));
+	/* An existing file keeps its mode on open: agent output may hold
+	 * secrets, so make it private either way (a device such as
+	 * /dev/null is left alone). */
+	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) &&
+	    fchmod(*fd, 0600) < 0) {
+		close(*fd);
+		*fd = -1;
+		return err_set(err, SC_EIO, "cannot chmod agent log %s: %s",
+		    path, strerror(errno));
+	}
+	return 0;
+}
+
+/* Release everything p holds; NULL is a no-op. */
+static void
+proc_free(struct runner_proc *p)
+{
+	if (p == NULL)
+		return;
+	live_remove(p);
+	fd_close(&p->out_fd);
+	fd_close(&p->log_fd);
+	fd_close(&p->pidfd);
+	free(p->ring.buf);
+	free(p);
+}
+
+/* Supervise p alone until it is done (blocking). */
+static void
+proc_settle(struct runner_proc *p)
+{
+	struct runner_proc *one[1];
+
+	one[0] = p;
+	while (p->phase != PHASE_DONE) {
+		if (runner_wait(one, 1, -1, -1, NULL) >= 0)
+			continue;
+		/* Cannot happen for one attempt (no allocation); still,
+		 * never leave the group behind: end it bluntly. */
+		if (!p->kill_sent)
+			proc_signal(p, SIGKILL);
+		runner_sleep_ms(RUNNER_GROUP_TICK_MS);
+	}
+}
+
+int
+runner_start(
+    struct runner_proc **out, const struct runner_opts *o, struct sc_err *err)
+{
+	struct runner_proc *p = NULL;
 	struct spawn_msg msg;
 	sigset_t all, old;
 	char **envp = NULL;
 	int pfd[2] = {-1, -1};
 	int sfd[2] = {-1, -1};
 	int devnull = -1;
-	int abort_rc = 0;
 	int rc = 0;
 	int fl;
 	pid_t parent;
 	ssize_t n;
 	size_t got = 0;
 
-	memset(out, 0, sizeof(*out));
-	memset(&s, 0, sizeof(s));
-	s.o = o;
-	s.r = out;
-	s.out_fd = s.log_fd = s.pidfd = -1;
-	if (o->argv == NULL || o->argv[0] == NULL) {
+	*out = NULL;
+	if (o == NULL || o->argv == NULL || o->argv[0] == NULL) {
 		rc = err_set(err, SC_ESOFTWARE, "runner: empty agent argv");
 		goto out;
 	}
-	s.ring.cap = o->tail_max ? o->tail_max : RUNNER_TAIL_DEFAULT;
-	s.ring.buf = malloc(s.ring.cap);
-	if (s.ring.buf == NULL) {
+	p = calloc(1, sizeof(*p));
+	if (p == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory for an agent attempt");
+		goto out;
+	}
+	p->o = o;
+	p->out_fd = p->log_fd = p->pidfd = p->pf_out = -1;
+	p->ring.cap = o->tail_max ? o->tail_max : RUNNER_TAIL_DEFAULT;
+	p->ring.buf = malloc(p->ring.cap);
+	if (p->ring.buf == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory for the output tail");
 		goto out;
 	}
 	rc = env_build(&envp, o->env_add, err);
 	if (rc < 0)
 		goto out;
-	rc = run_open_log(&s.log_fd, o->log_path, err);
+	rc = proc_open_log(&p->log_fd, o->log_path, err);
 	if (rc < 0)
 		goto out;
 	devnull = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
@@ -946,7 +1108,8 @@ runner_run(
 		    strerror(errno));
 		goto out;
 	}
-	/* Our end only: the agent's end stays blocking. */
+	/* Our end only: the agent's end stays blocking.  Never blocking
+	 * on it is what lets one loop serve every agent. */
 	fl = fcntl(pfd[0], F_GETFL);
 	if (fl >= 0)
 		fcntl(pfd[0], F_SETFL, fl | O_NONBLOCK);
@@ -958,28 +1121,28 @@ runner_run(
 	/* No handler of ours may run in the child before it resets them. */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
-	s.t0 = runner_now();
-	s.pid = fork();
-	if (s.pid == 0)
+	p->t0 = runner_now();
+	p->pid = fork();
+	if (p->pid == 0)
 		child_exec(o, envp, devnull, pfd[1], sfd[1], parent);
-	if (s.pid > 0)
-		setpgid(s.pid, s.pid); /* closes the race with the child's */
+	if (p->pid > 0)
+		setpgid(p->pid, p->pid); /* closes the race with the child's */
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (s.pid < 0) {
+	if (p->pid < 0) {
 		rc = err_set(
 		    err, SC_EOS, "cannot fork the agent: %s", strerror(errno));
 		goto out;
 	}
-	out->pid = s.pid;
-	wd_send(WD_WATCH, s.pid, o->kill_grace_ms);
+	p->r.pid = p->pid;
+	live_add(p);
 	fd_close(&pfd[1]);
 	fd_close(&sfd[1]);
 	fd_close(&devnull);
-	s.out_fd = pfd[0];
+	p->out_fd = pfd[0];
 	pfd[0] = -1;
 
 	/* EOF: exec succeeded (the pipe is close-on-exec).  A message: the
-	 * child failed and is exiting with 127. */
+	 * child failed and is exiting with 127.  Either comes at once. */
 	while (got < sizeof(msg)) {
 		n = read(sfd[0], (char *)&msg + got, sizeof(msg) - got);
 		if (n < 0 && errno == EINTR)
@@ -990,10 +1153,9 @@ runner_run(
 	}
 	fd_close(&sfd[0]);
 	if (got == sizeof(msg)) {
-		while (waitpid(s.pid, &s.wstatus, 0) < 0 && errno == EINTR)
+		while (waitpid(p->pid, &p->wstatus, 0) < 0 && errno == EINTR)
 			;
-		wd_send(WD_UNWATCH, s.pid, 0);
-		out->duration_ms = runner_now() - s.t0;
+		p->r.duration_ms = runner_now() - p->t0;
 		if (msg.stage != STAGE_EXEC) {
 			rc = err_set(err, SC_EOS,
 			    "cannot start agent %s: "
@@ -1004,55 +1166,263 @@ runner_run(
 			    strerror(msg.err));
 			goto out;
 		}
-		out->spawn_failed = true;
-		out->spawn_errno = msg.err;
-		out->exit_code = msg.err == ENOENT ? 127 : 126;
-		run_note_spawn_failure(&s, msg.err);
-		goto tail;
+		p->r.spawn_failed = true;
+		p->r.spawn_errno = msg.err;
+		p->r.exit_code = msg.err == ENOENT ? 127 : 126;
+		proc_note_spawn_failure(p, msg.err);
+		proc_done(p);
+		goto started;
 	}
 
-	s.pidfd = run_pidfd(s.pid);
-	s.last_activity = s.t0;
-	s.next_poll =
-	    s.t0 + (o->poll_interval_ms > 0 ? o->poll_interval_ms : 1000);
+	p->pidfd = run_pidfd(p->pid);
+	p->last_activity = p->t0;
+	p->next_poll =
+	    p->t0 + (o->poll_interval_ms > 0 ? o->poll_interval_ms : 1000);
 	if (o->on_start != NULL) {
-		abort_rc = o->on_start(o->ctx, s.pid);
-		if (abort_rc < 0)
-			run_signal(&s, SIGKILL);
+		rc = o->on_start(o->ctx, p->pid);
+		if (rc < 0) {
+			/* The callback reported through its ctx. */
+			proc_signal(p, SIGKILL);
+			proc_settle(p);
+			goto out;
+		}
+		rc = 0;
 	}
-	run_until_exit(&s);
-	out->duration_ms = runner_now() - s.t0;
-	if (s.lost) {
-		out->exit_code = -1;
-	} else if (WIFSIGNALED(s.wstatus)) {
-		out->exit_code = -1;
-		out->term_signal = WTERMSIG(s.wstatus);
-	} else {
-		out->exit_code = WEXITSTATUS(s.wstatus);
-	}
-	run_clear_group(&s);
-	wd_send(WD_UNWATCH, s.pid, 0);
-	if (abort_rc < 0) {
-		rc = abort_rc;
-		goto out;
-	}
-tail:
-	out->tail = ring_take(&s.ring, &out->tail_len);
-	if (out->tail == NULL)
-		rc = err_set(err, SC_EOS, "out of memory for the output tail");
+started:
+	*out = p;
+	p = NULL;
 out:
-	fd_close(&s.out_fd);
-	fd_close(&s.log_fd);
-	fd_close(&s.pidfd);
 	fd_close(&pfd[0]);
 	fd_close(&pfd[1]);
 	fd_close(&sfd[0]);
 	fd_close(&sfd[1]);
 	fd_close(&devnull);
 	free(envp);
-	free(s.ring.buf);
+	proc_free(p);
+	return rc;
+}
+
+/* Add fd to pf[from..nf) unless it is there already; returns the new nf. */
+static size_t
+pf_add_once(struct pollfd *pf, size_t nf, size_t from, int fd)
+{
+	size_t k;
+
+	for (k = from; k < nf; k++)
+		if (pf[k].fd == fd)
+			return nf;
+	pf[nf].fd = fd;
+	pf[nf].events = POLLIN;
+	pf[nf].revents = 0;
+	return nf + 1;
+}
+
+/* A hung-up o->wake_fd would poll readable forever: stop polling it (the
+ * 100 ms check of *stop takes over). */
+static void
+wake_hung_up(struct runner_proc *const *procs, size_t n, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (procs[i]->o->wake_fd == fd)
+			procs[i]->wake_dead = true;
+}
+
+int
+runner_wait(struct runner_proc *const *procs, size_t n, int64_t timeout_ms,
+    int wake_fd, struct sc_err *err)
+{
+	struct pollfd local[RUNNER_LOCAL_PFDS];
+	struct pollfd *pf = local;
+	struct runner_proc *p = NULL;
+	char junk[256];
+	size_t i, k, nf, wbase, cap;
+	int64_t now, until, wait;
+	ssize_t got;
+	int rc = 0, ndone = 0, pr;
+	bool moved = false;
+
+	if (n > 0 && procs == NULL) {
+		rc = err_set(
+		    err, SC_ESOFTWARE, "runner: no attempts to wait for");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		if (procs[i] == NULL) {
+			rc = err_set(err, SC_ESOFTWARE,
+			    "runner: attempt %zu to wait for is null", i);
+			goto out;
+		}
+	}
+	if (n == 0 && timeout_ms < 0 && wake_fd < 0) {
+		rc = err_set(
+		    err, SC_ESOFTWARE, "runner: waiting for nothing, forever");
+		goto out;
+	}
+	/* Per attempt its pipe, its pidfd and its wake fd; and wake_fd. */
+	if (n > (SIZE_MAX - 1) / 3 / sizeof(*pf)) {
+		rc = err_set(err, SC_ESOFTWARE, "runner: too many attempts");
+		goto out;
+	}
+	cap = 3 * n + 1;
+	if (cap > RUNNER_LOCAL_PFDS) {
+		pf = calloc(cap, sizeof(*pf));
+		if (pf == NULL) {
+			rc = err_set(err, SC_EOS,
+			    "out of memory waiting for %zu agents", n);
+			goto out;
+		}
+	}
+	until = timeout_ms >= 0 ? runner_now() + timeout_ms : INT64_MAX;
+	for (;;) {
+		ndone = 0;
+		for (i = 0; i < n; i++) {
+			p = procs[i];
+			if (p->phase != PHASE_DONE && proc_service(p))
+				moved = true;
+			if (p->phase == PHASE_DONE)
+				ndone++;
+		}
+		if (moved || ndone > 0)
+			break;
+		now = runner_now();
+		if (now >= until)
+			break;
+		wait = until - now;
+		nf = 0;
+		for (i = 0; i < n; i++) {
+			p = procs[i];
+			wait = min64(wait, proc_deadline(p, now) - now);
+			p->pf_out = -1;
+			if (p->out_fd >= 0) {
+				pf[nf].fd = p->out_fd;
+				pf[nf].events = POLLIN;
+				pf[nf].revents = 0;
+				p->pf_out = (int)nf++;
+			}
+			/* Readable once the agent exits: the next pass
+			 * reaps it. */
+			if (p->pidfd >= 0) {
+				pf[nf].fd = p->pidfd;
+				pf[nf].events = POLLIN;
+				pf[nf].revents = 0;
+				nf++;
+			}
+		}
+		wbase = nf;
+		for (i = 0; i < n; i++) {
+			p = procs[i];
+			if (p->o->stop != NULL && p->o->wake_fd >= 0 &&
+			    !p->wake_dead)
+				nf = pf_add_once(pf, nf, wbase, p->o->wake_fd);
+		}
+		if (wake_fd >= 0)
+			nf = pf_add_once(pf, nf, wbase, wake_fd);
+		if (wait < 0)
+			wait = 0;
+		if (wait > INT_MAX)
+			wait = INT_MAX;
+		pr = poll(pf, (nfds_t)nf, (int)wait);
+		if (pr < 0 && errno == EINTR) {
+			/* A signal: let the caller look at its flags. */
+			moved = true;
+			continue;
+		}
+		if (pr < 0) {
+			rc = err_set(err, SC_EOS, "cannot poll the agents: %s",
+			    strerror(errno));
+			break;
+		}
+		if (pr == 0)
+			continue; /* a deadline: the next pass acts on it */
+		for (i = 0; i < n; i++) {
+			p = procs[i];
+			if (p->pf_out >= 0 && pf[p->pf_out].revents != 0 &&
+			    proc_read(p, 4))
+				moved = true;
+		}
+		/* Drain the self-pipes; *stop is the truth, looked at in the
+		 * next pass. */
+		for (k = wbase; k < nf; k++) {
+			if (pf[k].revents == 0)
+				continue;
+			moved = true;
+			got = read(pf[k].fd, junk, sizeof(junk));
+			if (got == 0 ||
+			    (got < 0 && errno != EINTR && errno != EAGAIN))
+				wake_hung_up(procs, n, pf[k].fd);
+		}
+	}
+out:
+	if (pf != local)
+		free(pf);
+	return rc < 0 ? rc : ndone;
+}
+
+bool
+runner_proc_done(const struct runner_proc *p)
+{
+	return p == NULL || p->phase == PHASE_DONE;
+}
+
+int
+runner_proc_pid(const struct runner_proc *p)
+{
+	return p != NULL ? p->pid : -1;
+}
+
+int
+runner_proc_finish(
+    struct runner_proc *p, struct runner_result *out, struct sc_err *err)
+{
+	int rc = 0;
+
+	if (out != NULL)
+		memset(out, 0, sizeof(*out));
+	if (p == NULL) {
+		rc = err_set(err, SC_ESOFTWARE, "runner: no attempt to finish");
+		goto out;
+	}
+	if (p->phase == PHASE_RUNNING && !p->term_sent) {
+		/* Cancelled by the caller: as if *stop had become 1. */
+		p->r.interrupted = true;
+		proc_signal(p, SIGTERM);
+	}
+	proc_settle(p);
+	if (out != NULL) {
+		*out = p->r;
+		out->tail = ring_take(&p->ring, &out->tail_len);
+		if (out->tail == NULL) {
+			memset(out, 0, sizeof(*out));
+			rc = err_set(
+			    err, SC_EOS, "out of memory for the output tail");
+		}
+	}
+	proc_free(p);
+out:
+	return rc;
+}
+
+int
+runner_run(
+    struct runner_result *out, const struct runner_opts *o, struct sc_err *err)
+{
+	struct runner_proc *p = NULL;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	rc = runner_start(&p, o, err);
 	if (rc < 0)
-		runner_result_release(out);
+		goto out;
+	while (rc >= 0 && !runner_proc_done(p))
+		rc = runner_wait(&p, 1, -1, -1, err);
+	if (rc < 0) {
+		runner_proc_finish(p, NULL, NULL);
+		goto out;
+	}
+	rc = runner_proc_finish(p, out, err);
+out:
 	return rc;
 }
 
@@ -1063,29 +1433,6 @@ runner_result_release(struct runner_result *r)
 		return;
 	free(r->tail);
 	memset(r, 0, sizeof(*r));
-}
-
-/* Wait until group pgid has no live member (0) or the deadline passes
- * (-1), reaping the members that are our children on the way. */
-static int
-group_wait(int pgid, int64_t deadline)
-{
-	int rc = 0;
-
-	for (;;) {
-		group_reap(pgid);
-		if (!group_alive(pgid))
-			break;
-		if (runner_now() >= deadline) {
-			rc = -1;
-			break;
-		}
-		runner_sleep_ms(
-		    min64(RUNNER_GROUP_TICK_MS, deadline - runner_now()));
-	}
-	/* A member may have become a zombie after the reap above. */
-	group_reap(pgid);
-	return rc;
 }
 
 int

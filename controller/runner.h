@@ -1,26 +1,32 @@
 /*
- * runner.h - run one agent attempt as a supervised process group
- * (SPEC section 3).  docs/runner.md describes the process model.
+ * runner.h - run agent attempts as supervised process groups
+ * (SPEC section 3), one at a time (runner_run()) or several at once from
+ * one single-threaded loop (runner_start() / runner_wait() /
+ * runner_proc_finish(); SPEC section 9, run -j N).  docs/runner.md
+ * describes the process model.
  *
- * The agent is started with fork + execvp (never a shell) in its own
+ * Each agent is started with fork + execvp (never a shell) in its own
  * process group, in opts->cwd, with stdin from /dev/null and stdout and
  * stderr on one pipe.  Everything it prints goes to the per-attempt log
  * file; only the last tail_max bytes are kept in memory.  The attempt ends
  * when the agent exits, at timeout_ms, after stall_timeout_ms without
  * output or progress, or when *stop is raised; in every case the whole
  * process group is terminated (SIGTERM, then SIGKILL after kill_grace_ms)
- * before runner_run() returns, so no descendant left in the group
+ * before the attempt counts as done, so no descendant left in the group
  * survives an attempt.
  *
  * The runner installs no signal handlers in the calling process.  It
  * changes two things about it, once: it becomes a child subreaper
- * (PR_SET_CHILD_SUBREAPER), so that the agent's orphaned descendants are
+ * (PR_SET_CHILD_SUBREAPER), so that the agents' orphaned descendants are
  * reparented to it and reaped promptly, and it gets one helper child, the
- * watchdog ("storyctl-watch"), which kills the live agent groups if the
+ * watchdog ("storyctl-watch"), which kills every live agent group if the
  * controller dies without cleaning up (PR_SET_PDEATHSIG only reaches the
- * agent itself).  The runner only ever reaps its own child by pid, the
- * members of the agent's process group (waitid P_PGID) and the watchdog
+ * agent itself).  The runner only ever reaps its own children by pid, the
+ * members of its agents' process groups (waitid P_PGID) and the watchdog
  * by its pid; other code must not waitpid(-1) either.
+ *
+ * Not thread-safe: call everything from one thread, the one that also
+ * outlives the attempts (PR_SET_PDEATHSIG is tied to the forking thread).
  */
 #ifndef STORYCTL_RUNNER_H
 #define STORYCTL_RUNNER_H
@@ -59,11 +65,14 @@ struct runner_opts {
 	/* Set asynchronously by the controller's SIGINT/SIGTERM handler:
 	 * 1 = stop gracefully (SIGTERM the group, SIGKILL after the grace),
 	 * 2 = kill at once.  May be NULL.  Already set at the call, the
-	 * agent is started and stopped at once: check before calling. */
+	 * agent is started and stopped at once: check before calling.
+	 * Several attempts may share one flag (one Ctrl-C stops them all)
+	 * or have one each (to stop one of them). */
 	const volatile sig_atomic_t *stop;
 	/* Readable when *stop changes (self-pipe read end), or -1.  The
 	 * runner reads (drains) it when readable; make it non-blocking.
-	 * Without it, *stop is checked at least every 100 ms. */
+	 * Without it, *stop is checked at least every 100 ms (and at every
+	 * runner_wait() call). */
 	int wake_fd;
 	size_t tail_max; /* bytes of tail kept (64 KiB if 0) */
 };
@@ -94,9 +103,91 @@ struct runner_result {
  * SC_ESOFTWARE for an empty argv, SC_EDATA for an env_add entry without
  * '=', SC_EIO when the log file cannot be opened, SC_EOS when a pipe,
  * fork or setup step (such as chdir to cwd) failed; out is then empty.
+ * Exactly runner_start(), runner_wait() on it alone until it is done,
+ * runner_proc_finish().
  */
 int runner_run(
     struct runner_result *out, const struct runner_opts *o, struct sc_err *err);
+
+/*
+ * The asynchronous API: one running attempt, opaque.  A caller supervises
+ * any number of them from one loop:
+ *
+ *	runner_start() each;
+ *	while some are not finished:
+ *		runner_wait(the unfinished ones, ...);
+ *		for each p with runner_proc_done(p): runner_proc_finish(p, ...);
+ *
+ * Nothing happens to an attempt (no output is read, no timer fires, no
+ * callback runs, nothing is reaped) outside runner_wait() and
+ * runner_proc_finish(), so call runner_wait() again promptly: an agent
+ * whose pipe is full blocks until then.
+ */
+struct runner_proc;
+
+/*
+ * Start the agent that o describes.  o and everything it points to must
+ * stay valid and unchanged until runner_proc_finish().  On success (0),
+ * *out is a new attempt, owned by the caller until runner_proc_finish();
+ * on_start has been called.  A failed exec is not an error: *out is then
+ * already done, with spawn_failed set.  Errors are those of runner_run();
+ * a negative on_start return is returned after the group was killed at
+ * once and cleared, err untouched.  On any error *out is NULL and nothing
+ * is left running.  Blocks only until exec succeeded or failed.
+ */
+int runner_start(
+    struct runner_proc **out, const struct runner_opts *o, struct sc_err *err);
+
+/*
+ * Supervise procs[0..n) (each started, not yet finished) until at least
+ * one of them has moved on, timeout_ms has passed, or wake_fd is readable.
+ * One call services every attempt that is ready: reads its output into
+ * its log and tail, calls its on_poll when due, enforces its *stop,
+ * timeout, stall and kill grace, reaps it and clears its group.  "Moved
+ * on": output was read, on_poll was called, a signal went out, the agent
+ * exited or its group emptied.  A signal that interrupts the wait (EINTR)
+ * also returns, so that the caller can look at its flags.
+ *
+ * wake_fd (-1 = none), e.g. the read end of the caller's self-pipe, must
+ * be non-blocking; it is read (drained) when readable.  Each o->wake_fd
+ * is polled and drained the same way while its attempt runs (deduplicated
+ * with wake_fd): pass the same self-pipe to both, or check *stop yourself.
+ * A wake_fd at EOF makes every call return at once.
+ *
+ * timeout_ms < 0: no limit but the attempts' own timers.  Never blocks
+ * longer than the earliest deadline of any attempt.  n may be 0 (then it
+ * only sleeps until timeout_ms or wake_fd; not both absent).
+ *
+ * Returns how many of procs[0..n) are done (>= 0): an attempt already
+ * done makes it return at once, so finish the done ones (or leave them
+ * out) before waiting again.  Negative: SC_ESOFTWARE for a NULL entry or
+ * nothing to wait for, SC_EOS when poll() failed or memory ran out; the
+ * attempts are unchanged and still need finishing.
+ *
+ * Callbacks (on_poll) run inside runner_wait() and must not call
+ * runner_wait() or runner_proc_finish() themselves.
+ */
+int runner_wait(struct runner_proc *const *procs, size_t n, int64_t timeout_ms,
+    int wake_fd, struct sc_err *err);
+
+/* Whether the attempt has ended and its group is gone: its result is
+ * ready for runner_proc_finish().  True for NULL. */
+bool runner_proc_done(const struct runner_proc *p);
+
+/* The agent's pid, which is also its process group id (-1 for NULL). */
+int runner_proc_pid(const struct runner_proc *p);
+
+/*
+ * Collect the result of p into out (as runner_run() fills it: release it
+ * with runner_result_release(); out may be NULL to discard it) and free
+ * p, which is invalid afterwards.  p should be done; if it still runs it
+ * is stopped first, as if *stop had become 1 (interrupted is set, SIGTERM
+ * to the group, SIGKILL after kill_grace_ms), blocking until its group is
+ * gone.  Returns 0, SC_ESOFTWARE for a NULL p, or SC_EOS when the tail
+ * could not be allocated (out is then empty; p is freed either way).
+ */
+int runner_proc_finish(
+    struct runner_proc *p, struct runner_result *out, struct sc_err *err);
 
 /* Free what out owns and zero it; NULL is a no-op. */
 void runner_result_release(struct runner_result *r);

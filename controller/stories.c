@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "controller/stories.h"
+#include "strategies/schedule.h"
 
 /*
  * Read the whole file at path into a malloc'd buffer.  Reads to EOF
@@ -226,4 +227,70 @@ stories_free(struct story *s, size_t n)
 		free(s[i].abspath);
 	}
 	free(s);
+}
+
+/* The config's dependency graph: deps[] holds indexes into
+ * cfg->stories; statuses all pending. */
+static int
+sched_build(struct sched_story **out, int **out_deps, const struct config *cfg,
+    struct sc_err *err)
+{
+	struct sched_story *s = NULL;
+	int *deps = NULL;
+	size_t i, k, total = 0, used = 0;
+	int j;
+
+	*out = NULL;
+	*out_deps = NULL;
+	for (i = 0; i < cfg->nstories; i++)
+		total += cfg->stories[i].depends_on.n;
+	s = calloc(cfg->nstories + 1, sizeof(*s));
+	deps = calloc(total + 1, sizeof(*deps));
+	if (s == NULL || deps == NULL) {
+		free(s);
+		free(deps);
+		return err_set(err, SC_EOS, "out of memory");
+	}
+	for (i = 0; i < cfg->nstories; i++) {
+		const struct story_conf *c = &cfg->stories[i];
+		s[i].id = c->id;
+		s[i].deps = deps + used;
+		for (k = 0; k < c->depends_on.n; k++) {
+			j = config_story_index(cfg, c->depends_on.items[k]);
+			if (j >= 0)
+				deps[used + s[i].ndeps++] = j;
+		}
+		used += s[i].ndeps;
+		s[i].status = STATUS_PENDING;
+	}
+	*out = s;
+	*out_deps = deps;
+	return 0;
+}
+
+int
+stories_order(size_t **out, const struct config *cfg, struct sc_err *err)
+{
+	struct sched_story *s = NULL;
+	int *deps = NULL;
+	size_t *order = NULL;
+	int rc;
+
+	*out = NULL;
+	rc = sched_build(&s, &deps, cfg, err);
+	if (rc < 0)
+		return rc;
+	order = calloc(cfg->nstories + 1, sizeof(*order));
+	if (order == NULL)
+		rc = err_set(err, SC_EOS, "out of memory");
+	else
+		rc = schedule_order(order, s, cfg->nstories, err);
+	if (rc < 0) {
+		free(order);
+		order = NULL;
+	}
+	*out = order;
+	free(s);
+	free(deps);
+	return rc;
 }

@@ -51,4 +51,9 @@ void stories_free(struct story *s, size_t n);
 int story_read_progress(
     struct progress *out, const char *abspath, struct sc_err *err);
 
+/* The run order of cfg's stories (indexes into cfg->stories, which
+ * stories_load() keeps): a story after the stories it depends on,
+ * otherwise config order.  *out malloc'd.  SC_EDATA naming a cycle. */
+int stories_order(size_t **out, const struct config *cfg, struct sc_err *err);
+
 #endif

@@ -81,6 +81,7 @@ static const char *const db_migrations[] = {
     "  timeout_factor REAL NOT NULL DEFAULT 1,\n"
     "  poll_factor REAL NOT NULL DEFAULT 1,\n"
     "  cost_usd REAL NOT NULL DEFAULT 0,\n"
+    "  result_text TEXT,\n"
     "  FOREIGN KEY (batch_id, story_id) REFERENCES stories (batch_id, id)\n"
     ");\n"
     /* seq alone is unique per story, which makes (batch_id, story_id,
@@ -118,10 +119,10 @@ _Static_assert(
 	"ended_ms, heartbeat_ms, exit_code, signal, outcome, error_code, " \
 	"error_message, tasks_completed, tasks_total, stalled_task, " \
 	"delay_ms, decision, reason, log_path, timeout_factor, " \
-	"poll_factor, cost_usd"
+	"poll_factor, cost_usd, result_text"
 #define ATTEMPT_MUT_PARAMS \
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
-	"?, ?, ?"
+	"?, ?, ?, ?"
 #define ATTEMPT_COLS "id, batch_id, story_id, attempt, seq, " ATTEMPT_MUT_COLS
 
 /* Likewise for stories: db_bind_story() and db_read_story(). */
@@ -1314,6 +1315,8 @@ attempt_row_release(struct attempt_row *r)
 		return;
 	free(r->argv_json);
 	r->argv_json = NULL;
+	free(r->result_text);
+	r->result_text = NULL;
 }
 
 void
@@ -1374,6 +1377,7 @@ db_bind_attempt(struct db_bind *b, const struct attempt_row *r, bool running)
 	bind_double(b, r->timeout_factor > 0 ? r->timeout_factor : 1);
 	bind_double(b, r->poll_factor > 0 ? r->poll_factor : 1);
 	bind_double(b, r->cost_usd);
+	bind_str(b, r->result_text);
 }
 
 /* A row of ATTEMPT_COLS into a zeroed *out. */
@@ -1417,6 +1421,10 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	out->timeout_factor = sqlite3_column_double(st, i++);
 	out->poll_factor = sqlite3_column_double(st, i++);
 	out->cost_usd = sqlite3_column_double(st, i++);
+	if (sqlite3_column_type(st, i) != SQLITE_NULL &&
+	    (out->result_text = col_dup(st, i)) == NULL)
+		return db_oom(db, err);
+	i++;
 
 	/* the running outcome's name is not a parseable outcome */
 	if (outcome != NULL && strcmp(outcome, outcome_name(OUTCOME_NONE)) == 0)

@@ -71,10 +71,12 @@ struct attempt_row {
 	/* 1 unless D9/D10; a value <= 0 is stored as 1 */
 	double timeout_factor, poll_factor;
 	double cost_usd;
+	char *result_text; /* the agent's final message, bounded and redacted;
+			    * owned (malloc), NULL when unknown */
 };
 
-/* Free r->argv_json and set it to NULL; the struct is the caller's.
- * NULL ok. */
+/* Free r->argv_json and r->result_text and set them to NULL; the struct
+ * is the caller's.  NULL ok. */
 void attempt_row_release(struct attempt_row *r);
 /* Release every row, then free the array.  NULL ok. */
 void attempt_rows_free(struct attempt_row *rows, size_t n);

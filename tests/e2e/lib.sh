@@ -103,12 +103,13 @@ new_project() {
 	local sim="$STORYCTL_SRC/scripts/sim-agent"
 	P=$(new_repo)
 	if [ -z "$agents" ]; then
-		agents='{"primary": {"name": "sim-p", "command": ["'"$sim"'", "{role}", "{attempt}", "{story_file}"], "timeout_s": 30},
-		  "fallback": {"name": "sim-f", "command": ["'"$sim"'", "{role}", "{attempt}", "{story_file}"], "timeout_s": 30}}'
+		agents='{"primary": {"name": "sim-p", "command": ["'"$sim"'", "{role}", "{attempt}", "{story_file}", "{prompt}"], "timeout_s": 30},
+		  "fallback": {"name": "sim-f", "command": ["'"$sim"'", "{role}", "{attempt}", "{story_file}", "{prompt}"], "timeout_s": 30}}'
 	fi
+	local stories=${STORIES_JSON:-'"stories_glob": "docs/stories/*.md"'}
 	cat >"$P/storyctl.json" <<JSON
 {
-  "stories_glob": "docs/stories/*.md",
+  $stories,${EXTRA_JSON:-}
   "agents": $agents,
   "policy": $(printf '%s' "$policy" | jq -c '{"network_sleep_s": 0.2, "poll_interval_s": 0.2, "kill_grace_s": 1, "backoff": {"strategy": "fixed", "base_delay_ms": 10, "max_delay_ms": 100, "jitter": 0}} * .')
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -947,6 +948,551 @@ test_scrub_list(void **state)
 	assert_true(i >= 3);
 }
 
+/* A descendant that left the group (setsid) and holds the pipe open is
+ * out of reach, but must not hold up the attempt either. */
+static void
+test_setsid_holder(void **state)
+{
+	struct runner_opts o = {.wake_fd = -1, .kill_grace_ms = 100};
+	struct runner_result r;
+	char pidfile[PATH_MAX];
+	int64_t t0 = mono_ms();
+	int det;
+
+	if (access("/usr/bin/setsid", X_OK) != 0 &&
+	    access("/bin/setsid", X_OK) != 0)
+		skip();
+	tmpfile_path(pidfile, sizeof(pidfile), "setsid.pid");
+	assert_int_equal(run_script(&r, &o, "setsid.sh", pidfile, NULL), 0);
+	assert_true(mono_ms() - t0 < 1500);
+	assert_int_equal(r.exit_code, 0);
+	assert_non_null(strstr(r.tail, "detached "));
+	runner_result_release(&r);
+	/* The subreaper made it our child: end it and reap it. */
+	det = read_pid(pidfile);
+	assert_true(det > 1);
+	kill(det, SIGKILL);
+	assert_true(child_gone(det, 1000));
+}
+
+/* One attempt driven through the asynchronous API. */
+struct job {
+	char path[PATH_MAX];
+	char log[PATH_MAX];
+	const char *argv[5];
+	struct runner_opts o;
+	struct runner_proc *p;
+	struct runner_result r;
+	int order; /* 1 = finished first */
+	int64_t done_at;
+};
+
+/* Start fixture name; o is as the test set it (wake_fd is forced to -1,
+ * and log is used when the test named one). */
+static void
+job_start(struct job *j, const char *name, const char *a1, const char *a2)
+{
+	struct sc_err err = {0};
+	int rc;
+
+	fixture(j->path, sizeof(j->path), name);
+	j->argv[0] = "/bin/sh";
+	j->argv[1] = j->path;
+	j->argv[2] = a1;
+	j->argv[3] = a1 ? a2 : NULL;
+	j->argv[4] = NULL;
+	j->o.argv = j->argv;
+	j->o.wake_fd = -1;
+	if (j->o.cwd == NULL)
+		j->o.cwd = root;
+	if (j->o.kill_grace_ms == 0)
+		j->o.kill_grace_ms = 200;
+	if (j->log[0] != '\0')
+		j->o.log_path = j->log;
+	rc = runner_start(&j->p, &j->o, &err);
+	if (rc < 0)
+		print_message("runner_start: %s\n", err.msg);
+	assert_int_equal(rc, 0);
+	assert_non_null(j->p);
+}
+
+/* The unfinished jobs' procs into live; returns how many. */
+static size_t
+jobs_live(struct runner_proc **live, struct job *jobs, size_t n)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (jobs[i].p != NULL)
+			live[k++] = jobs[i].p;
+	return k;
+}
+
+/* The batch loop in miniature: wait on the unfinished jobs and finish
+ * each one as soon as it is done, noting the order. */
+static void
+jobs_drive(struct job *jobs, size_t n)
+{
+	struct runner_proc *live[8];
+	size_t i, k;
+	int order = 0, rc;
+
+	assert_true(n <= 8);
+	for (i = 0; i < n; i++)
+		if (jobs[i].p == NULL && jobs[i].order > order)
+			order = jobs[i].order;
+	for (;;) {
+		k = jobs_live(live, jobs, n);
+		if (k == 0)
+			break;
+		rc = runner_wait(live, k, -1, -1, NULL);
+		assert_true(rc >= 0);
+		for (i = 0; i < n; i++) {
+			if (jobs[i].p == NULL || !runner_proc_done(jobs[i].p))
+				continue;
+			assert_int_equal(
+			    runner_proc_finish(jobs[i].p, &jobs[i].r, NULL), 0);
+			jobs[i].p = NULL;
+			jobs[i].order = ++order;
+			jobs[i].done_at = mono_ms();
+		}
+	}
+}
+
+static void
+jobs_release(struct job *jobs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		runner_result_release(&jobs[i].r);
+}
+
+/* Keep the jobs supervised until jobs[idx]'s log shows text. */
+static void
+jobs_wait_log(struct job *jobs, size_t n, size_t idx, const char *text)
+{
+	struct runner_proc *live[8];
+	int64_t end = mono_ms() + 3000;
+	size_t k;
+
+	while (strstr(slurp(jobs[idx].log, NULL), text) == NULL) {
+		assert_true(mono_ms() < end);
+		k = jobs_live(live, jobs, n);
+		assert_true(runner_wait(live, k, 20, -1, NULL) >= 0);
+	}
+}
+
+/* Three agents started together run at the same time, each with its own
+ * exit code, log and tail. */
+static void
+test_async_overlap(void **state)
+{
+	static struct job j[3];
+	static const char *codes[] = {"3", "4", "5"};
+	char want[64];
+	int64_t t0;
+	size_t i;
+
+	memset(j, 0, sizeof(j));
+	t0 = mono_ms();
+	for (i = 0; i < 3; i++) {
+		snprintf(
+		    j[i].log, sizeof(j[i].log), "%s/overlap%zu.log", tmpdir, i);
+		job_start(&j[i], "nap.sh", "0.3", codes[i]);
+	}
+	assert_int_not_equal(runner_proc_pid(j[0].p), runner_proc_pid(j[1].p));
+	assert_int_not_equal(runner_proc_pid(j[1].p), runner_proc_pid(j[2].p));
+	assert_false(runner_proc_done(j[0].p));
+	jobs_drive(j, 3);
+	/* Overlapping: about 0.3 s, not 0.9 s (generous: not a benchmark). */
+	assert_true(mono_ms() - t0 < 800);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(j[i].r.exit_code, atoi(codes[i]));
+		assert_false(j[i].r.timed_out || j[i].r.interrupted);
+		assert_true(j[i].r.duration_ms >= 300);
+		assert_true(j[i].r.pid > 1);
+		snprintf(want, sizeof(want), "nap %s start\nnap %s end\n",
+		    codes[i], codes[i]);
+		assert_string_equal(j[i].r.tail, want);
+		assert_string_equal(slurp(j[i].log, NULL), want);
+	}
+	jobs_release(j, 3);
+}
+
+/* One attempt times out while another runs on and ends normally. */
+static void
+test_async_timeout_one(void **state)
+{
+	static struct job j[2];
+
+	memset(j, 0, sizeof(j));
+	j[0].o.timeout_ms = 200;
+	job_start(&j[0], "sleep.sh", "30", NULL);
+	job_start(&j[1], "nap.sh", "0.5", "6");
+	jobs_drive(j, 2);
+	assert_true(j[0].r.timed_out);
+	assert_int_equal(j[0].r.term_signal, SIGTERM);
+	assert_true(j[0].r.duration_ms >= 200);
+	assert_int_equal(j[0].order, 1);
+	assert_false(j[1].r.timed_out || j[1].r.interrupted);
+	assert_int_equal(j[1].r.exit_code, 6);
+	assert_true(j[1].r.duration_ms >= 500);
+	assert_int_equal(j[1].order, 2);
+	assert_non_null(strstr(j[1].r.tail, "nap 6 end"));
+	jobs_release(j, 2);
+}
+
+/* A flood of output from one agent neither blocks the other nor grows
+ * memory: both complete, both tails bounded. */
+static void
+test_async_flood(void **state)
+{
+	static struct job j[2];
+	struct stat st;
+	const uint64_t want = 5000000 + 1 + 10;
+
+	memset(j, 0, sizeof(j));
+	j[0].o.tail_max = 4096;
+	j[1].o.tail_max = 4096;
+	tmpfile_path(j[0].log, sizeof(j[0].log), "flood.log");
+	job_start(&j[0], "spew.sh", "5000000", NULL);
+	job_start(&j[1], "nap.sh", "0.2", "0");
+	jobs_drive(j, 2);
+	assert_int_equal(j[0].r.exit_code, 0);
+	assert_int_equal(j[0].r.output_bytes, want);
+	assert_int_equal(j[0].r.tail_len, 4096);
+	assert_string_equal(j[0].r.tail + 4096 - 11, "\nLAST-LINE\n");
+	assert_int_equal(stat(j[0].log, &st), 0);
+	assert_int_equal((uint64_t)st.st_size, want);
+	assert_int_equal(j[1].r.exit_code, 0);
+	assert_string_equal(j[1].r.tail, "nap 0 start\nnap 0 end\n");
+	jobs_release(j, 2);
+}
+
+/* *stop == 1 stops every running attempt, each by its own grace. */
+static void
+test_async_stop_all(void **state)
+{
+	static struct job j[3];
+	static volatile sig_atomic_t stop;
+	int64_t t0;
+	size_t i;
+
+	memset(j, 0, sizeof(j));
+	stop = 0;
+	for (i = 0; i < 3; i++) {
+		j[i].o.stop = &stop;
+		j[i].o.kill_grace_ms = 150;
+		snprintf(
+		    j[i].log, sizeof(j[i].log), "%s/stop%zu.log", tmpdir, i);
+	}
+	job_start(&j[0], "term.sh", NULL, NULL);
+	job_start(&j[1], "ignore.sh", NULL, NULL);
+	job_start(&j[2], "sleep.sh", "30", NULL);
+	/* The traps must be set before the signal comes. */
+	jobs_wait_log(j, 3, 0, "ready");
+	jobs_wait_log(j, 3, 1, "ready");
+	jobs_wait_log(j, 3, 2, "sleeping");
+	t0 = mono_ms();
+	stop = 1;
+	jobs_drive(j, 3);
+	assert_true(mono_ms() - t0 < 1500);
+	for (i = 0; i < 3; i++) {
+		assert_true(j[i].r.interrupted);
+		assert_false(j[i].r.timed_out || j[i].r.stalled);
+		assert_true(pid_gone(j[i].r.pid, 0));
+	}
+	/* term.sh exits by itself on SIGTERM; ignore.sh needs SIGKILL
+	 * after its grace; sleep.sh dies of SIGTERM. */
+	assert_int_equal(j[0].r.exit_code, 0);
+	assert_non_null(strstr(j[0].r.tail, "got-term"));
+	assert_int_equal(j[1].r.term_signal, SIGKILL);
+	assert_true(j[1].r.duration_ms >= 150);
+	assert_int_equal(j[2].r.term_signal, SIGTERM);
+	jobs_release(j, 3);
+	stop = 0;
+}
+
+/* Finishing an attempt that still runs kills its whole group. */
+static void
+test_async_finish_running(void **state)
+{
+	static struct job j[2];
+	char pidfile[PATH_MAX];
+	int64_t t0, end;
+	int gc, pid;
+
+	memset(j, 0, sizeof(j));
+	tmpfile_path(pidfile, sizeof(pidfile), "finish.pid");
+	unlink(pidfile);
+	j[0].o.kill_grace_ms = 100;
+	job_start(&j[0], "orphan.sh", pidfile, NULL);
+	pid = runner_proc_pid(j[0].p);
+	end = mono_ms() + 3000;
+	while (access(pidfile, R_OK) != 0 || slurp(pidfile, NULL)[0] == '\0') {
+		assert_true(mono_ms() < end);
+		assert_int_equal(runner_wait(&j[0].p, 1, 20, -1, NULL), 0);
+	}
+	gc = read_pid(pidfile);
+	assert_true(gc > 1);
+	t0 = mono_ms();
+	assert_int_equal(runner_proc_finish(j[0].p, &j[0].r, NULL), 0);
+	/* Both the agent and its grandchild ignore SIGTERM. */
+	assert_true(mono_ms() - t0 >= 100);
+	assert_true(j[0].r.interrupted);
+	assert_int_equal(j[0].r.term_signal, SIGKILL);
+	assert_int_equal(j[0].r.pid, pid);
+	assert_true(pid_gone(pid, 0));
+	assert_true(pid_gone(gc, 0));
+	runner_result_release(&j[0].r);
+
+	/* The result may be thrown away. */
+	job_start(&j[1], "sleep.sh", "30", NULL);
+	pid = runner_proc_pid(j[1].p);
+	assert_int_equal(runner_proc_finish(j[1].p, NULL, NULL), 0);
+	assert_true(pid_gone(pid, 0));
+	assert_int_equal(runner_proc_finish(NULL, NULL, NULL), SC_ESOFTWARE);
+}
+
+/* With nothing happening, runner_wait() returns after timeout_ms. */
+static void
+test_async_wait_timeout(void **state)
+{
+	static struct job j[1];
+	struct runner_proc *none[1] = {NULL};
+	struct sc_err err = {0};
+	int64_t t0, took;
+
+	memset(j, 0, sizeof(j));
+	job_start(&j[0], "silent.sh", "30", NULL);
+	t0 = mono_ms();
+	assert_int_equal(runner_wait(&j[0].p, 1, 100, -1, NULL), 0);
+	took = mono_ms() - t0;
+	assert_true(took >= 100);
+	assert_true(took < 1000);
+	assert_int_equal(runner_wait(&j[0].p, 1, 0, -1, NULL), 0);
+	assert_false(runner_proc_done(j[0].p));
+	assert_int_equal(runner_proc_finish(j[0].p, &j[0].r, NULL), 0);
+	assert_int_equal(j[0].r.term_signal, SIGTERM);
+	runner_result_release(&j[0].r);
+
+	/* No attempt at all: a plain sleep. */
+	t0 = mono_ms();
+	assert_int_equal(runner_wait(NULL, 0, 50, -1, NULL), 0);
+	assert_true(mono_ms() - t0 >= 50);
+	/* Misuse. */
+	assert_int_equal(runner_wait(NULL, 0, -1, -1, &err), SC_ESOFTWARE);
+	assert_int_equal(runner_wait(none, 1, 10, -1, NULL), SC_ESOFTWARE);
+	assert_int_equal(runner_wait(NULL, 1, 10, -1, NULL), SC_ESOFTWARE);
+	assert_true(runner_proc_done(NULL));
+	assert_int_equal(runner_proc_pid(NULL), -1);
+}
+
+/* wake_fd readable ends the wait and is drained, whether it was ready
+ * before the call or becomes ready during it. */
+static void
+test_async_wake_fd(void **state)
+{
+	static struct job j[1];
+	char c;
+	int p[2];
+	int64_t t0, took;
+	pid_t writer;
+
+	memset(j, 0, sizeof(j));
+	assert_int_equal(pipe2(p, O_CLOEXEC | O_NONBLOCK), 0);
+	job_start(&j[0], "silent.sh", "30", NULL);
+	assert_int_equal(write(p[1], "xy", 2), 2);
+	t0 = mono_ms();
+	assert_int_equal(runner_wait(&j[0].p, 1, 5000, p[0], NULL), 0);
+	assert_true(mono_ms() - t0 < 1000);
+	assert_int_equal(read(p[0], &c, 1), -1);
+	assert_int_equal(errno, EAGAIN);
+
+	/* Another process writes while we wait. */
+	writer = fork();
+	assert_true(writer >= 0);
+	if (writer == 0) {
+		sleep_ms(100);
+		if (write(p[1], "z", 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	t0 = mono_ms();
+	assert_int_equal(runner_wait(&j[0].p, 1, 5000, p[0], NULL), 0);
+	took = mono_ms() - t0;
+	assert_true(took >= 50);
+	assert_true(took < 2500);
+	assert_int_equal(waitpid(writer, NULL, 0), writer);
+	assert_int_equal(read(p[0], &c, 1), -1);
+
+	/* Without any attempt too. */
+	assert_int_equal(write(p[1], "w", 1), 1);
+	assert_int_equal(runner_wait(NULL, 0, -1, p[0], NULL), 0);
+	assert_int_equal(runner_proc_finish(j[0].p, NULL, NULL), 0);
+	close(p[0]);
+	close(p[1]);
+}
+
+/* An agent that cannot be executed is done at once. */
+static void
+test_async_spawn_failure(void **state)
+{
+	static struct job j[2];
+	const char *argv[] = {"storyctl-no-such-agent-xyz", NULL};
+	struct runner_opts o = {.wake_fd = -1, .argv = argv};
+	struct runner_proc *both[2];
+	struct runner_result r;
+	struct runner_proc *p = NULL;
+	int64_t t0;
+
+	memset(j, 0, sizeof(j));
+	assert_int_equal(runner_start(&p, &o, NULL), 0);
+	assert_non_null(p);
+	assert_true(runner_proc_done(p));
+	assert_true(runner_proc_pid(p) > 1);
+	job_start(&j[0], "sleep.sh", "30", NULL);
+	both[0] = j[0].p;
+	both[1] = p;
+	t0 = mono_ms();
+	assert_int_equal(runner_wait(both, 2, -1, -1, NULL), 1);
+	assert_int_equal(runner_wait(&p, 1, -1, -1, NULL), 1);
+	assert_true(mono_ms() - t0 < 500);
+	assert_int_equal(runner_proc_finish(p, &r, NULL), 0);
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.spawn_errno, ENOENT);
+	assert_int_equal(r.exit_code, 127);
+	assert_non_null(strstr(r.tail, "cannot execute"));
+	runner_result_release(&r);
+
+	/* A start error leaves nothing: *out is reset. */
+	p = j[0].p;
+	o.argv = NULL;
+	assert_int_equal(runner_start(&p, &o, NULL), SC_ESOFTWARE);
+	assert_null(p);
+	assert_int_equal(runner_proc_finish(j[0].p, NULL, NULL), 0);
+}
+
+/* Each attempt gets its own on_poll calls, with its own pid. */
+static void
+test_async_on_poll_each(void **state)
+{
+	static struct job j[3];
+	static struct poll_ctx c[3];
+	size_t i;
+
+	memset(j, 0, sizeof(j));
+	memset(c, 0, sizeof(c));
+	for (i = 0; i < 3; i++) {
+		c[i].elapsed_monotonic = true;
+		j[i].o.on_poll = on_poll;
+		j[i].o.on_start = on_start;
+		j[i].o.ctx = &c[i];
+		j[i].o.poll_interval_ms = 30;
+		job_start(&j[i], "silent.sh", "0.25", NULL);
+	}
+	jobs_drive(j, 3);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(j[i].r.exit_code, 0);
+		assert_true(c[i].calls >= 3);
+		assert_true(c[i].elapsed_monotonic);
+		assert_int_equal(c[i].pgid, j[i].r.pid);
+		assert_int_equal(c[i].start_pid, j[i].r.pid);
+	}
+	jobs_release(j, 3);
+}
+
+/* Find the watchdog among the children of ppid (0 when none). */
+static int
+find_watchdog(int ppid)
+{
+	char path[300];
+	struct dirent *de;
+	DIR *d;
+	int pid, found = 0, parent = 0, pgrp = 0;
+
+	d = opendir("/proc");
+	if (d == NULL)
+		return 0;
+	while (found == 0 && (de = readdir(d)) != NULL) {
+		pid = atoi(de->d_name);
+		if (pid <= 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		if (access(path, R_OK) != 0 ||
+		    strcmp(slurp(path, NULL), "storyctl-watch\n") != 0)
+			continue;
+		proc_parent_group(pid, &parent, &pgrp);
+		if (parent == ppid)
+			found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+/* The controller dies with two agents running, one of them started
+ * before its watchdog died and was replaced: the grandchildren of both
+ * are killed. */
+static void
+test_async_controller_death(void **state)
+{
+	static struct job j[2];
+	char pidfile[2][PATH_MAX];
+	int gc[2], agent[2], pgrp, status, i, wd;
+	int64_t end;
+	pid_t ctl;
+
+	memset(j, 0, sizeof(j));
+	for (i = 0; i < 2; i++) {
+		snprintf(pidfile[i], sizeof(pidfile[i]), "%s/death%d.pid",
+		    tmpdir, i);
+		unlink(pidfile[i]);
+		j[i].o.kill_grace_ms = 100;
+	}
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	ctl = fork();
+	assert_true(ctl >= 0);
+	if (ctl == 0) {
+		/* The "controller": one agent, then its watchdog dies,
+		 * then a second agent (which starts a new watchdog). */
+		job_start(&j[0], "orphan.sh", pidfile[0], NULL);
+		while (access(pidfile[0], R_OK) != 0)
+			runner_wait(&j[0].p, 1, 10, -1, NULL);
+		wd = find_watchdog(getpid());
+		if (wd <= 0)
+			_exit(3);
+		kill(wd, SIGKILL);
+		waitpid(wd, NULL, 0);
+		job_start(&j[1], "orphan.sh", pidfile[1], NULL);
+		for (;;) {
+			struct runner_proc *live[2] = {j[0].p, j[1].p};
+
+			runner_wait(live, 2, -1, -1, NULL);
+		}
+	}
+	end = mono_ms() + 3000;
+	while (access(pidfile[0], R_OK) != 0 || access(pidfile[1], R_OK) != 0) {
+		assert_true(mono_ms() < end);
+		assert_int_equal(waitpid(ctl, &status, WNOHANG), 0);
+		sleep_ms(10);
+	}
+	sleep_ms(30);
+	for (i = 0; i < 2; i++) {
+		gc[i] = read_pid(pidfile[i]);
+		assert_true(gc[i] > 1);
+		proc_parent_group(gc[i], &agent[i], &pgrp);
+		assert_int_equal(pgrp, agent[i]);
+	}
+	assert_int_equal(kill(ctl, SIGKILL), 0);
+	assert_int_equal(waitpid(ctl, &status, 0), ctl);
+	for (i = 0; i < 2; i++) {
+		assert_true(child_gone(agent[i], 2000));
+		/* Ignoring SIGTERM: only the watchdog's SIGKILL ends it. */
+		assert_true(child_gone(gc[i], 1500));
+	}
+}
+
 int
 main(void)
 {
@@ -982,6 +1528,17 @@ main(void)
 	    cmocka_unit_test(test_kill_group_guards),
 	    cmocka_unit_test(test_kill_group_live),
 	    cmocka_unit_test(test_scrub_list),
+	    cmocka_unit_test(test_setsid_holder),
+	    cmocka_unit_test(test_async_overlap),
+	    cmocka_unit_test(test_async_timeout_one),
+	    cmocka_unit_test(test_async_flood),
+	    cmocka_unit_test(test_async_stop_all),
+	    cmocka_unit_test(test_async_finish_running),
+	    cmocka_unit_test(test_async_wait_timeout),
+	    cmocka_unit_test(test_async_wake_fd),
+	    cmocka_unit_test(test_async_spawn_failure),
+	    cmocka_unit_test(test_async_on_poll_each),
+	    cmocka_unit_test(test_async_controller_death),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

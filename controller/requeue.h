@@ -1,0 +1,23 @@
+/*
+ * requeue.h - putting a story back to pending (SPEC 8 `requeue`, the
+ * batch breaker of SPEC 9): its attempt history is kept, and the
+ * strategy counts attempts again from there.
+ */
+#ifndef STORYCTL_REQUEUE_H
+#define STORYCTL_REQUEUE_H
+
+#include "controller/config.h"
+#include "state/db.h"
+
+/* st (a row of the database) back to pending with reason; written. */
+int requeue_story(struct db *db, struct story_row *st, const char *reason,
+    int64_t now_ms, struct sc_err *err);
+
+/* Every blocked story of the batch that depends on id, directly or
+ * through other blocked stories, back to pending (their blocking reason
+ * is gone).  *out_n counts them. */
+int requeue_dependents(struct db *db, const struct config *cfg,
+    int64_t batch_id, const char *id, int64_t now_ms, int *out_n,
+    struct sc_err *err);
+
+#endif

@@ -1,0 +1,165 @@
+/*
+ * gitwork.h - libgit2 primitives on the user's work trees: is a tree
+ * clean, commit everything in it, put it back, and linked worktrees for
+ * `run -j N` (SPEC sections 9 and 10, git.commit_work).  See
+ * docs/git-work.md for what each call does in git terms and how the
+ * controller uses them.
+ *
+ * Every call opens the repository afresh from a directory (searching
+ * upward like git, so any directory inside a work tree will do; inside
+ * a linked worktree the call works on that worktree) and closes it
+ * before returning: no handle to keep, safe to call from a child's
+ * point of view at any time.  Not thread-safe with respect to the same
+ * work tree.
+ *
+ * Safety rules kept by every call:
+ *   - files ignored by .gitignore are never added, removed or changed
+ *     (tracked files stay tracked even when a pattern matches them, as
+ *     in git);
+ *   - nothing under exclude_dir (the state dir, ".storyctl") is ever
+ *     staged, committed, reset or removed.  A call that would have to
+ *     (because git tracks something there) fails with SC_EDATA instead;
+ *     NULL or "" means no excluded directory;
+ *   - refusing to start on a dirty tree is the caller's job
+ *     (gitwork_is_dirty()).
+ *
+ * exclude_dir is relative to the work tree root ("./" and trailing '/'
+ * allowed); an absolute path inside the work tree is made relative, one
+ * outside it excludes nothing.  It must not name the root itself or
+ * contain "..".
+ *
+ * All functions return 0 or a negative SC_E* code and fill err:
+ *   SC_EDATA     not a repository, a bare one, a bad branch, ref or
+ *                worktree name, a branch checked out elsewhere, a path
+ *                in the way, a tracked exclude_dir;
+ *   SC_EIO       libgit2 or the file system failed ("<dir>: <libgit2
+ *                message>", naming the branch or path involved);
+ *   SC_EOS       out of memory;
+ *   SC_ESOFTWARE a bad argument (a bug in the caller).
+ *
+ * libgit2 types never appear here; only state/ includes git2.h.
+ */
+#ifndef STORYCTL_GITWORK_H
+#define STORYCTL_GITWORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strategies/err.h"
+
+/* Bytes for a commit id in hex plus the NUL. */
+#define GITWORK_HEXSZ 41
+
+/*
+ * Is the work tree containing repo_dir clean?  *out_dirty = 1 when a
+ * file is modified, deleted, staged or untracked (not counting what
+ * .gitignore ignores nor anything under exclude_dir), else 0.  When
+ * dirty and why != NULL, why receives a short description of the first
+ * few dirty paths ("modified a.c, untracked new.txt and 3 more"),
+ * truncated to whylen; it is "" when clean.  Untracked directories are
+ * looked into, so a directory holding only excluded or ignored files
+ * does not count.
+ */
+int gitwork_is_dirty(int *out_dirty, char *why, size_t whylen,
+    const char *repo_dir, const char *exclude_dir, struct sc_err *err);
+
+/*
+ * HEAD of the work tree containing repo_dir: the commit id as 40 hex
+ * digits into hex (GITWORK_HEXSZ bytes) and the branch's full ref name
+ * ("refs/heads/main") into ref (reflen bytes, SC_ESOFTWARE when too
+ * small).  ref is "" when HEAD is detached; hex is "" when the branch
+ * has no commit yet (unborn; ref still names it).
+ */
+int gitwork_head(char *hex, char *ref, size_t reflen, const char *repo_dir,
+    struct sc_err *err);
+
+/*
+ * `git add -A && git commit` for the work tree containing dir: stage
+ * every new, modified and deleted file (ignored files skipped, nothing
+ * under exclude_dir) and commit the result with author and committer
+ * "storyctl <storyctl@localhost>" at now_s (+0000) and message msg
+ * (trailing blank space trimmed, one final newline; must not be empty).
+ *
+ * branch == NULL (or the branch checked out here): commit on top of
+ * HEAD, move HEAD's branch (or a detached HEAD; an unborn branch gets
+ * its root commit) and write the index, so the tree is clean afterwards.
+ * The ref moves only if HEAD still holds the parent (else SC_EIO).
+ *
+ * branch != NULL ("storyctl/wip/1-2", without "refs/heads/"): commit onto
+ * refs/heads/<branch> with parent = its tip, or = HEAD when the branch
+ * does not exist yet (which creates it).  HEAD, the index file and the
+ * work tree are left exactly as they were.  A branch checked out in
+ * another work tree is refused (SC_EDATA).
+ *
+ * *out_committed = 1 when a commit was made; 0 when the staged tree
+ * equals the parent's (nothing to commit; no branch is created).
+ * out_hex (GITWORK_HEXSZ bytes) receives the new commit id, or "" when
+ * nothing was committed; it may be NULL.
+ */
+int gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
+    const char *branch, const char *exclude_dir, const char *msg,
+    int64_t now_s, struct sc_err *err);
+
+/*
+ * `git reset --hard <hex> && git clean -fd` for the work tree containing
+ * dir, without ever touching ignored files or exclude_dir: HEAD (its
+ * branch, or a detached HEAD) moves to commit hex (40 hex digits; any
+ * revision git understands is accepted), the index and the tracked
+ * files are made to match it, and untracked files that are neither
+ * ignored nor under exclude_dir are removed, together with directories
+ * this leaves empty.  Nested repositories are left alone (as git clean
+ * does without -ff), as are empty directories git never saw.
+ * Fails with SC_EDATA, before changing anything, when hex is not a
+ * commit or exclude_dir is tracked in HEAD, the index or hex.
+ */
+int gitwork_reset_hard(const char *dir, const char *hex,
+    const char *exclude_dir, struct sc_err *err);
+
+/*
+ * The admin name git keeps a worktree under (.git/worktrees/<name>)
+ * for a name such as a branch: every byte other than [A-Za-z0-9._-]
+ * becomes '-', and so does a leading '.'.  "storyctl/story/1-2" gives
+ * "storyctl-story-1-2".  SC_ESOFTWARE when name is empty or out (outlen
+ * bytes) is too small.
+ */
+int gitwork_worktree_name(
+    char *out, size_t outlen, const char *name, struct sc_err *err);
+
+/*
+ * `git worktree add <path> <branch>` (or `-b <branch> <path> <base>`):
+ * add a linked work tree at path with refs/heads/<branch> checked out.
+ * The branch is created at base (a ref name such as
+ * "refs/heads/storyctl/story/a" or "HEAD", or a commit id) when it does
+ * not exist; an existing branch is checked out as it is and base is not
+ * used.  name is sanitised with gitwork_worktree_name().  Missing parent
+ * directories of path are created; path itself must not exist or be an
+ * empty directory.
+ *
+ * Idempotent: when worktree name already exists at path with the branch
+ * checked out, nothing happens.  A worktree of that name whose directory
+ * is gone is pruned and added again.  SC_EDATA when the name is in use
+ * at another path or on another branch, when the branch is checked out
+ * in another work tree, when path is in the way or base is not found.
+ */
+int gitwork_worktree_add(const char *repo_dir, const char *name,
+    const char *path, const char *branch, const char *base,
+    struct sc_err *err);
+
+/*
+ * `git worktree remove --force` + `git worktree prune` for worktree name
+ * (sanitised as above): delete its directory with everything in it and
+ * its admin data.  The branch stays.  Uncommitted work in it is lost:
+ * commit first.  No such worktree is not an error; a locked one is
+ * (SC_EDATA with the lock reason).
+ */
+int gitwork_worktree_remove(
+    const char *repo_dir, const char *name, struct sc_err *err);
+
+/*
+ * Does refs/heads/<branch> exist: *found = 1 and its tip's id in hex
+ * (GITWORK_HEXSZ bytes), or *found = 0 and hex = "".
+ */
+int gitwork_branch_tip(char *hex, int *found, const char *repo_dir,
+    const char *branch, struct sc_err *err);
+
+#endif

@@ -1,0 +1,833 @@
+/*
+ * agentout.c - see agentout.h.
+ *
+ * One pass over the tail, oldest line first, so that "the newest report
+ * wins" is simply the last assignment.  A line that holds a JSON value
+ * (or a line "{" that opens a pretty-printed object) is parsed with
+ * jansson and read as an event; every other line is plain text, kept in
+ * a ring of the last AGENTOUT_TEXT_LINES visible lines for the fallback
+ * and scanned for aider's cost line.  Nothing is allocated besides what
+ * jansson needs: the state lives on the stack and is bounded.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "strategies/agentout.h"
+
+/* of a longer plain line only its last VIEW_MAX bytes are looked at:
+ * more than the result can hold in any case */
+#define VIEW_MAX (2 * AGENTOUT_RESULT_MAX)
+
+struct span {
+	size_t off;
+	size_t len;
+};
+
+struct pstate {
+	struct agent_output *out;
+	const char *tail;
+	/* out->result_text holds the newest structured message, raw */
+	bool have_msg;
+	size_t msg_len;
+	/* gemini: the assistant message being streamed in delta chunks */
+	char run[AGENTOUT_RESULT_MAX];
+	size_t run_len;
+	bool run_open;
+	/* the newest visible plain lines; ring[i % AGENTOUT_TEXT_LINES] */
+	struct span ring[AGENTOUT_TEXT_LINES];
+	size_t nring;
+	char tmp[VIEW_MAX + 1];
+};
+
+static bool
+is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	    c == '\f';
+}
+
+static bool
+is_cont(unsigned char c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+static void
+trim(const char **s, size_t *n)
+{
+	while (*n > 0 && is_space((unsigned char)(*s)[0])) {
+		(*s)++;
+		(*n)--;
+	}
+	while (*n > 0 && is_space((unsigned char)(*s)[*n - 1]))
+		(*n)--;
+}
+
+/* Trim the NUL-terminated s of length n in place; returns the new length. */
+static size_t
+trim_inplace(char *s, size_t n)
+{
+	const char *p = s;
+	size_t m = n;
+
+	trim(&p, &m);
+	memmove(s, p, m);
+	s[m] = '\0';
+	return m;
+}
+
+/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
+ * forms, surrogates or code points above U+10FFFF), 0 if there is none. */
+static size_t
+utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t k, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		k = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		k = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		k = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	if (n < k || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < k; i++)
+		if (!is_cont(s[i]))
+			return 0;
+	return k;
+}
+
+/* The longest prefix of the valid UTF-8 s[0..n) that is at most max
+ * bytes and ends at a character boundary. */
+static size_t
+utf8_cut(const char *s, size_t n, size_t max)
+{
+	size_t m = max;
+
+	if (n <= max)
+		return n;
+	while (m > 0 && is_cont((unsigned char)s[m]))
+		m--;
+	return m;
+}
+
+/*
+ * Length of the terminal escape sequence that starts with the ESC at s
+ * (ECMA-48): CSI "ESC [ params intermediates final", the strings OSC,
+ * DCS, SOS, PM and APC up to BEL or ST, or an nF/Fp/Fe/Fs escape.  A
+ * sequence cut off by the end of the input ends there.
+ */
+static size_t
+esc_len(const unsigned char *s, size_t n)
+{
+	size_t i;
+
+	if (n < 2)
+		return n;
+	switch (s[1]) {
+	case '[':
+		i = 2;
+		while (i < n && s[i] >= 0x30 && s[i] <= 0x3f)
+			i++;
+		while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
+			i++;
+		if (i < n && s[i] >= 0x40 && s[i] <= 0x7e)
+			i++;
+		return i;
+	case ']':
+	case 'P':
+	case 'X':
+	case '^':
+	case '_':
+		for (i = 2; i < n; i++) {
+			if (s[i] == 0x07)
+				return i + 1;
+			if (s[i] == 0x1b)
+				return i + 1 < n && s[i + 1] == '\\' ? i + 2 : i;
+			if (s[i] == '\n')
+				return i;
+		}
+		return n;
+	default:
+		i = 1;
+		while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
+			i++;
+		if (i < n && s[i] >= 0x30 && s[i] <= 0x7e)
+			i++;
+		return i;
+	}
+}
+
+/*
+ * Copy the visible text of src[0..n) to dst (at most cap - 1 bytes and a
+ * NUL; cap > 0): escape sequences, control characters (C0, DEL, C1) other
+ * than tab and, with keep_nl, newline, and bytes that are not well-formed
+ * UTF-8 are dropped.  Only whole characters are copied.  Returns the
+ * length written.
+ */
+static size_t
+text_clean(char *dst, size_t cap, const char *src, size_t n, bool keep_nl)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t i = 0, o = 0, k;
+
+	while (i < n) {
+		if (s[i] == 0x1b) {
+			i += esc_len(s + i, n - i);
+			continue;
+		}
+		if ((s[i] < 0x20 && s[i] != '\t' && !(keep_nl && s[i] == '\n')) ||
+		    s[i] == 0x7f) {
+			i++;
+			continue;
+		}
+		k = utf8_len(s + i, n - i);
+		if (k == 0) {
+			i++;
+			continue;
+		}
+		if (k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0) {
+			i += 2;
+			continue;
+		}
+		if (o + k >= cap)
+			break;
+		memcpy(dst + o, s + i, k);
+		o += k;
+		i += k;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
+/* Set (or append to) the bounded message buffer dst from the valid UTF-8
+ * src[0..n), cutting at a character boundary. */
+static void
+msg_put(char *dst, size_t *dlen, const char *src, size_t n, bool append)
+{
+	size_t at = append ? *dlen : 0;
+	size_t m = utf8_cut(src, n, AGENTOUT_RESULT_MAX - 1 - at);
+
+	memcpy(dst + at, src, m);
+	*dlen = at + m;
+	dst[*dlen] = '\0';
+}
+
+/*
+ * The nesting of the JSON value at s stays within AGENTOUT_JSON_DEPTH
+ * (checked before jansson, whose parser recurses, sees it).  Scans to the
+ * end of the first value only.
+ */
+static bool
+depth_ok(const char *s, size_t n)
+{
+	bool str = false, esc = false;
+	size_t i;
+	int d = 0;
+
+	for (i = 0; i < n; i++) {
+		if (str) {
+			if (esc)
+				esc = false;
+			else if (s[i] == '\\')
+				esc = true;
+			else if (s[i] == '"')
+				str = false;
+		} else if (s[i] == '"') {
+			str = true;
+		} else if (s[i] == '{' || s[i] == '[') {
+			if (++d > AGENTOUT_JSON_DEPTH)
+				return false;
+		} else if (s[i] == '}' || s[i] == ']') {
+			if (--d <= 0)
+				return true;
+		}
+	}
+	return true;
+}
+
+/* ---- JSON events ---- */
+
+/* the string at key when it is not empty, else NULL */
+static json_t *
+jtext(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	return json_is_string(v) && json_string_length(v) > 0 ? v : NULL;
+}
+
+static bool
+jtype_is(json_t *o, const char *key, const char *want)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s != NULL && strcmp(s, want) == 0;
+}
+
+/* a token count: a non-negative number, else -1 */
+static long long
+jcount(json_t *v)
+{
+	double d;
+
+	if (json_is_integer(v))
+		return json_integer_value(v) >= 0 ? (long long)json_integer_value(v)
+		                                  : -1;
+	if (json_is_real(v)) {
+		d = json_real_value(v);
+		if (isfinite(d) && d >= 0 && d < 9e18)
+			return (long long)d;
+	}
+	return -1;
+}
+
+static void
+msg_from(struct pstate *st, json_t *s)
+{
+	msg_put(st->out->result_text, &st->msg_len, json_string_value(s),
+	    json_string_length(s), false);
+	st->have_msg = true;
+}
+
+static void
+tokens_set(struct pstate *st, long long in, long long out)
+{
+	if (in >= 0)
+		st->out->input_tokens = in;
+	if (out >= 0)
+		st->out->output_tokens = out;
+}
+
+static void
+cost_set(struct pstate *st, double d)
+{
+	if (!isfinite(d) || d < 0)
+		return;
+	st->out->has_cost = true;
+	st->out->cost_usd = d;
+}
+
+/* error.message of o, or NULL */
+static json_t *
+jerror_text(json_t *o)
+{
+	json_t *e = json_object_get(o, "error");
+
+	if (json_is_object(e))
+		return jtext(e, "message");
+	return NULL;
+}
+
+/*
+ * {"type":"result"}: claude (result, total_cost_usd or the older
+ * cost_usd, usage; a failed run may carry "errors" instead of "result")
+ * and gemini stream-json (status, error, stats).
+ */
+static void
+on_result(struct pstate *st, json_t *o)
+{
+	json_t *v, *u;
+	long long in, c;
+	size_t n;
+
+	v = json_object_get(o, "total_cost_usd");
+	if (!json_is_number(v))
+		v = json_object_get(o, "cost_usd");
+	if (json_is_number(v))
+		cost_set(st, json_number_value(v));
+	u = json_object_get(o, "usage");
+	if (json_is_object(u)) {
+		in = jcount(json_object_get(u, "input_tokens"));
+		if (in >= 0) {
+			c = jcount(json_object_get(u, "cache_creation_input_tokens"));
+			in += c > 0 ? c : 0;
+			c = jcount(json_object_get(u, "cache_read_input_tokens"));
+			in += c > 0 ? c : 0;
+		}
+		tokens_set(st, in, jcount(json_object_get(u, "output_tokens")));
+	}
+	u = json_object_get(o, "stats");
+	if (json_is_object(u))
+		tokens_set(st, jcount(json_object_get(u, "input_tokens")),
+		    jcount(json_object_get(u, "output_tokens")));
+	if ((v = jtext(o, "result")) != NULL) {
+		msg_from(st, v);
+	} else if ((v = jerror_text(o)) != NULL) {
+		msg_from(st, v);
+	} else {
+		u = json_object_get(o, "errors");
+		n = json_array_size(u);
+		if (n > 0 && (v = json_array_get(u, n - 1)) != NULL &&
+		    json_is_string(v) && json_string_length(v) > 0)
+			msg_from(st, v);
+	}
+}
+
+/* claude {"type":"assistant","message":{"content":[{"type":"text",
+ * "text":...},{"type":"tool_use",...}]}}: its text blocks, if any */
+static void
+on_claude_assistant(struct pstate *st, json_t *o)
+{
+	json_t *content = json_object_get(json_object_get(o, "message"), "content");
+	json_t *b, *t;
+	size_t i;
+	bool first = true;
+
+	for (i = 0; i < json_array_size(content); i++) {
+		b = json_array_get(content, i);
+		if ((t = jtext(b, "text")) == NULL)
+			continue;
+		if (!first)
+			msg_put(st->out->result_text, &st->msg_len, "\n", 1, true);
+		msg_put(st->out->result_text, &st->msg_len, json_string_value(t),
+		    json_string_length(t), !first);
+		first = false;
+		st->have_msg = true;
+	}
+}
+
+/* gemini {"type":"message","role":"assistant","content":...,"delta":true}:
+ * the chunks of one answer are concatenated; anything but another chunk
+ * (a tool call, its result, a user message) ends the answer. */
+static bool
+on_gemini_message(struct pstate *st, json_t *o)
+{
+	json_t *c = jtext(o, "content");
+
+	if (!jtype_is(o, "role", "assistant") || c == NULL)
+		return false;
+	if (!st->run_open || !json_is_true(json_object_get(o, "delta")))
+		st->run_len = 0;
+	msg_put(st->run, &st->run_len, json_string_value(c),
+	    json_string_length(c), true);
+	st->run_open = true;
+	msg_put(st->out->result_text, &st->msg_len, st->run, st->run_len,
+	    false);
+	st->have_msg = true;
+	return true;
+}
+
+/* codex exec --json item.completed: the agent's message ("type":
+ * "agent_message"; "item_type":"assistant_message" in 0.4x) */
+static void
+on_codex_item(struct pstate *st, json_t *o)
+{
+	json_t *item = json_object_get(o, "item");
+	json_t *t;
+
+	if (!jtype_is(item, "type", "agent_message") &&
+	    !jtype_is(item, "item_type", "assistant_message") &&
+	    !jtype_is(item, "item_type", "agent_message"))
+		return;
+	if ((t = jtext(item, "text")) != NULL)
+		msg_from(st, t);
+}
+
+/* the legacy codex --json {"id":..,"msg":{"type":..}} events */
+static void
+on_codex_legacy(struct pstate *st, json_t *m)
+{
+	json_t *t, *u;
+
+	if (jtype_is(m, "type", "agent_message")) {
+		if ((t = jtext(m, "message")) != NULL)
+			msg_from(st, t);
+	} else if (jtype_is(m, "type", "task_complete")) {
+		if ((t = jtext(m, "last_agent_message")) != NULL)
+			msg_from(st, t);
+	} else if (jtype_is(m, "type", "token_count")) {
+		u = json_object_get(json_object_get(m, "info"),
+		    "total_token_usage");
+		if (!json_is_object(u))
+			u = m;
+		tokens_set(st, jcount(json_object_get(u, "input_tokens")),
+		    jcount(json_object_get(u, "output_tokens")));
+	}
+}
+
+/* gemini --output-format json: {"response":..,"stats":{"models":{"<m>":
+ * {"tokens":{"prompt":..,"candidates":..}}}},"error":{..}} */
+static void
+on_gemini_json(struct pstate *st, json_t *o)
+{
+	json_t *v, *m, *t;
+	const char *key;
+	long long in = -1, out = -1, p, c;
+
+	if ((v = jtext(o, "response")) != NULL)
+		msg_from(st, v);
+	else if ((v = jerror_text(o)) != NULL)
+		msg_from(st, v);
+	v = json_object_get(json_object_get(o, "stats"), "models");
+	json_object_foreach(v, key, m) {
+		t = json_object_get(m, "tokens");
+		p = jcount(json_object_get(t, "prompt"));
+		c = jcount(json_object_get(t, "candidates"));
+		if (p >= 0)
+			in = (in < 0 ? 0 : in) + p;
+		if (c >= 0)
+			out = (out < 0 ? 0 : out) + c;
+	}
+	tokens_set(st, in, out);
+}
+
+static void
+on_event(struct pstate *st, json_t *o)
+{
+	const char *type = json_string_value(json_object_get(o, "type"));
+	bool keep_run = false;
+	json_t *v;
+
+	if (type == NULL) {
+		v = json_object_get(o, "msg");
+		if (json_is_object(v))
+			on_codex_legacy(st, v);
+		else if (json_object_get(o, "response") != NULL ||
+		    json_is_object(json_object_get(o, "stats")) ||
+		    json_object_get(o, "session_id") != NULL)
+			on_gemini_json(st, o);
+	} else if (strcmp(type, "result") == 0) {
+		on_result(st, o);
+	} else if (strcmp(type, "assistant") == 0) {
+		on_claude_assistant(st, o);
+	} else if (strcmp(type, "message") == 0) {
+		keep_run = on_gemini_message(st, o);
+	} else if (strcmp(type, "item.completed") == 0) {
+		on_codex_item(st, o);
+	} else if (strcmp(type, "turn.completed") == 0) {
+		v = json_object_get(o, "usage");
+		tokens_set(st, jcount(json_object_get(v, "input_tokens")),
+		    jcount(json_object_get(v, "output_tokens")));
+	} else if (strcmp(type, "turn.failed") == 0) {
+		if ((v = jerror_text(o)) != NULL)
+			msg_from(st, v);
+	} else if (strcmp(type, "error") == 0) {
+		/* a warning or retry notice between two chunks */
+		keep_run = true;
+	}
+	if (!keep_run)
+		st->run_open = false;
+}
+
+/* Parse s[0..n) as one JSON value and read the events in it; false when
+ * it is not JSON (or not within the bounds). */
+static bool
+json_read(struct pstate *st, const char *s, size_t n, size_t flags,
+    size_t *used)
+{
+	json_error_t je;
+	json_t *o, *v;
+	size_t i;
+
+	if (n > AGENTOUT_JSON_MAX || !depth_ok(s, n))
+		return false;
+	o = json_loadb(s, n, flags, &je);
+	if (o == NULL)
+		return false;
+	if (json_is_object(o)) {
+		on_event(st, o);
+	} else {
+		json_array_foreach(o, i, v) {
+			if (json_is_object(v))
+				on_event(st, v);
+		}
+	}
+	json_decref(o);
+	if (used != NULL)
+		*used = je.position > 0 ? (size_t)je.position : n;
+	return true;
+}
+
+/* ---- plain text ---- */
+
+static bool
+num_char(char c)
+{
+	return (c >= '0' && c <= '9') || c == '.' || c == ',';
+}
+
+/* A decimal such as "0.31" or "1,234" (thousands commas skipped), the
+ * whole of s[0..n); locale-independent. */
+static bool
+parse_decimal(const char *s, size_t n, double *out)
+{
+	double v = 0, scale = 1;
+	bool dot = false, digit = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] >= '0' && s[i] <= '9') {
+			digit = true;
+			if (dot) {
+				scale /= 10;
+				v += (s[i] - '0') * scale;
+			} else {
+				v = v * 10 + (s[i] - '0');
+			}
+		} else if (s[i] == '.' && !dot) {
+			dot = true;
+		} else if (s[i] != ',' || dot) {
+			return false;
+		}
+	}
+	*out = v;
+	return digit;
+}
+
+/* aider's format_tokens(): "997", "1,234", "1.6k", "12k", "1.2M" */
+static long long
+parse_count(const char *s, size_t n)
+{
+	double d, mult = 1;
+
+	if (n > 0 && (s[n - 1] == 'k' || s[n - 1] == 'K'))
+		mult = 1e3;
+	else if (n > 0 && (s[n - 1] == 'm' || s[n - 1] == 'M'))
+		mult = 1e6;
+	if (mult > 1)
+		n--;
+	if (!parse_decimal(s, n, &d) || d * mult >= 9e18)
+		return -1;
+	return (long long)(d * mult + 0.5);
+}
+
+static bool
+count_char(char c)
+{
+	return num_char(c) || c == 'k' || c == 'K' || c == 'm' || c == 'M';
+}
+
+/*
+ * aider: "Tokens: 1.6k sent, 2.1k cache write, 997 received. Cost: $0.02
+ * message, $0.31 session." (one line; "request" for "message" before
+ * 0.5x).  s is the line without escape sequences.
+ */
+static void
+aider_line(struct pstate *st, const char *s, size_t n)
+{
+	const char *end = s + n, *p, *q, *r;
+	long long sent, recv;
+	double d;
+
+	p = memmem(s, n, "Tokens:", 7);
+	if (p != NULL) {
+		p += 7;
+		while (p < end && *p == ' ')
+			p++;
+		q = p;
+		while (q < end && count_char(*q))
+			q++;
+		r = memmem(q, (size_t)(end - q), " received", 9);
+		sent = parse_count(p, (size_t)(q - p));
+		if (r != NULL && sent >= 0) {
+			q = r;
+			while (q > p && count_char(q[-1]))
+				q--;
+			recv = parse_count(q, (size_t)(r - q));
+			if (recv >= 0)
+				tokens_set(st, sent, recv);
+		}
+	}
+	p = memmem(s, n, "Cost:", 5);
+	if (p == NULL)
+		return;
+	r = memmem(p, (size_t)(end - p), " session", 8);
+	if (r == NULL)
+		return;
+	q = r;
+	while (q > p && num_char(q[-1]))
+		q--;
+	if (q > p && q[-1] == '$' && parse_decimal(q, (size_t)(r - q), &d))
+		cost_set(st, d);
+}
+
+static bool
+has_visible(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!is_space((unsigned char)s[i]))
+			return true;
+	return false;
+}
+
+/*
+ * A plain line t[p..e): checked for aider's usage report, then the part a
+ * terminal would show last (the last '\r'-separated segment with visible
+ * text: a redrawn progress line counts once) goes into the ring.
+ */
+static void
+text_line(struct pstate *st, size_t p, size_t e)
+{
+	const char *t = st->tail;
+	size_t b, end = e, voff, k;
+
+	if (e - p <= VIEW_MAX && (memmem(t + p, e - p, "Cost:", 5) != NULL ||
+	    memmem(t + p, e - p, "Tokens:", 7) != NULL)) {
+		k = text_clean(st->tmp, sizeof(st->tmp), t + p, e - p, false);
+		aider_line(st, st->tmp, k);
+	}
+	for (;;) {
+		b = end;
+		while (b > p && t[b - 1] != '\r')
+			b--;
+		voff = b;
+		if (end - voff > VIEW_MAX) {
+			voff = end - VIEW_MAX;
+			while (voff < end && is_cont((unsigned char)t[voff]))
+				voff++;
+		}
+		k = text_clean(st->tmp, sizeof(st->tmp), t + voff, end - voff,
+		    false);
+		if (has_visible(st->tmp, k)) {
+			st->ring[st->nring % AGENTOUT_TEXT_LINES].off = voff;
+			st->ring[st->nring % AGENTOUT_TEXT_LINES].len = end - voff;
+			st->nring++;
+			return;
+		}
+		if (b == p)
+			return;
+		end = b - 1;
+	}
+}
+
+/*
+ * One line t[p..e) (e is its '\n' or the end).  Returns where the next
+ * line starts: past e, or past a pretty-printed JSON object that a line
+ * "{" opened.
+ */
+static size_t
+line_feed(struct pstate *st, size_t len, size_t p, size_t e)
+{
+	const char *t = st->tail, *s = t + p, *nl, *q;
+	size_t n = e - p, off, used = 0, rest;
+
+	trim(&s, &n);
+	if (n == 0)
+		return e + 1;
+	if (n == 1 && s[0] == '{') {
+		/* an object over several lines (gemini --output-format json)
+		 * starts with a key or ends at once: C code does not */
+		off = (size_t)(s - t);
+		q = s + 1;
+		while (q < t + len && is_space((unsigned char)*q))
+			q++;
+		rest = len - off;
+		if (rest > AGENTOUT_JSON_MAX)
+			rest = AGENTOUT_JSON_MAX;
+		if (q < t + len && (*q == '"' || *q == '}') &&
+		    json_read(st, s, rest, JSON_DISABLE_EOF_CHECK, &used)) {
+			nl = memchr(s + used - 1, '\n', len - off - used + 1);
+			return nl != NULL ? (size_t)(nl - t) + 1 : len;
+		}
+	}
+	if (s[0] == '{' || s[0] == '[') {
+		if (json_read(st, s, n, 0, NULL))
+			return e + 1;
+		/* too big, too deep or cut off: JSON all the same */
+		if (s[0] == '{' && (s[n - 1] == '}' || (n > 1 && s[1] == '"')))
+			return e + 1;
+	} else if (p == 0 && s[n - 1] == '}') {
+		/* the end of a JSON line whose start the tail cut off */
+		return e + 1;
+	}
+	text_line(st, p, e);
+	return e + 1;
+}
+
+/* The last plain lines, newest last, bounded from the front. */
+static void
+text_fallback(struct pstate *st)
+{
+	char *buf = st->out->result_text;
+	size_t cap = AGENTOUT_RESULT_MAX - 1, pos = cap, n, i, k, from;
+	const struct span *sp;
+	const char *l;
+
+	n = st->nring < AGENTOUT_TEXT_LINES ? st->nring : AGENTOUT_TEXT_LINES;
+	for (i = 0; i < n; i++) {
+		sp = &st->ring[(st->nring - 1 - i) % AGENTOUT_TEXT_LINES];
+		k = text_clean(st->tmp, sizeof(st->tmp), st->tail + sp->off,
+		    sp->len, false);
+		l = st->tmp;
+		trim(&l, &k);
+		if (k + (pos < cap ? 1 : 0) > pos) {
+			if (pos == cap) {
+				/* the newest line alone is too long: its end */
+				from = k - cap;
+				while (from < k && is_cont((unsigned char)l[from]))
+					from++;
+				pos = cap - (k - from);
+				memcpy(buf + pos, l + from, k - from);
+			}
+			break;
+		}
+		if (pos < cap)
+			buf[--pos] = '\n';
+		pos -= k;
+		memcpy(buf + pos, l, k);
+	}
+	memmove(buf, buf + pos, cap - pos);
+	buf[cap - pos] = '\0';
+	trim_inplace(buf, cap - pos);
+}
+
+static void
+finish(struct pstate *st)
+{
+	struct agent_output *out = st->out;
+	size_t k;
+
+	if (st->have_msg) {
+		k = text_clean(st->tmp, sizeof(st->tmp), out->result_text,
+		    st->msg_len, true);
+		memcpy(out->result_text, st->tmp, k + 1);
+		if (trim_inplace(out->result_text, k) > 0) {
+			out->structured = true;
+			return;
+		}
+	}
+	text_fallback(st);
+}
+
+void
+agentout_parse(struct agent_output *out, const char *tail, size_t len)
+{
+	struct pstate st;
+	const char *nl;
+	size_t p = 0, e;
+
+	memset(out, 0, sizeof(*out));
+	out->input_tokens = -1;
+	out->output_tokens = -1;
+	if (tail == NULL)
+		len = 0;
+	memset(&st, 0, sizeof(st));
+	st.out = out;
+	st.tail = tail;
+	while (p < len) {
+		nl = memchr(tail + p, '\n', len - p);
+		e = nl != NULL ? (size_t)(nl - tail) : len;
+		p = line_feed(&st, len, p, e);
+	}
+	finish(&st);
+}

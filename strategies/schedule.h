@@ -1,0 +1,41 @@
+/*
+ * schedule.h - which story runs when (SPEC 7, 9).  Pure.
+ *
+ * Stories run in config order, except that a story never runs before the
+ * stories it depends on: schedule_order() gives the dependency-respecting
+ * order that moves as few stories as possible (at every step, the
+ * earliest story in config order whose dependencies are all placed).
+ * schedule_state() tells whether one story may run now, must wait for a
+ * dependency still open, or is blocked by one that ended badly.
+ */
+#ifndef STORYCTL_SCHEDULE_H
+#define STORYCTL_SCHEDULE_H
+
+#include <stddef.h>
+
+#include "strategies/err.h"
+#include "strategies/model.h"
+
+struct sched_story {
+	const char *id;
+	const int *deps;     /* indexes of the stories it depends on */
+	size_t ndeps;
+	enum story_status status;
+};
+
+/* order[0..n) = the run order (indexes).  SC_EDATA naming the cycle
+ * ("dependency cycle: a -> b -> a") when there is one. */
+int schedule_order(size_t *order, const struct sched_story *s, size_t n,
+    struct sc_err *err);
+
+enum sched_state {
+	SCHED_READY,   /* every dependency is done */
+	SCHED_WAIT,    /* a dependency is still pending or running */
+	SCHED_BLOCKED  /* a dependency ended deferred, escalated, blocked or
+			* invalid: *why names it */
+};
+
+enum sched_state schedule_state(const struct sched_story *s, size_t i,
+    int *why);
+
+#endif
