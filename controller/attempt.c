@@ -21,13 +21,22 @@
 #include "state/redact.h"
 #include "strategies/agentout.h"
 
-struct poll_ctx {
+/* An attempt between its start and its end: everything its runner
+ * options point to lives here until the agent is done. */
+struct attempt_run {
 	struct batch *b;
-	struct attempt_row *r;
+	struct slot *sl;
+	struct attempt_row r;
+	struct strlist argv;
+	char *prompt;
+	char *depres;
+	struct progress start;   /* the story file when it started */
+	struct runner_opts ro;
+	void *handle;            /* the agent seam's */
 	int64_t poll_ms;
 	int64_t last_read_ms;
-	int token;
-	struct sc_err err;
+	int token;               /* tasks checked, for stall detection */
+	struct sc_err err;       /* what a callback failed with */
 	int rc;
 };
 
@@ -277,42 +286,41 @@ out:
 static int
 on_start(void *ctx, int pid)
 {
-	struct poll_ctx *p = ctx;
-
+	struct attempt_run *ar = ctx;
 	uint64_t ticks = 0;
 
-	p->r->pid = pid;
+	ar->r.pid = pid;
 	if (runner_proc_starttime(&ticks, pid) < 0)
 		ticks = 0;
-	p->r->pid_start = (int64_t)ticks;
-	p->rc = db_attempt_set_pid(
-	    p->b->db, p->r->id, pid, p->r->pid_start, &p->err);
-	return p->rc;
+	ar->r.pid_start = (int64_t)ticks;
+	ar->rc = db_attempt_set_pid(
+	    ar->b->db, ar->r.id, pid, ar->r.pid_start, &ar->err);
+	return ar->rc;
 }
 
 static int
 on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 {
-	struct poll_ctx *p = ctx;
-	struct batch *b = p->b;
+	struct attempt_run *ar = ctx;
+	struct batch *b = ar->b;
 	struct progress pr;
 	int64_t now = b->o->clock.now_ms(b->o->clock.ctx);
 
 	(void)elapsed_ms;
 	(void)pgid;
-	if (now - p->last_read_ms >= p->poll_ms) {
-		p->last_read_ms = now;
-		if (story_read_progress(&pr, b->cur_abspath, NULL) == 0) {
-			p->token = pr.tasks_completed;
-			b->cur_done = pr.tasks_completed;
-			b->cur_total = pr.tasks_total;
+	if (now - ar->last_read_ms >= ar->poll_ms) {
+		ar->last_read_ms = now;
+		if (story_read_progress(&pr, ar->sl->abspath, NULL) == 0) {
+			ar->token = pr.tasks_completed;
+			ar->r.tasks_completed = pr.tasks_completed;
+			ar->r.tasks_total = pr.tasks_total;
 			/* a failed heartbeat is not worth killing the agent */
-			db_attempt_heartbeat(b->db, p->r->id, now,
+			db_attempt_heartbeat(b->db, ar->r.id, now,
 			    pr.tasks_completed, pr.tasks_total, NULL);
 		}
 	}
-	record_status_line(b, NULL);
-	return p->token;
+	record_status_line(b);
+	return ar->token;
 }
 
 static int
@@ -510,41 +518,50 @@ out:
 	return rc;
 }
 
+static void
+attempt_run_free(struct attempt_run *ar)
+{
+	if (ar == NULL)
+		return;
+	attempt_row_release(&ar->r);
+	strlist_release(&ar->argv);
+	free(ar->prompt);
+	free(ar->depres);
+	free(ar);
+}
+
+/* Begin attempt nx of the story in sl: the prompt, the argv, the row
+ * committed as running, then the agent started. */
 static int
-run_one(struct batch *b, struct story_row *st, const struct story *s,
-    const struct next *nx, const struct progress *now_pr, struct sc_err *err)
+attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
+    const struct progress *now_pr, struct sc_err *err)
 {
 	const struct config *cfg = b->cfg;
 	const struct agent_conf *ag = &cfg->agents[nx->role];
-	struct attempt_row r;
+	struct story_row *st = sl->st;
+	struct attempt_run *ar = NULL;
 	struct argv_vars vars;
 	struct prompt_prev prev;
-	struct strlist argv = {0};
-	struct runner_opts ro;
-	struct runner_result res;
-	struct classify_input ci;
-	struct classification cls;
-	struct progress pr;
-	struct poll_ctx pc;
-	char *prompt = NULL, *depres = NULL;
-	struct agent_output ao;
+	struct runner_opts *ro;
 	char attempt_s[16];
-	int64_t hint_ms = -1, stall_s;
 	int rc;
 
-	memset(&r, 0, sizeof(r));
-	memset(&res, 0, sizeof(res));
-	memset(&pc, 0, sizeof(pc));
+	ar = calloc(1, sizeof(*ar));
+	if (ar == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	ar->b = b;
+	ar->sl = sl;
+	ar->start = *now_pr;
 	memset(&prev, 0, sizeof(prev));
 	memset(&vars, 0, sizeof(vars));
-	vars.story_file = s->file;
-	vars.story_id = s->id;
+	vars.story_file = sl->s->file;
+	vars.story_id = sl->s->id;
 	vars.role = role_name(nx->role);
 	vars.stalled_task = now_pr->stalled_task;
-	vars.repo = cfg->root;
+	vars.repo = sl->cwd;
 	vars.attempt = nx->attempt - st->attempt_base;
 	vars.max_attempts = cfg->policy.max_attempts;
-	if (nx->prev != NULL) {
+	if (nx->prev != NULL && vars.attempt >= 2) {
 		prev.attempt = nx->prev->attempt - st->attempt_base;
 		if (prev.attempt < 1)
 			prev.attempt = 0;
@@ -553,111 +570,246 @@ run_one(struct batch *b, struct story_row *st, const struct story *s,
 		prev.stalled_task = now_pr->stalled_task;
 		prev.outcome = outcome_name(nx->prev->outcome);
 	}
-	if (vars.attempt < 2)
-		prev.attempt = 0;
-	rc = dependency_result(&depres, b, s, err);
+	rc = dependency_result(&ar->depres, b, sl->s, err);
 	if (rc < 0)
 		goto out;
-	prev.dependency_result = depres;
-	rc = prompt_render(&prompt, cfg->prompt, &vars, &prev, err);
+	prev.dependency_result = ar->depres;
+	rc = prompt_render(&ar->prompt, cfg->prompt, &vars, &prev, err);
 	if (rc < 0)
 		goto out;
-	vars.prompt = prompt;
-	rc = argv_expand(&argv, &ag->command, &vars, err);
+	vars.prompt = ar->prompt;
+	rc = argv_expand(&ar->argv, &ag->command, &vars, err);
 	if (rc < 0) {
 		err_prefix(err, "agent %s", role_name(nx->role));
 		goto out;
 	}
-	r.batch_id = b->batch_id;
-	snprintf(r.story_id, sizeof(r.story_id), "%s", st->id);
-	r.attempt = nx->attempt;
-	r.counted = true;
-	r.role = nx->role;
-	snprintf(r.agent, sizeof(r.agent), "%s", ag->name);
-	if (argv_json(&r.argv_json, &argv) < 0) {
+	ar->r.batch_id = b->batch_id;
+	snprintf(ar->r.story_id, sizeof(ar->r.story_id), "%s", st->id);
+	ar->r.attempt = nx->attempt;
+	ar->r.counted = true;
+	ar->r.role = nx->role;
+	snprintf(ar->r.agent, sizeof(ar->r.agent), "%s", ag->name);
+	if (argv_json(&ar->r.argv_json, &ar->argv) < 0) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	r.controller_pid = getpid();
-	r.started_ms = b->o->clock.now_ms(b->o->clock.ctx);
-	r.exit_code = -1;
-	r.tasks_completed = now_pr->tasks_completed;
-	r.tasks_total = now_pr->tasks_total;
-	r.timeout_factor = 1;
-	r.poll_factor = 1;
-	snprintf(attempt_s, sizeof(attempt_s), "%d", r.attempt);
-	if ((size_t)snprintf(r.log_path, sizeof(r.log_path),
+	ar->r.controller_pid = getpid();
+	ar->r.started_ms = b->o->clock.now_ms(b->o->clock.ctx);
+	ar->r.exit_code = -1;
+	ar->r.tasks_completed = now_pr->tasks_completed;
+	ar->r.tasks_total = now_pr->tasks_total;
+	ar->r.timeout_factor = 1;
+	ar->r.poll_factor = 1;
+	snprintf(attempt_s, sizeof(attempt_s), "%d", ar->r.attempt);
+	if ((size_t)snprintf(ar->r.log_path, sizeof(ar->r.log_path),
 		"%s/%s.a%s.%lld.log", b->logdir, st->id, attempt_s,
-		(long long)r.started_ms) >= sizeof(r.log_path)) {
+		(long long)ar->r.started_ms) >= sizeof(ar->r.log_path)) {
 		rc = err_set(
 		    err, SC_EIO, "log path too long under %s", b->logdir);
 		goto out;
 	}
 	st->status = STATUS_RUNNING;
-	st->updated_ms = r.started_ms;
+	st->updated_ms = ar->r.started_ms;
 	rc = db_story_update(b->db, st, err);
 	if (rc < 0)
 		goto out;
-	rc = db_attempt_begin(b->db, &r, err);
+	rc = db_attempt_begin(b->db, &ar->r, err);
 	if (rc < 0)
 		goto out;
-
-	b->cur_story = st->id;
-	b->cur_attempt = r.attempt;
-	b->cur_role = r.role;
-	b->cur_done = r.tasks_completed;
-	b->cur_total = r.tasks_total;
-	b->cur_start_ms = r.started_ms;
-	b->cur_abspath = s->abspath;
 	if (!b->o->tty)
 		record_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
-		    st->id, r.attempt, role_name(r.role), ag->name,
-		    r.tasks_completed, r.tasks_total);
-	memset(&ro, 0, sizeof(ro));
-	ro.argv = (const char *const *)argv.items;
-	ro.cwd = cfg->root;
-	ro.env_add = &ag->env;
-	ro.log_path = r.log_path;
-	ro.timeout_ms = (int64_t)(ag->timeout_s * nx->timeout_factor * 1000.0);
-	stall_s =
+		    st->id, ar->r.attempt, role_name(ar->r.role), ag->name,
+		    ar->r.tasks_completed, ar->r.tasks_total);
+
+	ro = &ar->ro;
+	ro->argv = (const char *const *)ar->argv.items;
+	ro->cwd = sl->cwd;
+	ro->env_add = &ag->env;
+	ro->log_path = ar->r.log_path;
+	ro->timeout_ms = (int64_t)(ag->timeout_s * nx->timeout_factor * 1000.0);
+	ro->stall_timeout_ms =
 	    (int64_t)((ag->stall_timeout_s >= 0 ? ag->stall_timeout_s
 						: cfg->policy.stall_timeout_s) *
 		1000.0);
-	ro.stall_timeout_ms = stall_s;
-	ro.kill_grace_ms = b->o->kill_grace_ms_override >= 0
+	ro->kill_grace_ms = b->o->kill_grace_ms_override >= 0
 	    ? b->o->kill_grace_ms_override
 	    : (int64_t)(cfg->policy.kill_grace_s * 1000.0);
-	pc.b = b;
-	pc.r = &r;
-	pc.poll_ms =
+	ar->poll_ms =
 	    (int64_t)(cfg->policy.poll_interval_s * nx->poll_factor * 1000.0);
-	pc.last_read_ms = r.started_ms;
-	pc.token = r.tasks_completed;
-	ro.poll_interval_ms = pc.poll_ms < 1000 ? pc.poll_ms : 1000;
-	ro.on_poll = on_poll;
-	ro.on_start = on_start;
-	ro.ctx = &pc;
-	ro.stop = b->o->stop;
-	ro.wake_fd = b->o->wake_fd;
-	ro.tail_max = 64 * 1024;
-	rc = b->o->run_agent(b->o->run_ctx, &res, &ro, err);
+	ar->last_read_ms = ar->r.started_ms;
+	ar->token = ar->r.tasks_completed;
+	ro->poll_interval_ms = ar->poll_ms < 1000 ? ar->poll_ms : 1000;
+	ro->on_poll = on_poll;
+	ro->on_start = on_start;
+	ro->ctx = ar;
+	ro->stop = b->o->stop;
+	ro->wake_fd = b->o->wake_fd;
+	ro->tail_max = 64 * 1024;
+	rc = b->ops.start(b->ops.ctx, &ar->handle, ro, err);
 	if (rc < 0) {
-		if (pc.rc < 0) {
-			*err = pc.err;
-			rc = pc.rc;
+		if (ar->rc < 0) {
+			*err = ar->err;
+			rc = ar->rc;
 		}
 		goto out;
 	}
+	sl->run = ar;
+	sl->state = SLOT_RUNNING;
+	ar = NULL;
+out:
+	attempt_run_free(ar);
+	return rc;
+}
 
-	r.ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
-	r.exit_code = res.term_signal ? -1 : res.exit_code;
-	r.signal = res.term_signal;
-	pr = *now_pr;
-	if (story_read_progress(&pr, s->abspath, NULL) < 0)
-		pr = *now_pr;
-	r.tasks_completed = pr.tasks_completed;
-	r.tasks_total = pr.tasks_total;
-	copy_redacted(r.stalled_task, sizeof(r.stalled_task), pr.stalled_task);
+/* Where the story of slot sl stands before its next attempt. */
+int
+slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	struct story_row *st = sl->st;
+	struct attempt_row *rows = NULL;
+	struct progress pr;
+	struct next nx;
+	size_t n = 0, first = 0;
+	char wait[32], why[300];
+	int64_t now;
+	int rc = 0;
+
+	sl->state = SLOT_FREE;
+	rc = story_read_progress(&pr, sl->abspath, err);
+	if (rc < 0) {
+		/* one unreadable story must not end the night */
+		snprintf(why, sizeof(why), "cannot read the story: %.200s",
+		    err->msg);
+		err_clear(err);
+		rc = batch_settle(b, st, STATUS_INVALID, why, "invalid", err);
+		goto out;
+	}
+	if (pr.tasks_total == 0) {
+		rc = batch_settle(b, st, STATUS_INVALID,
+		    "no tasks: the story has no unindented checkbox items",
+		    "invalid", err);
+		goto out;
+	}
+	rc = batch_history(b, &rows, &n, &first, st, err);
+	if (rc < 0)
+		goto out;
+	if (first == n && pr.tasks_completed == pr.tasks_total) {
+		st->tasks_completed = pr.tasks_completed;
+		st->tasks_total = pr.tasks_total;
+		snprintf(why, sizeof(why),
+		    "all %d tasks were already checked; nothing to run",
+		    pr.tasks_total);
+		rc = batch_settle(b, st, STATUS_DONE, why, "done", err);
+		goto out;
+	}
+	if (b->cfg->budget.max_cost_usd > 0 &&
+	    b->spend_usd >= b->cfg->budget.max_cost_usd) {
+		b->stop_batch = true;
+		snprintf(b->stop_reason, sizeof(b->stop_reason),
+		    "budget.max_cost_usd reached: $%.4f spent of $%.4f; no new "
+		    "attempt starts",
+		    b->spend_usd, b->cfg->budget.max_cost_usd);
+		goto out;
+	}
+	rc = next_attempt(&nx, b, rows, first, n, st, err);
+	if (rc < 0)
+		goto out;
+	if (b->disabled[nx.role]) {
+		b->stop_batch = true;
+		snprintf(b->stop_reason, sizeof(b->stop_reason),
+		    "no enabled agent remains");
+		goto out;
+	}
+	if (b->pause_until[nx.role] > nx.not_before_ms)
+		nx.not_before_ms = b->pause_until[nx.role];
+	now = b->o->clock.now_ms(b->o->clock.ctx);
+	if (nx.not_before_ms > now) {
+		sl->state = SLOT_WAITING;
+		sl->until_ms = nx.not_before_ms;
+		sl->next_attempt = nx.attempt;
+		clock_fmt_duration(wait, sizeof(wait), nx.not_before_ms - now);
+		if (b->o->tty)
+			record_status_line(b);
+		else
+			record_line(b, "%s: waiting %s before attempt %d",
+			    st->id, wait, nx.attempt);
+		goto out;
+	}
+	rc = attempt_begin(b, sl, &nx, &pr, err);
+out:
+	attempt_rows_free(rows, n);
+	return rc;
+}
+
+int
+slot_start(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	/* the wait is over: the same preparation, now with no delay left */
+	return slot_prepare(b, sl, err);
+}
+
+void *
+slot_handle(const struct slot *sl)
+{
+	return sl->run->handle;
+}
+
+const struct attempt_row *
+slot_attempt(const struct slot *sl)
+{
+	return &sl->run->r;
+}
+
+void
+slot_abandon(struct batch *b, struct slot *sl)
+{
+	struct runner_result res;
+	struct sc_err ignore;
+
+	if (sl->state == SLOT_RUNNING && sl->run != NULL) {
+		memset(&res, 0, sizeof(res));
+		if (b->ops.finish(b->ops.ctx, sl->run->handle, &res,
+			&ignore) == 0)
+			runner_result_release(&res);
+		attempt_run_free(sl->run);
+	}
+	sl->run = NULL;
+	sl->state = SLOT_FREE;
+}
+
+int
+slot_finish(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	const struct config *cfg = b->cfg;
+	struct attempt_run *ar = sl->run;
+	struct attempt_row *r = &ar->r;
+	struct runner_result res;
+	struct classify_input ci;
+	struct classification cls;
+	struct agent_output ao;
+	struct progress pr;
+	int64_t hint_ms = -1;
+	int rc;
+
+	memset(&res, 0, sizeof(res));
+	sl->run = NULL;
+	sl->state = SLOT_FREE;
+	rc = b->ops.finish(b->ops.ctx, ar->handle, &res, err);
+	if (rc < 0)
+		goto out;
+	if (ar->rc < 0) {
+		*err = ar->err;
+		rc = ar->rc;
+		goto out;
+	}
+	r->ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
+	r->exit_code = res.term_signal ? -1 : res.exit_code;
+	r->signal = res.term_signal;
+	if (story_read_progress(&pr, sl->abspath, NULL) < 0)
+		pr = ar->start;
+	r->tasks_completed = pr.tasks_completed;
+	r->tasks_total = pr.tasks_total;
+	copy_redacted(r->stalled_task, sizeof(r->stalled_task), pr.stalled_task);
 
 	memset(&ci, 0, sizeof(ci));
 	ci.exit_code = res.term_signal ? -1 : res.exit_code;
@@ -677,138 +829,37 @@ run_one(struct batch *b, struct story_row *st, const struct story *s,
 		cls.outcome = OUTCOME_CRASH;
 		cls.code = ERRC_CRASH;
 		snprintf(cls.message, sizeof(cls.message), "cannot run %s: %s",
-		    argv.items[0], strerror(res.spawn_errno));
+		    ar->argv.items[0], strerror(res.spawn_errno));
 	}
 	if (cls.hint.kind != WAITHINT_NONE &&
-	    waithint_resolve(&hint_ms, &cls.hint, r.ended_ms, NULL) < 0)
+	    waithint_resolve(&hint_ms, &cls.hint, r->ended_ms, NULL) < 0)
 		hint_ms = -1;
 	agentout_parse(&ao, res.tail, res.tail_len);
 	if (ao.has_cost)
-		r.cost_usd = ao.cost_usd;
+		r->cost_usd = ao.cost_usd;
 	if (ao.result_text[0] != '\0')
-		r.result_text = redact_secrets(ao.result_text,
-		    strlen(ao.result_text));
-	r.outcome = cls.outcome;
-	r.error_code = cls.code;
-	copy_redacted(r.error_message, sizeof(r.error_message), cls.message);
-	if (res.log_errno != 0 && r.error_message[0] == '\0')
-		snprintf(r.error_message, sizeof(r.error_message),
+		r->result_text =
+		    redact_secrets(ao.result_text, strlen(ao.result_text));
+	r->outcome = cls.outcome;
+	r->error_code = cls.code;
+	copy_redacted(r->error_message, sizeof(r->error_message), cls.message);
+	if (res.log_errno != 0 && r->error_message[0] == '\0')
+		snprintf(r->error_message, sizeof(r->error_message),
 		    "writing the attempt log failed: %s",
 		    strerror(res.log_errno));
-	b->cur_story = NULL;
-	rc = batch_decide_and_record(b, &r, st, &cls, hint_ms, err);
+	rc = batch_decide_and_record(b, r, sl->st, &cls, hint_ms, err);
 	if (rc < 0)
 		goto out;
-	if (r.outcome == OUTCOME_INTERRUPTED)
+	if (r->outcome == OUTCOME_INTERRUPTED)
 		b->interrupted = true;
+	if (b->interrupted || b->stop_batch ||
+	    (b->o->stop != NULL && *b->o->stop))
+		goto out;
+	if (sl->st->status == STATUS_PENDING ||
+	    sl->st->status == STATUS_RUNNING)
+		rc = slot_prepare(b, sl, err);
 out:
-	b->cur_story = NULL;
-	record_clear_line(b);
 	runner_result_release(&res);
-	attempt_row_release(&r);
-	strlist_release(&argv);
-	free(prompt);
-	free(depres);
-	return rc;
-}
-
-int
-batch_story(struct batch *b, struct story_row *st, const struct story *s,
-    struct sc_err *err)
-{
-	struct attempt_row *rows = NULL;
-	struct progress pr;
-	struct next nx;
-	size_t n = 0, first = 0;
-	char wait[32], why[300];
-	int64_t now;
-	int rc = 0;
-
-	for (;;) {
-		attempt_rows_free(rows, n);
-		rows = NULL;
-		n = 0;
-		if (b->o->stop != NULL && *b->o->stop) {
-			b->interrupted = true;
-			break;
-		}
-		if (st->status != STATUS_PENDING &&
-		    st->status != STATUS_RUNNING)
-			break;
-		rc = story_read_progress(&pr, s->abspath, err);
-		if (rc < 0) {
-			/* one unreadable story must not end the night */
-			snprintf(why, sizeof(why),
-			    "cannot read the story: %.200s", err->msg);
-			err_clear(err);
-			rc = batch_settle(b, st, STATUS_INVALID, why, "invalid", err);
-			break;
-		}
-		if (pr.tasks_total == 0) {
-			rc = batch_settle(b, st, STATUS_INVALID,
-			    "no tasks: the story "
-			    "has no unindented checkbox items",
-			    "invalid", err);
-			break;
-		}
-		rc = batch_history(b, &rows, &n, &first, st, err);
-		if (rc < 0)
-			break;
-		if (first == n && pr.tasks_completed == pr.tasks_total) {
-			st->tasks_completed = pr.tasks_completed;
-			st->tasks_total = pr.tasks_total;
-			snprintf(why, sizeof(why),
-			    "all %d tasks were already "
-			    "checked; nothing to run",
-			    pr.tasks_total);
-			rc = batch_settle(b, st, STATUS_DONE, why, "done", err);
-			break;
-		}
-		if (b->cfg->budget.max_cost_usd > 0 &&
-		    b->spend_usd >= b->cfg->budget.max_cost_usd) {
-			b->stop_batch = true;
-			snprintf(b->stop_reason, sizeof(b->stop_reason),
-			    "budget.max_cost_usd reached: $%.4f spent of $%.4f; "
-			    "no new attempt starts", b->spend_usd,
-			    b->cfg->budget.max_cost_usd);
-			break;
-		}
-		rc = next_attempt(&nx, b, rows, first, n, st, err);
-		if (rc < 0)
-			break;
-		if (b->pause_until[nx.role] > nx.not_before_ms)
-			nx.not_before_ms = b->pause_until[nx.role];
-		if (b->disabled[nx.role]) {
-			b->stop_batch = true;
-			snprintf(b->stop_reason, sizeof(b->stop_reason),
-			    "no enabled agent remains");
-			break;
-		}
-		now = b->o->clock.now_ms(b->o->clock.ctx);
-		if (nx.not_before_ms > now) {
-			clock_fmt_duration(
-			    wait, sizeof(wait), nx.not_before_ms - now);
-			b->cur_story = st->id;
-			b->cur_attempt = nx.attempt;
-			if (b->o->tty)
-				record_status_line(b, wait);
-			else
-				record_line(b,
-				    "%s: waiting %s before attempt "
-				    "%d",
-				    st->id, wait, nx.attempt);
-			b->cur_story = NULL;
-			if (b->o->clock.sleep_until(b->o->clock.ctx,
-				nx.not_before_ms, b->o->stop, b->o->wake_fd)) {
-				b->interrupted = true;
-				break;
-			}
-			record_clear_line(b);
-		}
-		rc = run_one(b, st, s, &nx, &pr, err);
-		if (rc < 0 || b->interrupted || b->stop_batch)
-			break;
-	}
-	attempt_rows_free(rows, n);
+	attempt_run_free(ar);
 	return rc;
 }

@@ -4,6 +4,8 @@
  * pending stories in order.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 
 #include "controller/batch_int.h"
 #include "controller/requeue.h"
+#include "state/gitwork.h"
 #include "strategies/schedule.h"
 
 int
@@ -20,6 +23,161 @@ batch_real_runner(void *ctx, struct runner_result *out,
 {
 	(void)ctx;
 	return runner_run(out, o, err);
+}
+
+/* The blocking run_agent seam as an asynchronous one: start runs the
+ * whole attempt, so a handle is done as soon as it exists. */
+struct sync_handle {
+	struct runner_result res;
+};
+
+static int
+sync_start(void *ctx, void **handle, const struct runner_opts *o,
+    struct sc_err *err)
+{
+	const struct batch_opts *bo = ctx;
+	struct sync_handle *h = calloc(1, sizeof(*h));
+	int rc;
+
+	*handle = NULL;
+	if (h == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	rc = bo->run_agent(bo->run_ctx, &h->res, o, err);
+	if (rc < 0) {
+		free(h);
+		return rc;
+	}
+	*handle = h;
+	return 0;
+}
+
+static int
+sync_wait(void *ctx, void *const *handles, size_t n, int64_t timeout_ms,
+    int wake_fd, struct sc_err *err)
+{
+	(void)ctx;
+	(void)handles;
+	(void)timeout_ms;
+	(void)wake_fd;
+	(void)err;
+	return (int)n;
+}
+
+static bool
+sync_done(void *ctx, const void *handle)
+{
+	(void)ctx;
+	(void)handle;
+	return true;
+}
+
+static int
+sync_finish(void *ctx, void *handle, struct runner_result *out,
+    struct sc_err *err)
+{
+	struct sync_handle *h = handle;
+
+	(void)ctx;
+	(void)err;
+	*out = h->res;
+	free(h);
+	return 0;
+}
+
+static int
+real_start(void *ctx, void **handle, const struct runner_opts *o,
+    struct sc_err *err)
+{
+	struct runner_proc *p = NULL;
+	int rc;
+
+	(void)ctx;
+	rc = runner_start(&p, o, err);
+	*handle = p;
+	return rc;
+}
+
+static int
+real_wait(void *ctx, void *const *handles, size_t n, int64_t timeout_ms,
+    int wake_fd, struct sc_err *err)
+{
+	(void)ctx;
+	return runner_wait((struct runner_proc *const *)handles, n, timeout_ms,
+	    wake_fd, err);
+}
+
+static bool
+real_done(void *ctx, const void *handle)
+{
+	(void)ctx;
+	return runner_proc_done(handle);
+}
+
+static int
+real_finish(void *ctx, void *handle, struct runner_result *out,
+    struct sc_err *err)
+{
+	(void)ctx;
+	return runner_proc_finish(handle, out, err);
+}
+
+void
+batch_real_ops(struct batch_agent_ops *out)
+{
+	out->start = real_start;
+	out->wait = real_wait;
+	out->done = real_done;
+	out->finish = real_finish;
+	out->ctx = NULL;
+}
+
+/* Copy the file at src to dst (creating dst's directory), for a story
+ * file that a new worktree does not have yet. */
+static int
+copy_file(const char *dst, const char *src, struct sc_err *err)
+{
+	char *dir = strdup(dst), *p;
+	char buf[65536];
+	int in = -1, out = -1, rc = 0;
+	ssize_t got;
+
+	if (dir == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	for (p = dir + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+			rc = err_set(err, SC_EIO, "cannot create %s: %s", dir,
+			    strerror(errno));
+			goto out;
+		}
+		*p = '/';
+	}
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (in < 0 || out < 0) {
+		rc = err_set(err, SC_EIO, "cannot copy %s to %s: %s", src, dst,
+		    strerror(errno));
+		goto out;
+	}
+	while ((got = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)got) != got) {
+			rc = err_set(err, SC_EIO, "cannot write %s: %s", dst,
+			    strerror(errno));
+			goto out;
+		}
+	}
+	if (got < 0)
+		rc = err_set(err, SC_EIO, "cannot read %s: %s", src,
+		    strerror(errno));
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	free(dir);
+	return rc;
 }
 
 static const struct story *
@@ -291,15 +449,11 @@ breaker_after(struct batch *b, struct story_row *rows, size_t n, size_t i,
 		    "with zero progress and only transient failures; pausing "
 		    "%s, then the next story probes", b->breaker.run, wait);
 		record_line(b, "%s", msg);
-		rc = db_event_add(b->db, b->batch_id, now, NULL, "breaker", msg,
-		    err);
-		if (rc < 0)
-			return rc;
-		if (b->o->clock.sleep_until(b->o->clock.ctx,
-		    now + (int64_t)(bc->cooldown_s * 1000.0), b->o->stop,
-		    b->o->wake_fd))
-			b->interrupted = true;
-		return 0;
+		/* no new attempt until the cooldown is over; what runs in
+		 * other slots goes on */
+		b->paused_until = now + (int64_t)(bc->cooldown_s * 1000.0);
+		return db_event_add(
+		    b->db, b->batch_id, now, NULL, "breaker", msg, err);
 	}
 	if (act != BREAKER_STOP)
 		return 0;
@@ -335,19 +489,100 @@ batch_spend(struct batch *b, struct sc_err *err)
 	return rc;
 }
 
+/* -j N > 1: the story works in its own worktree on storyctl/story/<id>,
+ * started from the branch of a dependency that has one, or from HEAD. */
 static int
-run_stories(struct batch *b, struct sc_err *err)
+slot_worktree(struct batch *b, struct slot *sl, const struct story_row *rows,
+    size_t n, struct sc_err *err)
 {
-	struct story_row *rows = NULL;
+	const struct config *cfg = b->cfg;
+	int ci = config_story_index(cfg, sl->st->id);
+	char branch[256], base[300] = "HEAD";
+	size_t k, r;
+	struct stat sb;
+	int rc;
+
+	snprintf(branch, sizeof(branch), "storyctl/story/%s", sl->st->id);
+	for (k = 0; ci >= 0 && k < cfg->stories[ci].depends_on.n; k++) {
+		const char *dep = cfg->stories[ci].depends_on.items[k];
+		for (r = 0; r < n && strcmp(rows[r].id, dep) != 0; r++)
+			;
+		if (r < n && rows[r].branch[0] != '\0') {
+			snprintf(base, sizeof(base), "refs/heads/%s",
+			    rows[r].branch);
+			break;
+		}
+	}
+	if (asprintf(&sl->worktree, "%s/%s", b->wtdir, sl->st->id) < 0) {
+		sl->worktree = NULL;
+		return err_set(err, SC_EOS, "out of memory");
+	}
+	rc = gitwork_worktree_add(cfg->root, sl->st->id, sl->worktree, branch,
+	    base, err);
+	if (rc < 0)
+		return rc;
+	if (asprintf(&sl->abspath, "%s/%s", sl->worktree, sl->s->file) < 0) {
+		sl->abspath = NULL;
+		return err_set(err, SC_EOS, "out of memory");
+	}
+	/* a story file the branch does not have yet (not committed) */
+	if (stat(sl->abspath, &sb) < 0) {
+		rc = copy_file(sl->abspath, sl->s->abspath, err);
+		if (rc < 0)
+			return rc;
+	}
+	sl->cwd = strdup(sl->worktree);
+	if (sl->cwd == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	snprintf(sl->st->branch, sizeof(sl->st->branch), "%s", branch);
+	return 0;
+}
+
+/* A story reached its final status: in a worktree, its work is
+ * committed on its branch and the worktree goes (the branch stays). */
+static int
+slot_release(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	char msg[700];
+	int committed = 0;
+	int rc = 0;
+
+	if (sl->worktree != NULL && sl->st->status != STATUS_PENDING &&
+	    sl->st->status != STATUS_RUNNING) {
+		snprintf(msg, sizeof(msg), "story %s: %s (%d attempt%s)\n\n%s",
+		    sl->st->id, status_name(sl->st->status), sl->st->attempts,
+		    sl->st->attempts == 1 ? "" : "s", sl->st->reason);
+		rc = gitwork_commit_all(&committed, NULL, sl->worktree, NULL,
+		    NULL, msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000,
+		    err);
+		if (rc == 0)
+			rc = gitwork_worktree_remove(b->cfg->root, sl->st->id,
+			    err);
+		if (rc == 0)
+			record_line(b, "%s: work %s on branch %s", sl->st->id,
+			    committed ? "committed" : "(no changes)",
+			    sl->st->branch);
+	}
+	free(sl->worktree);
+	free(sl->abspath);
+	free(sl->cwd);
+	memset(sl, 0, sizeof(*sl));
+	return rc;
+}
+
+/* Give slot sl the next story that may run now; 0 with sl->st NULL when
+ * there is none. */
+static int
+slot_fill(struct batch *b, struct slot *sl, struct story_row *rows, size_t n,
+    struct sc_err *err)
+{
 	const struct story *s;
 	const char *why = NULL;
 	char reason[300];
-	size_t n = 0, i;
+	size_t i, k;
+	bool busy;
 	int rc;
 
-	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
-	if (rc < 0)
-		goto out;
 	for (i = 0; i < n; i++) {
 		struct story_row *st = &rows[i];
 
@@ -355,38 +590,181 @@ run_stories(struct batch *b, struct sc_err *err)
 			continue;
 		if (b->o->nonly > 0 && !wanted(b->o, st->id))
 			continue;
+		for (k = 0, busy = false; k < b->nslots && !busy; k++)
+			busy = b->slots[k].st == st;
+		if (busy)
+			continue;
 		s = story_by_id(b->o, st->id);
-		if (s == NULL) {
-			rc = err_set(err, SC_EDATA,
-			    "story %s of batch %lld is "
-			    "no longer in the config",
+		if (s == NULL)
+			return err_set(err, SC_EDATA,
+			    "story %s of batch %lld is no longer in the config",
 			    st->id, (long long)b->batch_id);
-			goto out;
-		}
 		switch (row_state(b, rows, n, i, &why)) {
 		case SCHED_BLOCKED:
-			snprintf(reason, sizeof(reason), "blocked: dependency "
-			    "%s ended %s", why, status_name(rows[
-			    story_row_index(rows, n, why)].status));
-			rc = batch_settle(b, st, STATUS_BLOCKED, reason,
-			    "blocked", err);
+			snprintf(reason, sizeof(reason),
+			    "blocked: dependency %s ended %s", why,
+			    status_name(
+				rows[story_row_index(rows, n, why)].status));
+			rc = batch_settle(
+			    b, st, STATUS_BLOCKED, reason, "blocked", err);
 			if (rc < 0)
-				goto out;
+				return rc;
 			continue;
 		case SCHED_WAIT:
-			/* its dependency is not run by this command */
 			continue;
 		case SCHED_READY:
 			break;
 		}
-		rc = batch_story(b, st, s, err);
-		if (rc < 0 || b->interrupted || b->stop_batch)
-			goto out;
-		rc = breaker_after(b, rows, n, i, err);
-		if (rc < 0 || b->interrupted || b->stop_batch)
-			goto out;
+		memset(sl, 0, sizeof(*sl));
+		sl->st = st;
+		sl->s = s;
+		if (b->nslots > 1) {
+			rc = slot_worktree(b, sl, rows, n, err);
+		} else {
+			sl->abspath = strdup(s->abspath);
+			sl->cwd = strdup(b->cfg->root);
+			rc = sl->abspath && sl->cwd ? 0 :
+			    err_set(err, SC_EOS, "out of memory");
+		}
+		if (rc < 0)
+			return rc;
+		return 0;
+	}
+	return 0;
+}
+
+/* A story has just left its slot: the breaker looks at how it ended,
+ * then the slot is released. */
+static int
+story_left(struct batch *b, struct slot *sl, struct story_row *rows, size_t n,
+    struct sc_err *err)
+{
+	bool final = sl->st->status != STATUS_PENDING &&
+	    sl->st->status != STATUS_RUNNING;
+	int rc = 0;
+
+	if (final && sl->st->status != STATUS_BLOCKED &&
+	    sl->st->status != STATUS_INVALID)
+		rc = breaker_after(b, rows, n, (size_t)(sl->st - rows), err);
+	if (rc == 0)
+		rc = slot_release(b, sl, err);
+	return rc;
+}
+
+static bool
+stopping(const struct batch *b)
+{
+	return b->interrupted || b->stop_batch ||
+	    (b->o->stop != NULL && *b->o->stop);
+}
+
+/*
+ * The supervision loop: up to N stories at once, one process, no
+ * threads.  A slot holds its story while the story's next attempt
+ * waits out its delay, so -j 1 is the plain sequential night.
+ */
+static int
+run_stories(struct batch *b, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	void **handles = NULL;
+	size_t n = 0, i, nh, busy;
+	int64_t now, next;
+	int rc;
+
+	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
+	if (rc < 0)
+		goto out;
+	handles = calloc(b->nslots, sizeof(*handles));
+	if (handles == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		now = b->o->clock.now_ms(b->o->clock.ctx);
+		/* fill free slots with ready stories */
+		for (i = 0; i < b->nslots && !stopping(b) &&
+		    b->paused_until <= now; i++) {
+			struct slot *sl = &b->slots[i];
+			while (sl->st == NULL && !stopping(b)) {
+				rc = slot_fill(b, sl, rows, n, err);
+				if (rc < 0 || sl->st == NULL)
+					break;
+				rc = slot_prepare(b, sl, err);
+				if (rc < 0)
+					goto out;
+				if (sl->state == SLOT_FREE) {
+					rc = story_left(b, sl, rows, n, err);
+					if (rc < 0)
+						goto out;
+				}
+			}
+			if (rc < 0)
+				goto out;
+		}
+		/* what is busy, and the next time something is due */
+		busy = 0;
+		nh = 0;
+		next = b->paused_until > now ? b->paused_until : INT64_MAX;
+		for (i = 0; i < b->nslots; i++) {
+			struct slot *sl = &b->slots[i];
+			if (sl->st == NULL)
+				continue;
+			busy++;
+			if (sl->state == SLOT_RUNNING)
+				handles[nh++] = slot_handle(sl);
+			else if (sl->state == SLOT_WAITING && sl->until_ms < next)
+				next = sl->until_ms;
+		}
+		if (busy == 0 && (stopping(b) || b->paused_until <= now))
+			break;
+		record_status_line(b);
+		if (nh > 0) {
+			rc = b->ops.wait(b->ops.ctx, handles, nh,
+			    next == INT64_MAX ? -1 : next - now, b->o->wake_fd,
+			    err);
+			if (rc < 0)
+				goto out;
+		} else if (next != INT64_MAX && !stopping(b)) {
+			if (b->o->clock.sleep_until(b->o->clock.ctx, next,
+				b->o->stop, b->o->wake_fd))
+				b->interrupted = true;
+		}
+		if (b->o->stop != NULL && *b->o->stop)
+			b->interrupted = true;
+		/* collect what is done, start what is due */
+		now = b->o->clock.now_ms(b->o->clock.ctx);
+		for (i = 0; i < b->nslots; i++) {
+			struct slot *sl = &b->slots[i];
+			if (sl->st == NULL)
+				continue;
+			if (sl->state == SLOT_RUNNING &&
+			    b->ops.done(b->ops.ctx, slot_handle(sl)))
+				rc = slot_finish(b, sl, err);
+			else if (sl->state == SLOT_WAITING && stopping(b))
+				sl->state = SLOT_FREE;
+			else if (sl->state == SLOT_WAITING &&
+			    sl->until_ms <= now)
+				rc = slot_start(b, sl, err);
+			if (rc < 0)
+				goto out;
+			if (sl->state == SLOT_FREE) {
+				rc = story_left(b, sl, rows, n, err);
+				if (rc < 0)
+					goto out;
+			}
+		}
 	}
 out:
+	for (i = 0; b->slots != NULL && i < b->nslots; i++) {
+		slot_abandon(b, &b->slots[i]);
+		free(b->slots[i].worktree);
+		free(b->slots[i].abspath);
+		free(b->slots[i].cwd);
+		memset(&b->slots[i], 0, sizeof(b->slots[i]));
+	}
+	record_clear_line(b);
+	free(handles);
 	free(rows);
 	return rc;
 }
@@ -455,6 +833,27 @@ batch_run(
 	rc = mkdir_private(b.logdir, err);
 	if (rc < 0)
 		goto out;
+	snprintf(b.wtdir, sizeof(b.wtdir), "%s/worktrees", o->cfg->state_dir);
+	b.nslots = o->jobs > 1 ? (size_t)o->jobs : 1;
+	b.slots = calloc(b.nslots, sizeof(*b.slots));
+	if (b.slots == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	if (b.nslots > 1) {
+		rc = mkdir_private(b.wtdir, err);
+		if (rc < 0)
+			goto out;
+	}
+	if (o->agent_ops.start != NULL) {
+		b.ops = o->agent_ops;
+	} else {
+		b.ops.start = sync_start;
+		b.ops.wait = sync_wait;
+		b.ops.done = sync_done;
+		b.ops.finish = sync_finish;
+		b.ops.ctx = (void *)o;
+	}
 	rc = reconcile(&b, err);
 	if (rc < 0)
 		goto out;
@@ -484,6 +883,7 @@ batch_run(
 	    out->stop_reason, sizeof(out->stop_reason), "%s", b.stop_reason);
 out:
 	record_clear_line(&b);
+	free(b.slots);
 	gitstate_free(b.gs);
 	db_close(b.db);
 	lock_release(b.lock);

@@ -25,6 +25,23 @@ enum batch_mode {
 	BATCH_RESUME /* continue the unfinished batch; none is an error */
 };
 
+/*
+ * The agent seam: start an attempt, wait for any of several, collect
+ * one.  Handles are opaque.  Production uses runner_start() and friends
+ * (batch_real_ops()); when start is NULL the loop wraps the blocking
+ * run_agent below instead, which is what the unit tests script.
+ */
+struct batch_agent_ops {
+	int (*start)(void *ctx, void **handle, const struct runner_opts *o,
+	    struct sc_err *err);
+	int (*wait)(void *ctx, void *const *handles, size_t n,
+	    int64_t timeout_ms, int wake_fd, struct sc_err *err);
+	bool (*done)(void *ctx, const void *handle);
+	int (*finish)(void *ctx, void *handle, struct runner_result *out,
+	    struct sc_err *err);
+	void *ctx;
+};
+
 struct batch_opts {
 	const struct config *cfg;
 	const struct story *stories; /* loaded from cfg, config order */
@@ -33,10 +50,12 @@ struct batch_opts {
 	size_t nonly;
 	enum batch_mode mode;
 	struct sc_clock clock;
-	/* The agent runner seam: runner_run() in production. */
+	/* The agent seam (see above), or a blocking runner. */
+	struct batch_agent_ops agent_ops;
 	int (*run_agent)(void *ctx, struct runner_result *out,
 	    const struct runner_opts *o, struct sc_err *err);
 	void *run_ctx;
+	int jobs;                    /* run -j N: stories at once (>= 1) */
 	FILE *out; /* progress lines */
 	bool tty; /* live status line instead of lines */
 	bool color;
@@ -66,5 +85,7 @@ int batch_run(
 /* The adapter that makes runner_run() fit the run_agent seam. */
 int batch_real_runner(void *ctx, struct runner_result *out,
     const struct runner_opts *o, struct sc_err *err);
+/* The real asynchronous agent seam (runner_start() and friends). */
+void batch_real_ops(struct batch_agent_ops *out);
 
 #endif

@@ -13,41 +13,64 @@
 #include "strategies/classify.h"
 #include "strategies/decide.h"
 
+enum slot_state { SLOT_FREE, SLOT_WAITING, SLOT_RUNNING };
+
+/* One of the -j N places a story works in. */
+struct slot {
+	enum slot_state state;
+	struct story_row *st;     /* the loop's row of the story */
+	const struct story *s;
+	char *abspath;            /* the story file this slot reads */
+	char *cwd;                /* where its agents run */
+	char *worktree;           /* its git worktree (-j N > 1), or NULL */
+	int64_t until_ms;         /* SLOT_WAITING: the next attempt's start */
+	int next_attempt;         /* SLOT_WAITING: its number */
+	struct attempt_run *run;  /* SLOT_RUNNING */
+};
+
 struct batch {
 	const struct batch_opts *o;
 	const struct config *cfg;
 	struct db *db;
 	struct gitstate *gs;
 	struct state_lock *lock;
+	struct batch_agent_ops ops;
 	int64_t batch_id;
-	bool disabled[2]; /* D2, for the rest of this controller run */
-	bool stop_batch; /* no agent left */
+	bool disabled[2];   /* D2, for the rest of this controller run */
+	bool stop_batch;    /* no agent left, breaker, budget */
 	bool interrupted;
 	char stop_reason[512];
 	char logdir[512];
-	/* the live status line */
-	bool line_shown;
-	const char *cur_story;
-	int cur_attempt;
-	enum role cur_role;
-	int cur_done, cur_total;
-	int64_t cur_start_ms;
-	int64_t last_poll_ms;
-	int64_t attempt_id;
-	const char *cur_abspath;
+	char wtdir[512];    /* where -j N worktrees live */
+	struct slot *slots;
+	size_t nslots;
+	bool line_shown;    /* the live status line is on screen */
 	struct breaker_state breaker;
+	int64_t paused_until;        /* breaker cooldown: no new attempt */
 	double spend_usd;            /* the batch's spend so far */
 	int64_t pause_until[2];      /* usage limit: no new attempt of that
 				      * agent before this (wall ms) */
 };
 
-
-
 /* attempt.c */
-/* Run story s (its row is st) until it reaches a final status, the batch
- * must stop, or the controller is interrupted. */
-int batch_story(struct batch *b, struct story_row *st, const struct story *s,
-    struct sc_err *err);
+/* Slot sl has just been given a story (sl->st, sl->s, sl->abspath,
+ * sl->cwd set): settle it when there is nothing to run, or work out its
+ * next attempt and start it (SLOT_RUNNING) or wait for it (SLOT_WAITING).
+ * Sets b->stop_batch when no new attempt may start. */
+int slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err);
+/* SLOT_WAITING whose time has come: start the attempt. */
+int slot_start(struct batch *b, struct slot *sl, struct sc_err *err);
+/* SLOT_RUNNING whose agent is done: classify, decide, record; then the
+ * slot prepares the story's next attempt, or is free when the story is
+ * final (or the batch is stopping). */
+int slot_finish(struct batch *b, struct slot *sl, struct sc_err *err);
+/* The agent seam's handle of a running slot. */
+void *slot_handle(const struct slot *sl);
+/* The attempt row of a running slot (live progress). */
+const struct attempt_row *slot_attempt(const struct slot *sl);
+/* Kill and forget a running attempt (on an error: start-up reconciles
+ * its row later). */
+void slot_abandon(struct batch *b, struct slot *sl);
 /* Decide after an attempt whose outcome is already in r (r->outcome, the
  * progress fields), fill r's decision fields and st's status, record
  * both in one transaction and commit the state branch. */
@@ -79,8 +102,8 @@ int record_sync(struct batch *b, struct sc_err *err);
 /* Print a line (clearing the live status line first). */
 void record_line(struct batch *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Redraw the live status line (terminal only). */
-void record_status_line(struct batch *b, const char *waiting_for);
+/* Redraw the live status line (terminal only): every busy slot. */
+void record_status_line(struct batch *b);
 void record_clear_line(struct batch *b);
 
 #endif

@@ -16,7 +16,7 @@ static const struct cli_command commands[] = {
 	"start a batch (or continue the "
 	"unfinished one)",
 	cmd_run},
-    {"resume", "", "continue the unfinished batch", cmd_resume},
+    {"resume", "[-j N]", "continue the unfinished batch", cmd_resume},
     {"status", "[--json]", "the batch at a glance", cmd_status},
     {"list", "[--status S] [--json]",
 	"stories with status, attempts, "

@@ -129,7 +129,8 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	struct batch_result res;
 	char **only = NULL;
 	size_t nstories = 0, nonly = 0;
-	int i, rc = 0;
+	const char *v = NULL;
+	int i, r, jobs = 1, rc = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&o, 0, sizeof(o));
@@ -137,6 +138,24 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	if (only == NULL)
 		return err_set(err, SC_EOS, "out of memory");
 	for (i = 1; i < argc; i++) {
+		r = cli_opt_value(&v, argc, argv, &i, "-j", err);
+		if (r == 0 && strncmp(argv[i], "-j", 2) == 0 &&
+		    argv[i][2] != '\0') {
+			v = argv[i] + 2; /* -j4 */
+			r = 1;
+		}
+		if (r == 0)
+			r = cli_opt_value(&v, argc, argv, &i, "--jobs", err);
+		if (r < 0) {
+			rc = r;
+			goto out;
+		}
+		if (r == 1) {
+			rc = cli_parse_int(&jobs, v, "-j", 1, 64, err);
+			if (rc < 0)
+				goto out;
+			continue;
+		}
 		if (argv[i][0] == '-') {
 			rc = err_set(err, SC_EUSAGE, "%s: unknown option '%s'",
 			    argv[0], argv[i]);
@@ -170,6 +189,8 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	o.mode = mode;
 	clock_real(&o.clock);
 	o.run_agent = batch_real_runner;
+	batch_real_ops(&o.agent_ops);
+	o.jobs = jobs;
 	o.out = cli->out;
 	o.tty = cli->tty;
 	o.color = cli->color;

@@ -187,31 +187,42 @@ record_line(struct batch *b, const char *fmt, ...)
 }
 
 void
-record_status_line(struct batch *b, const char *waiting_for)
+record_status_line(struct batch *b)
 {
-	char el[32];
-	const struct agent_conf *ag;
+	char el[32], part[200];
 	int64_t now;
+	size_t i;
+	int shown = 0;
 
-	if (!b->o->tty || b->cur_story == NULL)
+	if (!b->o->tty)
 		return;
 	now = b->o->clock.now_ms(b->o->clock.ctx);
-	clock_fmt_duration(el, sizeof(el), now - b->cur_start_ms);
-	ag = &b->cfg->agents[b->cur_role];
 	fputs("\r\033[K", b->o->out);
-	if (b->o->color)
-		fputs("\033[1m", b->o->out);
-	fprintf(b->o->out, "%s", b->cur_story);
-	if (b->o->color)
-		fputs("\033[0m", b->o->out);
-	if (waiting_for != NULL)
-		fprintf(b->o->out, "  next attempt %d in %s", b->cur_attempt,
-		    waiting_for);
-	else
-		fprintf(b->o->out, "  attempt %d/%d  %s (%s)  %d/%d tasks  %s",
-		    b->cur_attempt, b->cfg->policy.max_attempts,
-		    role_name(b->cur_role), ag->name, b->cur_done, b->cur_total,
-		    el);
+	for (i = 0; i < b->nslots; i++) {
+		const struct slot *sl = &b->slots[i];
+		if (sl->st == NULL || sl->state == SLOT_FREE)
+			continue;
+		if (sl->state == SLOT_RUNNING) {
+			const struct attempt_row *r = slot_attempt(sl);
+			clock_fmt_duration(el, sizeof(el), now - r->started_ms);
+			snprintf(part, sizeof(part),
+			    "attempt %d/%d  %s (%s)  %d/%d tasks  %s", r->attempt,
+			    b->cfg->policy.max_attempts, role_name(r->role),
+			    r->agent, r->tasks_completed, r->tasks_total, el);
+		} else {
+			clock_fmt_duration(el, sizeof(el), sl->until_ms - now);
+			snprintf(part, sizeof(part), "next attempt %d in %s",
+			    sl->next_attempt, el);
+		}
+		fprintf(b->o->out, "%s%s%s%s  %s", shown++ ? "  |  " : "",
+		    b->o->color ? "\033[1m" : "", sl->st->id,
+		    b->o->color ? "\033[0m" : "", part);
+	}
+	if (b->paused_until > now) {
+		clock_fmt_duration(el, sizeof(el), b->paused_until - now);
+		fprintf(b->o->out, "%sbreaker cooldown: %s", shown++ ? "  |  " :
+		    "", el);
+	}
 	fflush(b->o->out);
 	b->line_shown = true;
 }

@@ -679,11 +679,12 @@ wd_ensure(void)
 	wd_pid = pid;
 	wd_owner = getpid();
 	live_reset_if_inherited();
-	(void)p;
+	for (p = live_list; p != NULL; p = p->live_next)
+		wd_send(WD_WATCH, p->pid, p->o->kill_grace_ms);
 }
 
 static int
-run_pidfd(pid_t pid)
+proc_pidfd(pid_t pid)
 {
 #ifdef SYS_pidfd_open
 	/* Kernels before 5.3 (and valgrind) lack it: ask only once. */
@@ -1070,6 +1071,11 @@ runner_start(
 		rc = err_set(err, SC_ESOFTWARE, "runner: empty agent argv");
 		goto out;
 	}
+	/* Orphans of the agent come to us, so we can reap them by group.
+	 * The watchdog is forked before this call allocates anything, so
+	 * that its copy of our memory holds nothing it could leak. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	wd_ensure();
 	p = calloc(1, sizeof(*p));
 	if (p == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory for an agent attempt");
@@ -1114,9 +1120,6 @@ runner_start(
 	if (fl >= 0)
 		fcntl(pfd[0], F_SETFL, fl | O_NONBLOCK);
 
-	/* Orphans of the agent come to us, so we can reap them by group. */
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	wd_ensure();
 	parent = getpid();
 	/* No handler of ours may run in the child before it resets them. */
 	sigfillset(&all);
@@ -1174,7 +1177,7 @@ runner_start(
 		goto started;
 	}
 
-	p->pidfd = run_pidfd(p->pid);
+	p->pidfd = proc_pidfd(p->pid);
 	p->last_activity = p->t0;
 	p->next_poll =
 	    p->t0 + (o->poll_interval_ms > 0 ? o->poll_interval_ms : 1000);

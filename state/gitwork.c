@@ -73,6 +73,7 @@ gw_open(git_repository **out, const char *dir, struct sc_err *err)
 	if (git_libgit2_init() < 0)
 		return err_set(
 		    err, SC_EIO, "cannot initialise libgit2: %s", gw_git_msg());
+	git_error_clear(); /* no stale message from an earlier call */
 	if (stat(dir, &st) != 0) {
 		rc = err_set(err, SC_EDATA, "%s: %s", dir, strerror(errno));
 		goto out;
@@ -148,8 +149,8 @@ gw_strip_root(const char *abs, const char *root)
  * "./" in front, no '/' at the end; "" when there is nothing to exclude.
  */
 static int
-gw_exclude(char *ex, size_t exlen, const char *workdir,
-    const char *exclude_dir, struct sc_err *err)
+gw_exclude(char *ex, size_t exlen, const char *workdir, const char *exclude_dir,
+    struct sc_err *err)
 {
 	char real[PATH_MAX];
 	const char *p = exclude_dir, *c, *slash;
@@ -220,21 +221,22 @@ gw_refname(char *ref, size_t len, const char *branch, struct sc_err *err)
 	int valid = 0, n;
 
 	if (git_branch_name_is_valid(&valid, branch) < 0 || !valid)
-		return err_set(err, SC_EDATA, "branch %s: not a valid branch name",
-		    branch);
+		return err_set(err, SC_EDATA,
+		    "branch %s: not a valid branch name", branch);
 	n = snprintf(ref, len, "refs/heads/%s", branch);
 	if (n < 0 || (size_t)n >= len)
-		return err_set(err, SC_EDATA, "branch %s: name too long", branch);
+		return err_set(
+		    err, SC_EDATA, "branch %s: name too long", branch);
 	if (git_reference_name_is_valid(&valid, ref) < 0 || !valid)
-		return err_set(err, SC_EDATA, "branch %s: not a valid branch name",
-		    branch);
+		return err_set(err, SC_EDATA,
+		    "branch %s: not a valid branch name", branch);
 	return 0;
 }
 
 /* HEAD's commit, or *out = NULL when the branch is unborn. */
 static int
-gw_head_commit(git_commit **out, git_repository *repo, const char *dir,
-    struct sc_err *err)
+gw_head_commit(
+    git_commit **out, git_repository *repo, const char *dir, struct sc_err *err)
 {
 	git_oid id;
 	int grc;
@@ -244,8 +246,8 @@ gw_head_commit(git_commit **out, git_repository *repo, const char *dir,
 	if (grc == GIT_ENOTFOUND || grc == GIT_EUNBORNBRANCH)
 		return 0;
 	if (grc < 0 || git_commit_lookup(out, repo, &id) < 0)
-		return err_set(err, SC_EIO, "%s: cannot read HEAD: %s", dir,
-		    gw_git_msg());
+		return err_set(
+		    err, SC_EIO, "%s: cannot read HEAD: %s", dir, gw_git_msg());
 	return 0;
 }
 
@@ -379,8 +381,9 @@ gw_status_word(unsigned int s)
 		return "conflicted";
 	if (s & GIT_STATUS_INDEX_NEW)
 		return "added";
-	if (s & (GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
-		    GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE))
+	if (s &
+	    (GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
+		GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE))
 		return "staged";
 	if (s & GIT_STATUS_WT_NEW)
 		return "untracked";
@@ -390,8 +393,8 @@ gw_status_word(unsigned int s)
 }
 
 int
-gitwork_is_dirty(int *out_dirty, char *why, size_t whylen,
-    const char *repo_dir, const char *exclude_dir, struct sc_err *err)
+gitwork_is_dirty(int *out_dirty, char *why, size_t whylen, const char *repo_dir,
+    const char *exclude_dir, struct sc_err *err)
 {
 	git_repository *repo = NULL;
 	git_status_list *list = NULL;
@@ -455,7 +458,8 @@ gitwork_head(char *hex, char *ref, size_t reflen, const char *repo_dir,
 	if (ref != NULL && reflen > 0)
 		ref[0] = '\0';
 	if (hex == NULL || ref == NULL || reflen == 0 || repo_dir == NULL)
-		return err_set(err, SC_ESOFTWARE, "gitwork_head: bad arguments");
+		return err_set(
+		    err, SC_ESOFTWARE, "gitwork_head: bad arguments");
 	if ((rc = gw_open(&repo, repo_dir, err)) < 0)
 		return rc;
 	if (git_reference_lookup(&head, repo, "HEAD") < 0) {
@@ -490,10 +494,20 @@ out:
 	return rc;
 }
 
-/* git_index_add_all()/update_all() callback: >0 skips the path. */
+/*
+ * git_index_add_all()/update_all() callback: >0 skips the path.  Skip
+ * the excluded dir, and nested repositories (the only directories the
+ * recursive walk reports, with a trailing '/'): git would add them as
+ * bare gitlinks nobody can clone, libgit2 fails on them; they stay
+ * untracked and gitwork_is_dirty() reports them.
+ */
 static int
 gw_stage_cb(const char *path, const char *matched, void *payload)
 {
+	size_t n = strlen(path);
+
+	if (n > 0 && path[n - 1] == '/')
+		return 1;
 	return gw_excluded(path, (const char *)payload) ? 1 : 0;
 }
 
@@ -594,8 +608,8 @@ gw_stage_all(
 	    git_index_add_all(idx, &spec, GIT_INDEX_ADD_DEFAULT, gw_stage_cb,
 		(void *)ex) < 0 ||
 	    git_index_update_all(idx, &spec, gw_stage_cb, (void *)ex) < 0)
-		return err_set(err, SC_EIO, "%s: cannot stage changes: %s",
-		    dir, gw_git_msg());
+		return err_set(err, SC_EIO, "%s: cannot stage changes: %s", dir,
+		    gw_git_msg());
 	return 0;
 }
 
@@ -620,8 +634,8 @@ gw_nothing_to_commit(int *out, git_repository *repo, const git_oid *tree_id,
 
 int
 gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
-    const char *branch, const char *exclude_dir, const char *msg,
-    int64_t now_s, struct sc_err *err)
+    const char *branch, const char *exclude_dir, const char *msg, int64_t now_s,
+    struct sc_err *err)
 {
 	git_repository *repo = NULL;
 	git_index *idx = NULL;
@@ -645,16 +659,17 @@ gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
 	if ((cmsg = gw_clean_message(msg)) == NULL)
 		return err_set(err, SC_EOS, "%s: out of memory", dir);
 	if (cmsg[0] == '\n') {
-		rc = err_set(err, SC_ESOFTWARE, "%s: empty commit message", dir);
-		goto out_msg;
+		rc =
+		    err_set(err, SC_ESOFTWARE, "%s: empty commit message", dir);
+		goto out;
 	}
 	refname[0] = '\0';
-	if (branch != NULL &&
-	    (rc = gw_refname(refname, sizeof(refname), branch, err)) < 0)
-		goto out_msg;
+	/* libgit2 is initialised before any git_* call, even a name check */
 	if ((rc = gw_open(&repo, dir, err)) < 0)
-		goto out_msg;
-	if ((rc = gw_exclude(ex, sizeof(ex), git_repository_workdir(repo),
+		goto out;
+	if ((branch != NULL &&
+		(rc = gw_refname(refname, sizeof(refname), branch, err)) < 0) ||
+	    (rc = gw_exclude(ex, sizeof(ex), git_repository_workdir(repo),
 		 exclude_dir, err)) < 0 ||
 	    (rc = gw_commit_target(&current, &bref, &parent, repo, dir, branch,
 		 refname, err)) < 0 ||
@@ -680,8 +695,9 @@ gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
 	if (nothing) {
 		/* keep the refreshed stat data, as `git add -A` would */
 		if (current && git_index_write(idx) < 0)
-			rc = err_set(err, SC_EIO, "%s: cannot write the index: %s",
-			    dir, gw_git_msg());
+			rc = err_set(err, SC_EIO,
+			    "%s: cannot write the index: %s", dir,
+			    gw_git_msg());
 		goto out;
 	}
 	if (git_tree_lookup(&tree, repo, &tree_id) < 0 ||
@@ -746,8 +762,7 @@ out:
 	git_reference_free(newref);
 	git_reference_free(bref);
 	git_index_free(idx);
-	gw_close(repo);
-out_msg:
+	gw_close(repo); /* NULL when gw_open() was not reached or failed */
 	free(cmsg);
 	return rc;
 }
@@ -771,8 +786,8 @@ gw_prune_dirs(char *full, size_t rootlen)
 
 /* `git clean -fd` without touching ignored files or the excluded dir. */
 static int
-gw_clean(git_repository *repo, const char *ex, const char *dir,
-    struct sc_err *err)
+gw_clean(
+    git_repository *repo, const char *ex, const char *dir, struct sc_err *err)
 {
 	git_status_list *list = NULL;
 	const git_status_entry *e;
@@ -799,8 +814,8 @@ gw_clean(git_repository *repo, const char *ex, const char *dir,
 			continue;
 		if ((size_t)snprintf(full, sizeof(full), "%.*s/%s",
 			(int)rootlen, wd, path) >= sizeof(full)) {
-			rc = err_set(err, SC_EIO, "%s: %s: path too long", dir,
-			    path);
+			rc = err_set(
+			    err, SC_EIO, "%s: %s: path too long", dir, path);
 			break;
 		}
 		if (unlink(full) != 0 && errno != ENOENT) {
@@ -904,8 +919,8 @@ gitwork_worktree_name(
 	if (out != NULL && outlen > 0)
 		out[0] = '\0';
 	if (out == NULL || name == NULL || name[0] == '\0')
-		return err_set(err, SC_ESOFTWARE,
-		    "gitwork_worktree_name: bad arguments");
+		return err_set(
+		    err, SC_ESOFTWARE, "gitwork_worktree_name: bad arguments");
 	n = strlen(name);
 	if (n >= outlen || n > NAME_MAX)
 		return err_set(err, SC_ESOFTWARE,
@@ -936,6 +951,34 @@ gw_rmtree(const char *path)
 	nftw(path, gw_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/*
+ * git_worktree_lookup() of libgit2 1.5 fails with an unset error for a
+ * name that does not exist, so look for the admin directory first.
+ * *wt = NULL when there is none.
+ */
+static int
+gw_wt_lookup(git_worktree **wt, git_repository *repo, const char *wname,
+    struct sc_err *err)
+{
+	char admin[PATH_MAX];
+	struct stat st;
+
+	*wt = NULL;
+	if ((size_t)snprintf(admin, sizeof(admin), "%s/worktrees/%s",
+		git_repository_commondir(repo), wname) >= sizeof(admin))
+		return err_set(
+		    err, SC_EDATA, "worktree %s: path too long", wname);
+	if (stat(admin, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	git_error_clear();
+	if (git_worktree_lookup(wt, repo, wname) < 0)
+		return err_set(err, SC_EDATA,
+		    "worktree %s: cannot read %s: %s (run 'git worktree "
+		    "prune')",
+		    wname, admin, gw_git_msg());
+	return 0;
+}
+
 /* Is path free for a new worktree?  An empty directory is removed
  * (libgit2 insists on creating the directory itself). */
 static int
@@ -957,14 +1000,36 @@ gw_path_free(const char *path, struct sc_err *err)
 	if ((d = opendir(path)) == NULL)
 		return err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
 	while (empty && (de = readdir(d)) != NULL)
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
 			empty = 0;
 	closedir(d);
 	if (!empty)
-		return err_set(err, SC_EDATA,
-		    "%s: already exists and is not empty", path);
+		return err_set(
+		    err, SC_EDATA, "%s: already exists and is not empty", path);
 	if (rmdir(path) != 0)
 		return err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/* mkdir -p dirname(path): libgit2 1.5 creates only the last part. */
+static int
+gw_mkparents(const char *path, struct sc_err *err)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if ((size_t)snprintf(buf, sizeof(buf), "%s", path) >= sizeof(buf))
+		return err_set(err, SC_EDATA, "%s: path too long", path);
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/' || p[-1] == '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+			return err_set(err, SC_EIO, "%s: cannot create: %s",
+			    buf, strerror(errno));
+		*p = '/';
+	}
 	return 0;
 }
 
@@ -1010,8 +1075,8 @@ out:
 /* The branch to check out: refname as is, or made at base. */
 static int
 gw_worktree_branch(git_reference **out, int *made, git_repository *repo,
-    const char *branch, const char *refname, const char *base,
-    const char *dir, struct sc_err *err)
+    const char *branch, const char *refname, const char *base, const char *dir,
+    struct sc_err *err)
 {
 	git_commit *commit = NULL;
 	int rc = 0, grc;
@@ -1091,7 +1156,8 @@ gw_undo_add(git_repository *repo, const char *wname, const char *path,
 	if ((size_t)snprintf(admin, sizeof(admin), "%s/worktrees/%s",
 		git_repository_commondir(repo), wname) < sizeof(admin))
 		gw_rmtree(admin);
-	gw_rmtree(path);
+	/* only if empty: a directory someone else made in between stays */
+	(void)rmdir(path);
 	if (made_branch && bref != NULL)
 		(void)git_branch_delete(bref);
 }
@@ -1105,7 +1171,7 @@ gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
 	git_reference *bref = NULL;
 	git_worktree_add_options o;
 	char wname[NAME_MAX + 1], refname[GW_REFMAX];
-	int rc = 0, grc, made_branch = 0;
+	int rc = 0, made_branch = 0;
 
 	if (repo_dir == NULL || name == NULL || path == NULL ||
 	    path[0] == '\0' || branch == NULL)
@@ -1114,31 +1180,26 @@ gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
 	if (base == NULL)
 		base = "HEAD";
 	if ((rc = gitwork_worktree_name(wname, sizeof(wname), name, err)) < 0 ||
-	    (rc = gw_refname(refname, sizeof(refname), branch, err)) < 0)
+	    (rc = gw_open(&repo, repo_dir, err)) < 0)
 		return rc;
-	if ((rc = gw_open(&repo, repo_dir, err)) < 0)
-		return rc;
-	grc = git_worktree_lookup(&wt, repo, wname);
-	if (grc == 0 && git_worktree_validate(wt) == 0) {
+	if ((rc = gw_refname(refname, sizeof(refname), branch, err)) < 0 ||
+	    (rc = gw_wt_lookup(&wt, repo, wname, err)) < 0)
+		goto out;
+	if (wt != NULL && git_worktree_validate(wt) == 0) {
 		rc = gw_worktree_same(wt, wname, path, refname, err);
 		goto out; /* already there, or in the way */
 	}
-	if (grc == 0) {
-		if ((rc = gw_prune_stale(wt, wname, err)) < 0)
-			goto out;
-	} else if (grc != GIT_ENOTFOUND) {
-		rc = err_set(err, SC_EIO, "worktree %s: %s", wname,
-		    gw_git_msg());
+	if (wt != NULL && (rc = gw_prune_stale(wt, wname, err)) < 0)
 		goto out;
-	}
 	if ((rc = gw_path_free(path, err)) < 0 ||
-	    (rc = gw_worktree_branch(&bref, &made_branch, repo, branch,
-		 refname, base, repo_dir, err)) < 0)
+	    (rc = gw_mkparents(path, err)) < 0 ||
+	    (rc = gw_worktree_branch(&bref, &made_branch, repo, branch, refname,
+		 base, repo_dir, err)) < 0)
 		goto out;
-	if (git_worktree_add_options_init(&o, GIT_WORKTREE_ADD_OPTIONS_VERSION) <
-	    0) {
-		rc = err_set(err, SC_ESOFTWARE, "worktree %s: %s", wname,
-		    gw_git_msg());
+	if (git_worktree_add_options_init(
+		&o, GIT_WORKTREE_ADD_OPTIONS_VERSION) < 0) {
+		rc = err_set(
+		    err, SC_ESOFTWARE, "worktree %s: %s", wname, gw_git_msg());
 		goto out;
 	}
 	o.ref = bref;
@@ -1175,25 +1236,19 @@ gitwork_worktree_remove(
 		return rc;
 	if ((rc = gw_open(&repo, repo_dir, err)) < 0)
 		return rc;
-	grc = git_worktree_lookup(&wt, repo, wname);
-	if (grc == GIT_ENOTFOUND)
-		goto out; /* already gone */
-	if (grc < 0) {
-		rc = err_set(err, SC_EIO, "worktree %s: %s", wname,
-		    gw_git_msg());
-		goto out;
-	}
+	if ((rc = gw_wt_lookup(&wt, repo, wname, err)) < 0 || wt == NULL)
+		goto out; /* an error, or already gone */
 	wtpath = git_worktree_path(wt);
 	grc = git_worktree_is_locked(&reason, wt);
 	if (grc != 0) {
-		rc = grc < 0 ? err_set(err, SC_EIO, "worktree %s: %s", wname,
-				   gw_git_msg())
-			     : err_set(err, SC_EDATA,
-				   "worktree %s at %s: is locked (%s)", wname,
-				   wtpath,
-				   reason.ptr != NULL && reason.ptr[0] != '\0'
-				       ? reason.ptr
-				       : "no reason given");
+		rc = grc < 0
+		    ? err_set(
+			  err, SC_EIO, "worktree %s: %s", wname, gw_git_msg())
+		    : err_set(err, SC_EDATA,
+			  "worktree %s at %s: is locked (%s)", wname, wtpath,
+			  reason.ptr != NULL && reason.ptr[0] != '\0'
+			      ? reason.ptr
+			      : "no reason given");
 		goto out;
 	}
 	/* Corrupt admin data must never make us delete the repository
@@ -1209,14 +1264,15 @@ gitwork_worktree_remove(
 	}
 	if (git_worktree_prune_options_init(
 		&po, GIT_WORKTREE_PRUNE_OPTIONS_VERSION) < 0) {
-		rc = err_set(err, SC_ESOFTWARE, "worktree %s: %s", wname,
-		    gw_git_msg());
+		rc = err_set(
+		    err, SC_ESOFTWARE, "worktree %s: %s", wname, gw_git_msg());
 		goto out;
 	}
 	po.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_WORKING_TREE;
 	if (git_worktree_prune(wt, &po) < 0)
-		rc = err_set(err, SC_EIO, "worktree %s at %s: cannot remove: %s",
-		    wname, wtpath != NULL ? wtpath : "?", gw_git_msg());
+		rc =
+		    err_set(err, SC_EIO, "worktree %s at %s: cannot remove: %s",
+			wname, wtpath != NULL ? wtpath : "?", gw_git_msg());
 out:
 	git_buf_dispose(&reason);
 	git_worktree_free(wt);
@@ -1240,10 +1296,10 @@ gitwork_branch_tip(char *hex, int *found, const char *repo_dir,
 	if (hex == NULL || found == NULL || repo_dir == NULL || branch == NULL)
 		return err_set(
 		    err, SC_ESOFTWARE, "gitwork_branch_tip: bad arguments");
-	if ((rc = gw_refname(refname, sizeof(refname), branch, err)) < 0)
-		return rc;
 	if ((rc = gw_open(&repo, repo_dir, err)) < 0)
 		return rc;
+	if ((rc = gw_refname(refname, sizeof(refname), branch, err)) < 0)
+		goto out;
 	grc = git_reference_name_to_id(&id, repo, refname);
 	if (grc == GIT_ENOTFOUND)
 		goto out;

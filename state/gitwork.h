@@ -97,8 +97,8 @@ int gitwork_head(char *hex, char *ref, size_t reflen, const char *repo_dir,
  * nothing was committed; it may be NULL.
  */
 int gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
-    const char *branch, const char *exclude_dir, const char *msg,
-    int64_t now_s, struct sc_err *err);
+    const char *branch, const char *exclude_dir, const char *msg, int64_t now_s,
+    struct sc_err *err);
 
 /*
  * `git reset --hard <hex> && git clean -fd` for the work tree containing
@@ -142,8 +142,7 @@ int gitwork_worktree_name(
  * in another work tree, when path is in the way or base is not found.
  */
 int gitwork_worktree_add(const char *repo_dir, const char *name,
-    const char *path, const char *branch, const char *base,
-    struct sc_err *err);
+    const char *path, const char *branch, const char *base, struct sc_err *err);
 
 /*
  * `git worktree remove --force` + `git worktree prune` for worktree name

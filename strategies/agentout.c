@@ -160,7 +160,8 @@ esc_len(const unsigned char *s, size_t n)
 			if (s[i] == 0x07)
 				return i + 1;
 			if (s[i] == 0x1b)
-				return i + 1 < n && s[i + 1] == '\\' ? i + 2 : i;
+				return i + 1 < n && s[i + 1] == '\\' ? i + 2
+								     : i;
 			if (s[i] == '\n')
 				return i;
 		}
@@ -193,7 +194,8 @@ text_clean(char *dst, size_t cap, const char *src, size_t n, bool keep_nl)
 			i += esc_len(s + i, n - i);
 			continue;
 		}
-		if ((s[i] < 0x20 && s[i] != '\t' && !(keep_nl && s[i] == '\n')) ||
+		if ((s[i] < 0x20 && s[i] != '\t' &&
+			!(keep_nl && s[i] == '\n')) ||
 		    s[i] == 0x7f) {
 			i++;
 			continue;
@@ -289,8 +291,9 @@ jcount(json_t *v)
 	double d;
 
 	if (json_is_integer(v))
-		return json_integer_value(v) >= 0 ? (long long)json_integer_value(v)
-		                                  : -1;
+		return json_integer_value(v) >= 0
+		    ? (long long)json_integer_value(v)
+		    : -1;
 	if (json_is_real(v)) {
 		d = json_real_value(v);
 		if (isfinite(d) && d >= 0 && d < 9e18)
@@ -357,9 +360,11 @@ on_result(struct pstate *st, json_t *o)
 	if (json_is_object(u)) {
 		in = jcount(json_object_get(u, "input_tokens"));
 		if (in >= 0) {
-			c = jcount(json_object_get(u, "cache_creation_input_tokens"));
+			c = jcount(
+			    json_object_get(u, "cache_creation_input_tokens"));
 			in += c > 0 ? c : 0;
-			c = jcount(json_object_get(u, "cache_read_input_tokens"));
+			c = jcount(
+			    json_object_get(u, "cache_read_input_tokens"));
 			in += c > 0 ? c : 0;
 		}
 		tokens_set(st, in, jcount(json_object_get(u, "output_tokens")));
@@ -386,7 +391,8 @@ on_result(struct pstate *st, json_t *o)
 static void
 on_claude_assistant(struct pstate *st, json_t *o)
 {
-	json_t *content = json_object_get(json_object_get(o, "message"), "content");
+	json_t *content =
+	    json_object_get(json_object_get(o, "message"), "content");
 	json_t *b, *t;
 	size_t i;
 	bool first = true;
@@ -396,9 +402,10 @@ on_claude_assistant(struct pstate *st, json_t *o)
 		if ((t = jtext(b, "text")) == NULL)
 			continue;
 		if (!first)
-			msg_put(st->out->result_text, &st->msg_len, "\n", 1, true);
-		msg_put(st->out->result_text, &st->msg_len, json_string_value(t),
-		    json_string_length(t), !first);
+			msg_put(
+			    st->out->result_text, &st->msg_len, "\n", 1, true);
+		msg_put(st->out->result_text, &st->msg_len,
+		    json_string_value(t), json_string_length(t), !first);
 		first = false;
 		st->have_msg = true;
 	}
@@ -419,8 +426,8 @@ on_gemini_message(struct pstate *st, json_t *o)
 	msg_put(st->run, &st->run_len, json_string_value(c),
 	    json_string_length(c), true);
 	st->run_open = true;
-	msg_put(st->out->result_text, &st->msg_len, st->run, st->run_len,
-	    false);
+	msg_put(
+	    st->out->result_text, &st->msg_len, st->run, st->run_len, false);
 	st->have_msg = true;
 	return true;
 }
@@ -454,8 +461,8 @@ on_codex_legacy(struct pstate *st, json_t *m)
 		if ((t = jtext(m, "last_agent_message")) != NULL)
 			msg_from(st, t);
 	} else if (jtype_is(m, "type", "token_count")) {
-		u = json_object_get(json_object_get(m, "info"),
-		    "total_token_usage");
+		u = json_object_get(
+		    json_object_get(m, "info"), "total_token_usage");
 		if (!json_is_object(u))
 			u = m;
 		tokens_set(st, jcount(json_object_get(u, "input_tokens")),
@@ -477,7 +484,8 @@ on_gemini_json(struct pstate *st, json_t *o)
 	else if ((v = jerror_text(o)) != NULL)
 		msg_from(st, v);
 	v = json_object_get(json_object_get(o, "stats"), "models");
-	json_object_foreach(v, key, m) {
+	json_object_foreach(v, key, m)
+	{
 		t = json_object_get(m, "tokens");
 		p = jcount(json_object_get(t, "prompt"));
 		c = jcount(json_object_get(t, "candidates"));
@@ -527,25 +535,32 @@ on_event(struct pstate *st, json_t *o)
 		st->run_open = false;
 }
 
-/* Parse s[0..n) as one JSON value and read the events in it; false when
- * it is not JSON (or not within the bounds). */
-static bool
-json_read(struct pstate *st, const char *s, size_t n, size_t flags,
-    size_t *used)
+enum jread {
+	JR_NOT_JSON = 0, /* not a JSON value */
+	JR_READ, /* parsed, its events read */
+	JR_SKIPPED /* over AGENTOUT_JSON_MAX or AGENTOUT_JSON_DEPTH: unread */
+};
+
+/* Parse s[0..n) as one JSON value and read the events in it; *used is
+ * how many bytes it took (with JSON_DISABLE_EOF_CHECK, less than n). */
+static enum jread
+json_read(
+    struct pstate *st, const char *s, size_t n, size_t flags, size_t *used)
 {
 	json_error_t je;
 	json_t *o, *v;
 	size_t i;
 
 	if (n > AGENTOUT_JSON_MAX || !depth_ok(s, n))
-		return false;
+		return JR_SKIPPED;
 	o = json_loadb(s, n, flags, &je);
 	if (o == NULL)
-		return false;
+		return JR_NOT_JSON;
 	if (json_is_object(o)) {
 		on_event(st, o);
 	} else {
-		json_array_foreach(o, i, v) {
+		json_array_foreach(o, i, v)
+		{
 			if (json_is_object(v))
 				on_event(st, v);
 		}
@@ -553,7 +568,7 @@ json_read(struct pstate *st, const char *s, size_t n, size_t flags,
 	json_decref(o);
 	if (used != NULL)
 		*used = je.position > 0 ? (size_t)je.position : n;
-	return true;
+	return JR_READ;
 }
 
 /* ---- plain text ---- */
@@ -617,8 +632,8 @@ count_char(char c)
 
 /*
  * aider: "Tokens: 1.6k sent, 2.1k cache write, 997 received. Cost: $0.02
- * message, $0.31 session." (one line; "request" for "message" before
- * 0.5x).  s is the line without escape sequences.
+ * message, $0.31 session." (one line; older versions say "request" for
+ * "message").  s is the line without escape sequences.
  */
 static void
 aider_line(struct pstate *st, const char *s, size_t n)
@@ -681,8 +696,9 @@ text_line(struct pstate *st, size_t p, size_t e)
 	const char *t = st->tail;
 	size_t b, end = e, voff, k;
 
-	if (e - p <= VIEW_MAX && (memmem(t + p, e - p, "Cost:", 5) != NULL ||
-	    memmem(t + p, e - p, "Tokens:", 7) != NULL)) {
+	if (e - p <= VIEW_MAX &&
+	    (memmem(t + p, e - p, "Cost:", 5) != NULL ||
+		memmem(t + p, e - p, "Tokens:", 7) != NULL)) {
 		k = text_clean(st->tmp, sizeof(st->tmp), t + p, e - p, false);
 		aider_line(st, st->tmp, k);
 	}
@@ -696,11 +712,12 @@ text_line(struct pstate *st, size_t p, size_t e)
 			while (voff < end && is_cont((unsigned char)t[voff]))
 				voff++;
 		}
-		k = text_clean(st->tmp, sizeof(st->tmp), t + voff, end - voff,
-		    false);
+		k = text_clean(
+		    st->tmp, sizeof(st->tmp), t + voff, end - voff, false);
 		if (has_visible(st->tmp, k)) {
 			st->ring[st->nring % AGENTOUT_TEXT_LINES].off = voff;
-			st->ring[st->nring % AGENTOUT_TEXT_LINES].len = end - voff;
+			st->ring[st->nring % AGENTOUT_TEXT_LINES].len =
+			    end - voff;
 			st->nring++;
 			return;
 		}
@@ -735,15 +752,16 @@ line_feed(struct pstate *st, size_t len, size_t p, size_t e)
 		if (rest > AGENTOUT_JSON_MAX)
 			rest = AGENTOUT_JSON_MAX;
 		if (q < t + len && (*q == '"' || *q == '}') &&
-		    json_read(st, s, rest, JSON_DISABLE_EOF_CHECK, &used)) {
+		    json_read(st, s, rest, JSON_DISABLE_EOF_CHECK, &used) ==
+			JR_READ) {
 			nl = memchr(s + used - 1, '\n', len - off - used + 1);
 			return nl != NULL ? (size_t)(nl - t) + 1 : len;
 		}
 	}
 	if (s[0] == '{' || s[0] == '[') {
-		if (json_read(st, s, n, 0, NULL))
+		if (json_read(st, s, n, 0, NULL) != JR_NOT_JSON)
 			return e + 1;
-		/* too big, too deep or cut off: JSON all the same */
+		/* broken or cut off: JSON all the same */
 		if (s[0] == '{' && (s[n - 1] == '}' || (n > 1 && s[1] == '"')))
 			return e + 1;
 	} else if (p == 0 && s[n - 1] == '}') {
@@ -754,7 +772,8 @@ line_feed(struct pstate *st, size_t len, size_t p, size_t e)
 	return e + 1;
 }
 
-/* The last plain lines, newest last, bounded from the front. */
+/* The last plain lines, newest last, bounded from the front; a line keeps
+ * its indentation. */
 static void
 text_fallback(struct pstate *st)
 {
@@ -769,12 +788,14 @@ text_fallback(struct pstate *st)
 		k = text_clean(st->tmp, sizeof(st->tmp), st->tail + sp->off,
 		    sp->len, false);
 		l = st->tmp;
-		trim(&l, &k);
+		while (k > 0 && is_space((unsigned char)l[k - 1]))
+			k--;
 		if (k + (pos < cap ? 1 : 0) > pos) {
 			if (pos == cap) {
 				/* the newest line alone is too long: its end */
 				from = k - cap;
-				while (from < k && is_cont((unsigned char)l[from]))
+				while (
+				    from < k && is_cont((unsigned char)l[from]))
 					from++;
 				pos = cap - (k - from);
 				memcpy(buf + pos, l + from, k - from);

@@ -216,7 +216,8 @@ test_last_result_wins(void **state)
 	    "{\"type\":\"result\",\"result\":\"first\",\"total_cost_usd\":1.5,"
 	    "\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}\n"
 	    "some stderr line\n"
-	    "{\"type\":\"result\",\"result\":\"second\",\"total_cost_usd\":2.25,"
+	    "{\"type\":\"result\",\"result\":\"second\",\"total_cost_usd\":2."
+	    "25,"
 	    "\"usage\":{\"input_tokens\":3,\"output_tokens\":4}}\n"
 	    "trailing stderr noise after the result\n");
 	assert_sane(&o);
@@ -346,8 +347,8 @@ test_gemini_stream_json(void **state)
 	assert_true(o.structured);
 	/* the chunks after the tool call, joined; the warning between two
 	 * chunks does not split the answer */
-	assert_string_equal(o.result_text,
-	    "Done: both boxes in 1-1 are checked.");
+	assert_string_equal(
+	    o.result_text, "Done: both boxes in 1-1 are checked.");
 	assert_int_equal(o.input_tokens, 18210);
 	assert_int_equal(o.output_tokens, 1132);
 }
@@ -403,8 +404,8 @@ test_aider_cost(void **state)
 	assert_int_equal(o.input_tokens, 12000);
 	assert_int_equal(o.output_tokens, 1234);
 	assert_false(o.structured);
-	assert_non_null(strstr(o.result_text,
-	    "Applied edit to tests/test_parse.c"));
+	assert_non_null(
+	    strstr(o.result_text, "Applied edit to tests/test_parse.c"));
 	assert_non_null(strstr(o.result_text, "Aider v0.86.1"));
 
 	/* older wording, colours, small costs */
@@ -578,7 +579,7 @@ test_invalid_utf8_and_nul(void **state)
 	assert_false(o.structured);
 	assert_string_equal(o.result_text,
 	    "ok  bytes\nnulin the middle\n"
-	    "overlong  and surrogate  and c1\ntoo big");
+	    "overlong  and surrogate  and c1\n too big");
 
 	/* an escaped NUL in a JSON string is refused, not passed on */
 	parse_str(&o, "{\"type\":\"result\",\"result\":\"a\\u0000b\"}\n");
@@ -587,7 +588,8 @@ test_invalid_utf8_and_nul(void **state)
 	assert_string_equal(o.result_text, "");
 
 	/* escaped controls inside a message are dropped, newlines kept */
-	parse_str(&o, "{\"type\":\"result\",\"result\":\"\\u001b[31mred"
+	parse_str(&o,
+	    "{\"type\":\"result\",\"result\":\"\\u001b[31mred"
 	    "\\u001b[0m\\r\\nnext\\u0007\"}\n");
 	assert_sane(&o);
 	assert_true(o.structured);
@@ -627,14 +629,15 @@ static void
 test_result_text_truncated(void **state)
 {
 	struct agent_output o;
-	size_t cap = 32 + 3 * 2000 + 16, off = 0, len;
+	static const char head[] = "{\"type\":\"result\",\"result\":\"ab";
+	size_t cap = sizeof(head) + 3 * 2000 + 32, off, len;
 	char *buf = malloc(cap);
 	int i;
 
 	(void)state;
 	assert_non_null(buf);
-	memcpy(buf, "{\"type\":\"result\",\"result\":\"ab", 29);
-	off = 29;
+	memcpy(buf, head, sizeof(head) - 1);
+	off = sizeof(head) - 1;
 	for (i = 0; i < 2000; i++) {
 		memcpy(buf + off, "\xe2\x82\xac", 3);
 		off += 3;
@@ -675,7 +678,8 @@ test_garbage_json(void **state)
 	free(buf);
 
 	/* costs that are not costs */
-	parse_str(&o, "{\"type\":\"result\",\"total_cost_usd\":\"0.5\"}\n"
+	parse_str(&o,
+	    "{\"type\":\"result\",\"total_cost_usd\":\"0.5\"}\n"
 	    "{\"type\":\"result\",\"total_cost_usd\":-1}\n"
 	    "{\"type\":\"result\",\"cost_usd\":null,\"usage\":"
 	    "{\"input_tokens\":-5,\"output_tokens\":\"7\"}}\n");
@@ -685,7 +689,8 @@ test_garbage_json(void **state)
 	assert_int_equal(o.output_tokens, -1);
 
 	/* wrong types where objects are expected */
-	parse_str(&o, "{\"type\":\"item.completed\",\"item\":[1]}\n"
+	parse_str(&o,
+	    "{\"type\":\"item.completed\",\"item\":[1]}\n"
 	    "{\"type\":\"assistant\",\"message\":\"str\"}\n"
 	    "{\"type\":\"message\",\"role\":\"assistant\",\"content\":5}\n"
 	    "{\"type\":7}\n{\"msg\":3}\n{\"response\":[],\"stats\":"
@@ -708,28 +713,30 @@ struct fcase {
 };
 
 static const struct fcase real[] = {
-    {"claude-nokey.txt", true, true, "Not logged in \xc2\xb7 Please run /login"},
+    {"claude-nokey.txt", true, true,
+	"Not logged in \xc2\xb7 Please run /login"},
     {"claude-offline.txt", true, true,
-        "API Error: Unable to connect to API (FailedToOpenSocket)"},
+	"API Error: Unable to connect to API (FailedToOpenSocket)"},
     /* killed while retrying: nothing but events, no message */
     {"claude-offline-killed.txt", false, false, NULL},
     {"claude-text-nokey.txt", false, false,
-        "Not logged in \xc2\xb7 Please run /login"},
+	"Not logged in \xc2\xb7 Please run /login"},
     {"claude-text-offline.txt", false, false,
-        "API Error: Unable to connect to API (FailedToOpenSocket)"},
+	"API Error: Unable to connect to API (FailedToOpenSocket)"},
     {"codex-apikey-offline-killed.txt", false, false,
-        "failed to connect to Responses WebSocket"},
-    {"codex-offline-killed.txt", false, false, NULL},
+	"failed to connect to Responses WebSocket"},
+    {"codex-offline-killed.txt", false, false,
+	"Reading additional input from stdin..."},
     {"codex-text-offline-killed.txt", false, false,
-        "ERROR: Reconnecting... waiting for network"},
+	"ERROR: Reconnecting... waiting for network"},
     {"gemini-nokey.txt", false, false, "Please set an Auth method"},
     {"gemini-offline-killed.txt", false, false, "Attempt 4 failed"},
     {"gemini-offline.txt", true, false,
-        "[API Error: exception TypeError: fetch failed sending request]"},
+	"[API Error: exception TypeError: fetch failed sending request]"},
     {"gemini-text-offline.txt", false, false,
-        "An unexpected critical error occurred:[object Object]"},
+	"An unexpected critical error occurred:[object Object]"},
     {"gemini-untrusted.txt", false, false,
-        "Gemini CLI is not running in a trusted directory."},
+	"Gemini CLI is not running in a trusted directory."},
 };
 
 static void
@@ -743,18 +750,19 @@ test_real_cli_fixtures(void **state)
 		const struct fcase *c = &real[i];
 
 		parse_fixture(&o, "agents", c->file);
-		if (o.structured != c->structured || o.has_cost != c->has_cost ||
+		if (o.structured != c->structured ||
+		    o.has_cost != c->has_cost ||
 		    (c->text == NULL && o.result_text[0] != '\0') ||
 		    (c->text != NULL && strstr(o.result_text, c->text) == NULL))
-			fail_msg("%s: structured %d cost %d text \"%s\"", c->file,
-			    o.structured, o.has_cost, o.result_text);
+			fail_msg("%s: structured %d cost %d text \"%s\"",
+			    c->file, o.structured, o.has_cost, o.result_text);
 		if (o.has_cost)
 			assert_true(o.cost_usd == 0);
 	}
 	/* exact where the whole message is known */
 	parse_fixture(&o, "agents", "claude-nokey.txt");
-	assert_string_equal(o.result_text,
-	    "Not logged in \xc2\xb7 Please run /login");
+	assert_string_equal(
+	    o.result_text, "Not logged in \xc2\xb7 Please run /login");
 	assert_int_equal(o.input_tokens, 0);
 	assert_int_equal(o.output_tokens, 0);
 	parse_fixture(&o, "agents", "gemini-untrusted.txt");
