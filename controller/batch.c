@@ -879,6 +879,7 @@ batch_run(
 	    out->counts[STATUS_PENDING] + out->counts[STATUS_RUNNING] > 0;
 	out->interrupted = b.interrupted;
 	out->spend_usd = b.spend_usd;
+	out->jobs = (int)b.nslots;
 	snprintf(
 	    out->stop_reason, sizeof(out->stop_reason), "%s", b.stop_reason);
 out:

@@ -72,6 +72,7 @@ struct batch_result {
 	bool nothing; /* resume found nothing to do */
 	char stop_reason[512];
 	double spend_usd;   /* what the batch's attempts cost, as reported */
+	int jobs;           /* the -j it ran with */
 	char state_dir[512];
 	char branch[256];
 };

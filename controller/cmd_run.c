@@ -117,6 +117,9 @@ summary(const struct cli *cli, const struct batch_result *res)
 		    "storyctl show STORY; storyctl requeue STORY\n");
 	fprintf(cli->out, "record: %s/state.db, git log %s\n", res->state_dir,
 	    res->branch);
+	if (res->jobs > 1)
+		fprintf(cli->out, "work: one branch per story, git branch --list "
+		    "'storyctl/story/*'\n");
 }
 
 static int

@@ -979,16 +979,16 @@ gw_wt_lookup(git_worktree **wt, git_repository *repo, const char *wname,
 	return 0;
 }
 
-/* Is path free for a new worktree?  An empty directory is removed
- * (libgit2 insists on creating the directory itself). */
+/* Is path free for a new worktree: missing (*empty = 0) or an empty
+ * directory (*empty = 1), which libgit2 wants removed first. */
 static int
-gw_path_free(const char *path, struct sc_err *err)
+gw_path_free(int *empty, const char *path, struct sc_err *err)
 {
 	struct stat st;
 	DIR *d;
 	struct dirent *de;
-	int empty = 1;
 
+	*empty = 0;
 	if (lstat(path, &st) != 0) {
 		if (errno == ENOENT)
 			return 0;
@@ -999,16 +999,15 @@ gw_path_free(const char *path, struct sc_err *err)
 		    "%s: already exists and is not a directory", path);
 	if ((d = opendir(path)) == NULL)
 		return err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
-	while (empty && (de = readdir(d)) != NULL)
+	*empty = 1;
+	while (*empty && (de = readdir(d)) != NULL)
 		if (strcmp(de->d_name, ".") != 0 &&
 		    strcmp(de->d_name, "..") != 0)
-			empty = 0;
+			*empty = 0;
 	closedir(d);
-	if (!empty)
+	if (!*empty)
 		return err_set(
 		    err, SC_EDATA, "%s: already exists and is not empty", path);
-	if (rmdir(path) != 0)
-		return err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
 	return 0;
 }
 
@@ -1171,7 +1170,7 @@ gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
 	git_reference *bref = NULL;
 	git_worktree_add_options o;
 	char wname[NAME_MAX + 1], refname[GW_REFMAX];
-	int rc = 0, made_branch = 0;
+	int rc = 0, made_branch = 0, empty = 0;
 
 	if (repo_dir == NULL || name == NULL || path == NULL ||
 	    path[0] == '\0' || branch == NULL)
@@ -1191,24 +1190,30 @@ gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
 	}
 	if (wt != NULL && (rc = gw_prune_stale(wt, wname, err)) < 0)
 		goto out;
-	if ((rc = gw_path_free(path, err)) < 0 ||
-	    (rc = gw_mkparents(path, err)) < 0 ||
+	/* everything that can be refused is checked before anything on
+	 * disk changes */
+	if ((rc = gw_path_free(&empty, path, err)) < 0 ||
 	    (rc = gw_worktree_branch(&bref, &made_branch, repo, branch, refname,
 		 base, repo_dir, err)) < 0)
 		goto out;
-	if (git_worktree_add_options_init(
-		&o, GIT_WORKTREE_ADD_OPTIONS_VERSION) < 0) {
+	if (empty && rmdir(path) != 0)
+		rc = err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
+	if (rc == 0)
+		rc = gw_mkparents(path, err);
+	if (rc == 0 &&
+	    git_worktree_add_options_init(
+		&o, GIT_WORKTREE_ADD_OPTIONS_VERSION) < 0)
 		rc = err_set(
 		    err, SC_ESOFTWARE, "worktree %s: %s", wname, gw_git_msg());
-		goto out;
+	if (rc == 0) {
+		o.ref = bref;
+		if (git_worktree_add(&added, repo, wname, path, &o) < 0)
+			rc = err_set(err, SC_EIO,
+			    "worktree %s: cannot add at %s on branch %s: %s",
+			    wname, path, branch, gw_git_msg());
 	}
-	o.ref = bref;
-	if (git_worktree_add(&added, repo, wname, path, &o) < 0) {
-		rc = err_set(err, SC_EIO,
-		    "worktree %s: cannot add at %s on branch %s: %s", wname,
-		    path, branch, gw_git_msg());
+	if (rc < 0)
 		gw_undo_add(repo, wname, path, bref, made_branch);
-	}
 out:
 	git_worktree_free(added);
 	git_worktree_free(wt);

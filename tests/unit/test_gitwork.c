@@ -1068,6 +1068,18 @@ test_worktree_errors(void **state)
 	assert_int_not_equal(git(NULL, 0, fx->repo, "rev-parse", "--verify",
 				 "-q", "refs/heads/storyctl/story/b", NULL),
 	    0);
+	/* libgit2 fails after making its admin dir: all of it is undone */
+	join(busy, fx->root, "busy/f/wt");
+	assert_int_equal(gitwork_worktree_add(fx->repo, "b", busy,
+			     "storyctl/story/b", "HEAD", &err),
+	    SC_EIO);
+	assert_non_null(strstr(err.msg, busy));
+	assert_false(exists(admin, "."));
+	assert_int_not_equal(git(NULL, 0, fx->repo, "rev-parse", "--verify",
+				 "-q", "refs/heads/storyctl/story/b", NULL),
+	    0);
+	git_ok(NULL, 0, fx->repo, "worktree", "prune", NULL);
+	join(busy, fx->root, "busy");
 	/* an empty directory is fine, as for git */
 	remove_file(busy, "f");
 	wt_add(fx, "b", busy, "storyctl/story/b", "HEAD");
@@ -1079,6 +1091,14 @@ test_worktree_errors(void **state)
 	assert_non_null(strstr(err.msg, "refs/heads/nope"));
 	assert_non_null(strstr(err.msg, "storyctl/story/c"));
 	assert_false(exists(wa, "."));
+	/* refused before anything on disk changes: an empty dir stays */
+	mkparents(wa);
+	assert_int_equal(mkdir(wa, 0755), 0);
+	assert_int_equal(gitwork_worktree_add(fx->repo, "c", wa,
+			     "storyctl/story/c", "refs/heads/nope", &err),
+	    SC_EDATA);
+	assert_true(exists(wa, "."));
+	assert_int_equal(rmdir(wa), 0);
 	/* bad branch name */
 	assert_int_equal(
 	    gitwork_worktree_add(fx->repo, "d", wa, "x..y", "HEAD", &err),
