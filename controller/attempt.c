@@ -21,25 +21,6 @@
 #include "state/redact.h"
 #include "strategies/agentout.h"
 
-/* An attempt between its start and its end: everything its runner
- * options point to lives here until the agent is done. */
-struct attempt_run {
-	struct batch *b;
-	struct slot *sl;
-	struct attempt_row r;
-	struct strlist argv;
-	char *prompt;
-	char *depres;
-	struct progress start;   /* the story file when it started */
-	struct runner_opts ro;
-	void *handle;            /* the agent seam's */
-	int64_t poll_ms;
-	int64_t last_read_ms;
-	int token;               /* tasks checked, for stall detection */
-	struct sc_err err;       /* what a callback failed with */
-	int rc;
-};
-
 static void
 copy_redacted(char *dst, size_t len, const char *src)
 {
@@ -414,8 +395,8 @@ out:
 }
 
 int
-batch_transient_zero(struct batch *b, const struct story_row *st, bool *out,
-    struct sc_err *err)
+batch_transient_zero(
+    struct batch *b, const struct story_row *st, bool *out, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
 	struct attempt_rec *recs = NULL;
@@ -471,8 +452,8 @@ out:
 /* SPEC 9 include_dependency_result: the final agent message of each
  * dependency of s, for the prompt; *out NULL when not wanted. */
 static int
-dependency_result(char **out, struct batch *b, const struct story *s,
-    struct sc_err *err)
+dependency_result(
+    char **out, struct batch *b, const struct story *s, struct sc_err *err)
 {
 	const struct story_conf *sc = &b->cfg->stories[s - b->o->stories];
 	struct attempt_row *rows = NULL;
@@ -501,8 +482,8 @@ dependency_result(char **out, struct batch *b, const struct story *s,
 		if (sc->depends_on.n > 1)
 			fprintf(f, "%s(%s)\n", k ? "\n" : "",
 			    sc->depends_on.items[k]);
-		fprintf(f, "%s", text != NULL ? text :
-		    "(no final message was recorded)");
+		fprintf(f, "%s",
+		    text != NULL ? text : "(no final message was recorded)");
 		attempt_rows_free(rows, n);
 		rows = NULL;
 		n = 0;
@@ -523,6 +504,9 @@ attempt_run_free(struct attempt_run *ar)
 {
 	if (ar == NULL)
 		return;
+	checks_free(ar->b, ar);
+	runner_result_release(&ar->agent_res);
+	free(ar->review_prompt);
 	attempt_row_release(&ar->r);
 	strlist_release(&ar->argv);
 	free(ar->prompt);
@@ -574,6 +558,10 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 	if (rc < 0)
 		goto out;
 	prev.dependency_result = ar->depres;
+	if (nx->prev != NULL && vars.attempt >= 2) {
+		ar->review_prompt = checks_note(nx->prev);
+		prev.check_note = ar->review_prompt;
+	}
 	rc = prompt_render(&ar->prompt, cfg->prompt, &vars, &prev, err);
 	if (rc < 0)
 		goto out;
@@ -748,10 +736,20 @@ slot_start(struct batch *b, struct slot *sl, struct sc_err *err)
 	return slot_prepare(b, sl, err);
 }
 
-void *
-slot_handle(const struct slot *sl)
+void
+slot_handles(
+    const struct slot *sl, void **handles, size_t *nh, int64_t *next_ms)
 {
-	return sl->run->handle;
+	const struct attempt_run *ar = sl->run;
+
+	if (sl->state != SLOT_RUNNING || ar == NULL)
+		return;
+	if (ar->phase == PH_AGENT) {
+		if (ar->handle != NULL)
+			handles[(*nh)++] = ar->handle;
+		return;
+	}
+	checks_handles(ar, handles, nh, next_ms);
 }
 
 const struct attempt_row *
@@ -765,76 +763,80 @@ slot_abandon(struct batch *b, struct slot *sl)
 {
 	struct runner_result res;
 	struct sc_err ignore;
+	struct attempt_run *ar = sl->run;
 
-	if (sl->state == SLOT_RUNNING && sl->run != NULL) {
-		memset(&res, 0, sizeof(res));
-		if (b->ops.finish(b->ops.ctx, sl->run->handle, &res,
-			&ignore) == 0)
-			runner_result_release(&res);
-		attempt_run_free(sl->run);
+	if (sl->state == SLOT_RUNNING && ar != NULL) {
+		if (ar->handle != NULL) {
+			memset(&res, 0, sizeof(res));
+			if (b->ops.finish(
+				b->ops.ctx, ar->handle, &res, &ignore) == 0)
+				runner_result_release(&res);
+			ar->handle = NULL;
+		}
+		attempt_run_free(ar);
 	}
 	sl->run = NULL;
 	sl->state = SLOT_FREE;
 }
 
-int
-slot_finish(struct batch *b, struct slot *sl, struct sc_err *err)
+/* The attempt is over (agent, gates, reviewers): classify, decide,
+ * record, then on to the story's next attempt or a free slot. */
+static int
+attempt_complete(
+    struct batch *b, struct slot *sl, bool gate_failed, struct sc_err *err)
 {
 	const struct config *cfg = b->cfg;
 	struct attempt_run *ar = sl->run;
 	struct attempt_row *r = &ar->r;
-	struct runner_result res;
+	struct runner_result *res = &ar->agent_res;
 	struct classify_input ci;
 	struct classification cls;
 	struct agent_output ao;
-	struct progress pr;
+	bool stopped = b->o->stop != NULL && *b->o->stop;
 	int64_t hint_ms = -1;
 	int rc;
 
-	memset(&res, 0, sizeof(res));
 	sl->run = NULL;
 	sl->state = SLOT_FREE;
-	rc = b->ops.finish(b->ops.ctx, ar->handle, &res, err);
-	if (rc < 0)
-		goto out;
-	if (ar->rc < 0) {
-		*err = ar->err;
-		rc = ar->rc;
-		goto out;
-	}
 	r->ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
-	r->exit_code = res.term_signal ? -1 : res.exit_code;
-	r->signal = res.term_signal;
-	if (story_read_progress(&pr, sl->abspath, NULL) < 0)
-		pr = ar->start;
-	r->tasks_completed = pr.tasks_completed;
-	r->tasks_total = pr.tasks_total;
-	copy_redacted(r->stalled_task, sizeof(r->stalled_task), pr.stalled_task);
+	r->exit_code = res->term_signal ? -1 : res->exit_code;
+	r->signal = res->term_signal;
+	r->tasks_completed = ar->end.tasks_completed;
+	r->tasks_total = ar->end.tasks_total;
+	copy_redacted(
+	    r->stalled_task, sizeof(r->stalled_task), ar->end.stalled_task);
 
 	memset(&ci, 0, sizeof(ci));
-	ci.exit_code = res.term_signal ? -1 : res.exit_code;
-	ci.term_signal = res.term_signal;
-	ci.timed_out = res.timed_out;
-	ci.stalled = res.stalled;
-	ci.interrupted = res.interrupted;
-	ci.tasks_completed = pr.tasks_completed;
-	ci.tasks_total = pr.tasks_total;
-	ci.tail = res.tail;
-	ci.tail_len = res.tail_len;
+	ci.exit_code = res->term_signal ? -1 : res->exit_code;
+	ci.term_signal = res->term_signal;
+	ci.timed_out = res->timed_out;
+	ci.stalled = res->stalled;
+	/* a stop during the gates or the review interrupts the attempt too */
+	ci.interrupted = res->interrupted ||
+	    (ar->phase != PH_AGENT && stopped && gate_failed);
+	ci.gate_failed = gate_failed;
+	ci.tasks_completed = ar->end.tasks_completed;
+	ci.tasks_total = ar->end.tasks_total;
+	ci.tail = res->tail;
+	ci.tail_len = res->tail_len;
 	ci.network_on = &cfg->policy.network_on;
 	ci.permanent_on = &cfg->policy.permanent_on;
 	ci.retry_on = &cfg->policy.retry_on;
 	classify_attempt(&cls, &ci);
-	if (res.spawn_failed && !res.interrupted) {
+	if (res->spawn_failed && !res->interrupted) {
 		cls.outcome = OUTCOME_CRASH;
 		cls.code = ERRC_CRASH;
 		snprintf(cls.message, sizeof(cls.message), "cannot run %s: %s",
-		    ar->argv.items[0], strerror(res.spawn_errno));
+		    ar->argv.items[0], strerror(res->spawn_errno));
 	}
+	if (cls.outcome == OUTCOME_GATE_FAILED && r->gate[0] != '\0')
+		snprintf(cls.message, sizeof(cls.message), "%s %s",
+		    strcmp(r->gate, "review") == 0 ? "review panel" : "gate",
+		    strcmp(r->gate, "review") == 0 ? r->consensus : r->gate);
 	if (cls.hint.kind != WAITHINT_NONE &&
 	    waithint_resolve(&hint_ms, &cls.hint, r->ended_ms, NULL) < 0)
 		hint_ms = -1;
-	agentout_parse(&ao, res.tail, res.tail_len);
+	agentout_parse(&ao, res->tail, res->tail_len);
 	if (ao.has_cost)
 		r->cost_usd = ao.cost_usd;
 	if (ao.result_text[0] != '\0')
@@ -843,23 +845,66 @@ slot_finish(struct batch *b, struct slot *sl, struct sc_err *err)
 	r->outcome = cls.outcome;
 	r->error_code = cls.code;
 	copy_redacted(r->error_message, sizeof(r->error_message), cls.message);
-	if (res.log_errno != 0 && r->error_message[0] == '\0')
+	if (res->log_errno != 0 && r->error_message[0] == '\0')
 		snprintf(r->error_message, sizeof(r->error_message),
 		    "writing the attempt log failed: %s",
-		    strerror(res.log_errno));
+		    strerror(res->log_errno));
 	rc = batch_decide_and_record(b, r, sl->st, &cls, hint_ms, err);
 	if (rc < 0)
 		goto out;
 	if (r->outcome == OUTCOME_INTERRUPTED)
 		b->interrupted = true;
-	if (b->interrupted || b->stop_batch ||
-	    (b->o->stop != NULL && *b->o->stop))
+	if (b->interrupted || b->stop_batch || stopped)
 		goto out;
 	if (sl->st->status == STATUS_PENDING ||
 	    sl->st->status == STATUS_RUNNING)
 		rc = slot_prepare(b, sl, err);
 out:
-	runner_result_release(&res);
 	attempt_run_free(ar);
 	return rc;
+}
+
+int
+slot_service(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	struct attempt_run *ar = sl->run;
+	bool none = false;
+	int verdict = 0;
+	int rc;
+
+	if (sl->state != SLOT_RUNNING || ar == NULL)
+		return 0;
+	if (ar->phase == PH_AGENT) {
+		if (!b->ops.done(b->ops.ctx, ar->handle))
+			return 0;
+		rc = b->ops.finish(b->ops.ctx, ar->handle, &ar->agent_res, err);
+		ar->handle = NULL;
+		if (rc < 0)
+			return rc;
+		if (ar->rc < 0) {
+			*err = ar->err;
+			return ar->rc;
+		}
+		if (story_read_progress(&ar->end, sl->abspath, NULL) < 0)
+			ar->end = ar->start;
+		/* "all boxes checked" is the agent's claim: the gates and
+		 * the review panel check it before the story is done */
+		if (ar->agent_res.exit_code == 0 &&
+		    ar->agent_res.term_signal == 0 &&
+		    !ar->agent_res.timed_out && !ar->agent_res.stalled &&
+		    !ar->agent_res.interrupted && ar->end.tasks_total > 0 &&
+		    ar->end.tasks_completed == ar->end.tasks_total &&
+		    !(b->o->stop != NULL && *b->o->stop)) {
+			rc = checks_begin(b, ar, &none, err);
+			if (rc < 0)
+				return rc;
+			if (!none)
+				return 0;
+		}
+		return attempt_complete(b, sl, false, err);
+	}
+	rc = checks_service(b, ar, &verdict, err);
+	if (rc < 0 || verdict == 0)
+		return rc;
+	return attempt_complete(b, sl, verdict < 0, err);
 }

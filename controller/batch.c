@@ -32,8 +32,8 @@ struct sync_handle {
 };
 
 static int
-sync_start(void *ctx, void **handle, const struct runner_opts *o,
-    struct sc_err *err)
+sync_start(
+    void *ctx, void **handle, const struct runner_opts *o, struct sc_err *err)
 {
 	const struct batch_opts *bo = ctx;
 	struct sync_handle *h = calloc(1, sizeof(*h));
@@ -72,8 +72,8 @@ sync_done(void *ctx, const void *handle)
 }
 
 static int
-sync_finish(void *ctx, void *handle, struct runner_result *out,
-    struct sc_err *err)
+sync_finish(
+    void *ctx, void *handle, struct runner_result *out, struct sc_err *err)
 {
 	struct sync_handle *h = handle;
 
@@ -85,8 +85,8 @@ sync_finish(void *ctx, void *handle, struct runner_result *out,
 }
 
 static int
-real_start(void *ctx, void **handle, const struct runner_opts *o,
-    struct sc_err *err)
+real_start(
+    void *ctx, void **handle, const struct runner_opts *o, struct sc_err *err)
 {
 	struct runner_proc *p = NULL;
 	int rc;
@@ -102,8 +102,8 @@ real_wait(void *ctx, void *const *handles, size_t n, int64_t timeout_ms,
     int wake_fd, struct sc_err *err)
 {
 	(void)ctx;
-	return runner_wait((struct runner_proc *const *)handles, n, timeout_ms,
-	    wake_fd, err);
+	return runner_wait(
+	    (struct runner_proc *const *)handles, n, timeout_ms, wake_fd, err);
 }
 
 static bool
@@ -114,8 +114,8 @@ real_done(void *ctx, const void *handle)
 }
 
 static int
-real_finish(void *ctx, void *handle, struct runner_result *out,
-    struct sc_err *err)
+real_finish(
+    void *ctx, void *handle, struct runner_result *out, struct sc_err *err)
 {
 	(void)ctx;
 	return runner_proc_finish(handle, out, err);
@@ -169,8 +169,8 @@ copy_file(const char *dst, const char *src, struct sc_err *err)
 		}
 	}
 	if (got < 0)
-		rc = err_set(err, SC_EIO, "cannot read %s: %s", src,
-		    strerror(errno));
+		rc = err_set(
+		    err, SC_EIO, "cannot read %s: %s", src, strerror(errno));
 out:
 	if (in >= 0)
 		close(in);
@@ -443,11 +443,13 @@ breaker_after(struct batch *b, struct story_row *rows, size_t n, size_t i,
 	act = breaker_story_ended(&b->breaker, bc->after, (int)i, tz);
 	now = b->o->clock.now_ms(b->o->clock.ctx);
 	if (act == BREAKER_PAUSE) {
-		clock_fmt_duration(wait, sizeof(wait),
-		    (int64_t)(bc->cooldown_s * 1000.0));
-		snprintf(msg, sizeof(msg), "breaker: %d stories in a row ended "
+		clock_fmt_duration(
+		    wait, sizeof(wait), (int64_t)(bc->cooldown_s * 1000.0));
+		snprintf(msg, sizeof(msg),
+		    "breaker: %d stories in a row ended "
 		    "with zero progress and only transient failures; pausing "
-		    "%s, then the next story probes", b->breaker.run, wait);
+		    "%s, then the next story probes",
+		    b->breaker.run, wait);
 		record_line(b, "%s", msg);
 		/* no new attempt until the cooldown is over; what runs in
 		 * other slots goes on */
@@ -457,20 +459,24 @@ breaker_after(struct batch *b, struct story_row *rows, size_t n, size_t i,
 	}
 	if (act != BREAKER_STOP)
 		return 0;
-	snprintf(b->stop_reason, sizeof(b->stop_reason), "breaker open: the "
+	snprintf(b->stop_reason, sizeof(b->stop_reason),
+	    "breaker open: the "
 	    "probe after the cooldown ended like the %d stories before it "
 	    "(zero progress, only network, rate-limit or timeout failures); "
-	    "those stories are pending again", b->breaker.run - 1);
+	    "those stories are pending again",
+	    b->breaker.run - 1);
 	for (k = 0; k < b->breaker.ncounted; k++) {
 		struct story_row *st = &rows[b->breaker.counted[k]];
-		rc = requeue_story(b->db, st, "put back by the batch breaker "
-		    "(an outage, not the story)", now, err);
+		rc = requeue_story(b->db, st,
+		    "put back by the batch breaker "
+		    "(an outage, not the story)",
+		    now, err);
 		if (rc < 0)
 			return rc;
 	}
 	b->stop_batch = true;
-	return record_commit_batch(b, "storyctl: batch breaker open",
-	    b->stop_reason, err);
+	return record_commit_batch(
+	    b, "storyctl: batch breaker open", b->stop_reason, err);
 }
 
 /* What the batch has spent so far (its stories' attempts). */
@@ -486,6 +492,138 @@ batch_spend(struct batch *b, struct sc_err *err)
 	for (i = 0; rc == 0 && i < n; i++)
 		b->spend_usd += rows[i].cost_usd;
 	free(rows);
+	return rc;
+}
+
+/* The state dir relative to the project root (never committed), or
+ * NULL when it lives elsewhere. */
+static const char *
+state_rel(const struct batch *b)
+{
+	size_t n = strlen(b->cfg->root);
+
+	if (strncmp(b->cfg->state_dir, b->cfg->root, n) == 0 &&
+	    b->cfg->state_dir[n] == '/')
+		return b->cfg->state_dir + n + 1;
+	return NULL;
+}
+
+/*
+ * git.commit_work in the main tree: refuse to start on uncommitted
+ * changes, so nothing of the user's is ever mixed into a story's commit
+ * or reset away.  Changes of a story that was in progress when the last
+ * controller stopped are that story's, and resuming it is allowed.
+ */
+static int
+commit_work_check(struct batch *b, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	size_t n = 0, i;
+	char why[300];
+	int dirty = 0, ours = 0;
+	int rc;
+
+	if (!b->cfg->git.commit_work || b->nslots > 1)
+		return 0;
+	rc = gitwork_is_dirty(
+	    &dirty, why, sizeof(why), b->cfg->root, state_rel(b), err);
+	if (rc < 0 || !dirty)
+		return rc;
+	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
+	for (i = 0; rc == 0 && i < n; i++)
+		if ((rows[i].status == STATUS_PENDING ||
+			rows[i].status == STATUS_RUNNING) &&
+		    rows[i].base_commit[0] != '\0')
+			ours = 1;
+	free(rows);
+	if (rc == 0 && !ours)
+		rc = err_set(err, SC_EDATA,
+		    "%s: the working tree has "
+		    "uncommitted changes (%s); commit or stash them first: "
+		    "git.commit_work commits each story's work and puts the "
+		    "tree back after a deferred one",
+		    b->cfg->root, why);
+	return rc;
+}
+
+/* Remember HEAD as where the story began (git.commit_work). */
+static int
+record_base(struct batch *b, struct story_row *st, struct sc_err *err)
+{
+	char hex[GITWORK_HEXSZ], ref[256];
+	int rc;
+
+	rc = gitwork_head(hex, ref, sizeof(ref), b->cfg->root, err);
+	if (rc < 0)
+		return rc;
+	if (hex[0] == '\0')
+		return err_set(err, SC_EDATA,
+		    "%s: git.commit_work needs a "
+		    "first commit on the current branch",
+		    b->cfg->root);
+	snprintf(st->base_commit, sizeof(st->base_commit), "%s", hex);
+	return db_story_update(b->db, st, err);
+}
+
+/* The message of a story's work commit. */
+static void
+work_message(char *msg, size_t len, struct batch *b, const struct story_row *st)
+{
+	struct attempt_row *rows = NULL;
+	size_t n = 0;
+	char consensus[64] = "";
+
+	if (db_attempts_for_story(
+		b->db, &rows, &n, b->batch_id, st->id, NULL) == 0 &&
+	    n > 0 && rows[n - 1].consensus[0] != '\0')
+		snprintf(consensus, sizeof(consensus), ", review %s",
+		    rows[n - 1].consensus);
+	snprintf(msg, len, "story %s: %s (attempt %d, %s%s)\n\n%s", st->id,
+	    status_name(st->status), st->attempts, st->last_agent, consensus,
+	    st->reason);
+	attempt_rows_free(rows, n);
+}
+
+/* git.commit_work in the main tree, when story st is final: done work
+ * goes on the current branch; deferred or escalated work on
+ * storyctl/wip/<id>, and the tree returns to where the story began. */
+static int
+commit_work_end(struct batch *b, struct story_row *st, struct sc_err *err)
+{
+	char msg[900], branch[256];
+	int committed = 0;
+	const char *how;
+	int rc = 0;
+
+	if (!b->cfg->git.commit_work || st->base_commit[0] == '\0')
+		return 0;
+	work_message(msg, sizeof(msg), b, st);
+	if (st->status == STATUS_DONE) {
+		rc = gitwork_commit_all(&committed, NULL, b->cfg->root, NULL,
+		    state_rel(b), msg,
+		    b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
+		how = "committed on the current branch";
+	} else if (st->status == STATUS_DEFERRED ||
+	    st->status == STATUS_ESCALATED) {
+		snprintf(branch, sizeof(branch), "storyctl/wip/%s", st->id);
+		rc = gitwork_commit_all(&committed, NULL, b->cfg->root, branch,
+		    state_rel(b), msg,
+		    b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
+		if (rc == 0)
+			rc = gitwork_reset_hard(
+			    b->cfg->root, st->base_commit, state_rel(b), err);
+		snprintf(st->branch, sizeof(st->branch), "%s", branch);
+		how = "committed on its wip branch, tree reset";
+	} else {
+		return 0;
+	}
+	if (rc < 0)
+		return rc;
+	st->base_commit[0] = '\0';
+	rc = db_story_update(b->db, st, err);
+	if (rc == 0)
+		record_line(b, "%s: work %s", st->id,
+		    committed ? how : "(no changes to commit)");
 	return rc;
 }
 
@@ -517,8 +655,8 @@ slot_worktree(struct batch *b, struct slot *sl, const struct story_row *rows,
 		sl->worktree = NULL;
 		return err_set(err, SC_EOS, "out of memory");
 	}
-	rc = gitwork_worktree_add(cfg->root, sl->st->id, sl->worktree, branch,
-	    base, err);
+	rc = gitwork_worktree_add(
+	    cfg->root, sl->st->id, sl->worktree, branch, base, err);
 	if (rc < 0)
 		return rc;
 	if (asprintf(&sl->abspath, "%s/%s", sl->worktree, sl->s->file) < 0) {
@@ -543,21 +681,21 @@ slot_worktree(struct batch *b, struct slot *sl, const struct story_row *rows,
 static int
 slot_release(struct batch *b, struct slot *sl, struct sc_err *err)
 {
-	char msg[700];
+	char msg[900];
 	int committed = 0;
 	int rc = 0;
 
+	if (sl->worktree == NULL && sl->st->status != STATUS_PENDING &&
+	    sl->st->status != STATUS_RUNNING)
+		rc = commit_work_end(b, sl->st, err);
 	if (sl->worktree != NULL && sl->st->status != STATUS_PENDING &&
 	    sl->st->status != STATUS_RUNNING) {
-		snprintf(msg, sizeof(msg), "story %s: %s (%d attempt%s)\n\n%s",
-		    sl->st->id, status_name(sl->st->status), sl->st->attempts,
-		    sl->st->attempts == 1 ? "" : "s", sl->st->reason);
+		work_message(msg, sizeof(msg), b, sl->st);
 		rc = gitwork_commit_all(&committed, NULL, sl->worktree, NULL,
-		    NULL, msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000,
-		    err);
+		    NULL, msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
 		if (rc == 0)
-			rc = gitwork_worktree_remove(b->cfg->root, sl->st->id,
-			    err);
+			rc = gitwork_worktree_remove(
+			    b->cfg->root, sl->st->id, err);
 		if (rc == 0)
 			record_line(b, "%s: work %s on branch %s", sl->st->id,
 			    committed ? "committed" : "(no changes)",
@@ -586,7 +724,8 @@ slot_fill(struct batch *b, struct slot *sl, struct story_row *rows, size_t n,
 	for (i = 0; i < n; i++) {
 		struct story_row *st = &rows[i];
 
-		if (st->status != STATUS_PENDING && st->status != STATUS_RUNNING)
+		if (st->status != STATUS_PENDING &&
+		    st->status != STATUS_RUNNING)
 			continue;
 		if (b->o->nonly > 0 && !wanted(b->o, st->id))
 			continue;
@@ -623,8 +762,12 @@ slot_fill(struct batch *b, struct slot *sl, struct story_row *rows, size_t n,
 		} else {
 			sl->abspath = strdup(s->abspath);
 			sl->cwd = strdup(b->cfg->root);
-			rc = sl->abspath && sl->cwd ? 0 :
-			    err_set(err, SC_EOS, "out of memory");
+			rc = sl->abspath && sl->cwd
+			    ? 0
+			    : err_set(err, SC_EOS, "out of memory");
+			if (rc == 0 && b->cfg->git.commit_work &&
+			    st->base_commit[0] == '\0')
+				rc = record_base(b, st, err);
 		}
 		if (rc < 0)
 			return rc;
@@ -675,7 +818,8 @@ run_stories(struct batch *b, struct sc_err *err)
 	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
 	if (rc < 0)
 		goto out;
-	handles = calloc(b->nslots, sizeof(*handles));
+	handles =
+	    calloc(b->nslots * (1 + b->cfg->review.nagents), sizeof(*handles));
 	if (handles == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
@@ -683,8 +827,9 @@ run_stories(struct batch *b, struct sc_err *err)
 	for (;;) {
 		now = b->o->clock.now_ms(b->o->clock.ctx);
 		/* fill free slots with ready stories */
-		for (i = 0; i < b->nslots && !stopping(b) &&
-		    b->paused_until <= now; i++) {
+		for (i = 0;
+		     i < b->nslots && !stopping(b) && b->paused_until <= now;
+		     i++) {
 			struct slot *sl = &b->slots[i];
 			while (sl->st == NULL && !stopping(b)) {
 				rc = slot_fill(b, sl, rows, n, err);
@@ -712,8 +857,9 @@ run_stories(struct batch *b, struct sc_err *err)
 				continue;
 			busy++;
 			if (sl->state == SLOT_RUNNING)
-				handles[nh++] = slot_handle(sl);
-			else if (sl->state == SLOT_WAITING && sl->until_ms < next)
+				slot_handles(sl, handles, &nh, &next);
+			else if (sl->state == SLOT_WAITING &&
+			    sl->until_ms < next)
 				next = sl->until_ms;
 		}
 		if (busy == 0 && (stopping(b) || b->paused_until <= now))
@@ -738,9 +884,8 @@ run_stories(struct batch *b, struct sc_err *err)
 			struct slot *sl = &b->slots[i];
 			if (sl->st == NULL)
 				continue;
-			if (sl->state == SLOT_RUNNING &&
-			    b->ops.done(b->ops.ctx, slot_handle(sl)))
-				rc = slot_finish(b, sl, err);
+			if (sl->state == SLOT_RUNNING)
+				rc = slot_service(b, sl, err);
 			else if (sl->state == SLOT_WAITING && stopping(b))
 				sl->state = SLOT_FREE;
 			else if (sl->state == SLOT_WAITING &&
@@ -861,6 +1006,9 @@ batch_run(
 	if (rc < 0 || out->nothing)
 		goto out;
 	out->batch_id = b.batch_id;
+	rc = commit_work_check(&b, err);
+	if (rc < 0)
+		goto out;
 	rc = batch_spend(&b, err);
 	if (rc < 0)
 		goto out;

@@ -55,7 +55,7 @@ struct batch_opts {
 	int (*run_agent)(void *ctx, struct runner_result *out,
 	    const struct runner_opts *o, struct sc_err *err);
 	void *run_ctx;
-	int jobs;                    /* run -j N: stories at once (>= 1) */
+	int jobs; /* run -j N: stories at once (>= 1) */
 	FILE *out; /* progress lines */
 	bool tty; /* live status line instead of lines */
 	bool color;
@@ -71,8 +71,8 @@ struct batch_result {
 	bool interrupted; /* *stop was raised */
 	bool nothing; /* resume found nothing to do */
 	char stop_reason[512];
-	double spend_usd;   /* what the batch's attempts cost, as reported */
-	int jobs;           /* the -j it ran with */
+	double spend_usd; /* what the batch's attempts cost, as reported */
+	int jobs; /* the -j it ran with */
 	char state_dir[512];
 	char branch[256];
 };

@@ -12,20 +12,21 @@
 #include "strategies/breaker.h"
 #include "strategies/classify.h"
 #include "strategies/decide.h"
+#include "strategies/review.h"
 
 enum slot_state { SLOT_FREE, SLOT_WAITING, SLOT_RUNNING };
 
 /* One of the -j N places a story works in. */
 struct slot {
 	enum slot_state state;
-	struct story_row *st;     /* the loop's row of the story */
+	struct story_row *st; /* the loop's row of the story */
 	const struct story *s;
-	char *abspath;            /* the story file this slot reads */
-	char *cwd;                /* where its agents run */
-	char *worktree;           /* its git worktree (-j N > 1), or NULL */
-	int64_t until_ms;         /* SLOT_WAITING: the next attempt's start */
-	int next_attempt;         /* SLOT_WAITING: its number */
-	struct attempt_run *run;  /* SLOT_RUNNING */
+	char *abspath; /* the story file this slot reads */
+	char *cwd; /* where its agents run */
+	char *worktree; /* its git worktree (-j N > 1), or NULL */
+	int64_t until_ms; /* SLOT_WAITING: the next attempt's start */
+	int next_attempt; /* SLOT_WAITING: its number */
+	struct attempt_run *run; /* SLOT_RUNNING */
 };
 
 struct batch {
@@ -36,21 +37,85 @@ struct batch {
 	struct state_lock *lock;
 	struct batch_agent_ops ops;
 	int64_t batch_id;
-	bool disabled[2];   /* D2, for the rest of this controller run */
-	bool stop_batch;    /* no agent left, breaker, budget */
+	bool disabled[2]; /* D2, for the rest of this controller run */
+	bool stop_batch; /* no agent left, breaker, budget */
 	bool interrupted;
 	char stop_reason[512];
 	char logdir[512];
-	char wtdir[512];    /* where -j N worktrees live */
+	char wtdir[512]; /* where -j N worktrees live */
 	struct slot *slots;
 	size_t nslots;
-	bool line_shown;    /* the live status line is on screen */
+	bool line_shown; /* the live status line is on screen */
 	struct breaker_state breaker;
-	int64_t paused_until;        /* breaker cooldown: no new attempt */
-	double spend_usd;            /* the batch's spend so far */
-	int64_t pause_until[2];      /* usage limit: no new attempt of that
+	int64_t paused_until; /* breaker cooldown: no new attempt */
+	double spend_usd; /* the batch's spend so far */
+	int64_t pause_until[2]; /* usage limit: no new attempt of that
 				      * agent before this (wall ms) */
 };
+
+/* A gate or a reviewer of an attempt (controller/checks.c). */
+struct check_job {
+	struct attempt_run *ar;
+	char name[64];
+	struct strlist argv;
+	struct runner_opts ro;
+	char log_path[600];
+	void *handle; /* the agent seam's, NULL when not running */
+	int tries;
+	int64_t next_ms; /* a reviewer's retry: start again then */
+	bool resolved;
+	struct review_vote vote;
+	struct runner_result res;
+};
+
+enum run_phase { PH_AGENT, PH_GATE, PH_REVIEW };
+
+/* An attempt between its start and its end: everything its runner
+ * options point to lives here until the agent (then its gates and its
+ * reviewers) are done. */
+struct attempt_run {
+	struct batch *b;
+	struct slot *sl;
+	struct attempt_row r;
+	struct strlist argv;
+	char *prompt;
+	char *depres;
+	char *review_prompt;
+	struct progress start; /* the story file when it started */
+	struct progress end; /* ... and when the agent ended */
+	struct runner_opts ro;
+	void *handle; /* the agent seam's */
+	struct runner_result agent_res;
+	enum run_phase phase;
+	size_t gate; /* PH_GATE: which one runs */
+	struct check_job *jobs; /* PH_GATE: one; PH_REVIEW: a reviewer each */
+	size_t njobs;
+	int64_t poll_ms;
+	int64_t last_read_ms;
+	int token; /* tasks checked, for stall detection */
+	struct sc_err err; /* what a callback failed with */
+	int rc;
+};
+
+/* checks.c */
+/* The agent ended with every box checked: start the first gate, or the
+ * review panel when there is no gate.  0 with *none set when the config
+ * has neither. */
+int checks_begin(
+    struct batch *b, struct attempt_run *ar, bool *none, struct sc_err *err);
+/* Advance the gates and reviewers of ar after a wait: collect what is
+ * done, start what is due.  *verdict: 0 still checking, 1 passed,
+ * -1 failed (ar->r.gate and friends say which and why). */
+int checks_service(
+    struct batch *b, struct attempt_run *ar, int *verdict, struct sc_err *err);
+/* The handles ar's checks wait on, and the next retry time. */
+void checks_handles(
+    const struct attempt_run *ar, void **handles, size_t *nh, int64_t *next_ms);
+/* Kill and free ar's checks. */
+void checks_free(struct batch *b, struct attempt_run *ar);
+/* What the next attempt's prompt says about prev's failed gate or review
+ * ("" when none failed).  *out malloc'd or NULL. */
+char *checks_note(const struct attempt_row *prev);
 
 /* attempt.c */
 /* Slot sl has just been given a story (sl->st, sl->s, sl->abspath,
@@ -60,12 +125,14 @@ struct batch {
 int slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err);
 /* SLOT_WAITING whose time has come: start the attempt. */
 int slot_start(struct batch *b, struct slot *sl, struct sc_err *err);
-/* SLOT_RUNNING whose agent is done: classify, decide, record; then the
- * slot prepares the story's next attempt, or is free when the story is
- * final (or the batch is stopping). */
-int slot_finish(struct batch *b, struct slot *sl, struct sc_err *err);
-/* The agent seam's handle of a running slot. */
-void *slot_handle(const struct slot *sl);
+/* SLOT_RUNNING after a wait: collect the agent, its gates and its
+ * reviewers as they finish; once the attempt is over, classify, decide,
+ * record, then prepare the story's next attempt, or free the slot when
+ * the story is final (or the batch is stopping). */
+int slot_service(struct batch *b, struct slot *sl, struct sc_err *err);
+/* The handles a running slot waits on, and its next timer. */
+void slot_handles(
+    const struct slot *sl, void **handles, size_t *nh, int64_t *next_ms);
 /* The attempt row of a running slot (live progress). */
 const struct attempt_row *slot_attempt(const struct slot *sl);
 /* Kill and forget a running attempt (on an error: start-up reconciles
@@ -83,8 +150,8 @@ int batch_settle(struct batch *b, struct story_row *st,
     enum story_status status, const char *reason, const char *kind,
     struct sc_err *err);
 /* Did story st end with zero progress and only transient failures? */
-int batch_transient_zero(struct batch *b, const struct story_row *st,
-    bool *out, struct sc_err *err);
+int batch_transient_zero(
+    struct batch *b, const struct story_row *st, bool *out, struct sc_err *err);
 /* The attempts of a story the strategy sees (since its last requeue). */
 int batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
     size_t *first, const struct story_row *st, struct sc_err *err);

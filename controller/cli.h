@@ -67,8 +67,9 @@ int cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err);
 
-/* Every configured agent's argv template is valid and its program can
- * be found (PATH or an executable path): SC_EUNAVAIL naming it if not. */
+/* Every configured agent, gate and reviewer argv template is valid and
+ * its program can be found (PATH or an executable path): SC_EUNAVAIL
+ * naming it if not. */
 int cmd_run_check_agents(const struct config *cfg, struct sc_err *err);
 
 const struct cli_command *cli_commands(size_t *n);

@@ -202,8 +202,8 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    status ? " with status " : "", status ? status : "");
 		goto out;
 	}
-	fprintf(cli->out, "%-16s %-10s %-8s %-7s %-8s %s\n", "story",
-	    "status", "attempts", "tasks", "cost", "reason");
+	fprintf(cli->out, "%-16s %-10s %-8s %-7s %-8s %s\n", "story", "status",
+	    "attempts", "tasks", "cost", "reason");
 	for (i = 0; i < n; i++) {
 		char tasks[32], cost[32] = "-";
 		snprintf(tasks, sizeof(tasks), "%d/%d", rows[i].tasks_completed,
@@ -253,6 +253,30 @@ find_story(
 	return 0;
 }
 
+/* The last max_lines lines of text, indented under an attempt. */
+static void
+print_indented(const struct cli *cli, const char *text, int max_lines)
+{
+	const char *p, *start;
+	int lines = 0;
+
+	if (text == NULL || text[0] == '\0')
+		return;
+	start = text + strlen(text);
+	while (start > text && (start[-1] == '\n' || start[-1] == ' '))
+		start--;
+	for (p = start; p > text; p--) {
+		if (p[-1] == '\n' && ++lines >= max_lines)
+			break;
+	}
+	while (p < start) {
+		const char *nl = memchr(p, '\n', (size_t)(start - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(start - p);
+		fprintf(cli->out, "         | %.*s\n", (int)len, p);
+		p += len + (nl != NULL);
+	}
+}
+
 static void
 show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 {
@@ -279,6 +303,18 @@ show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 		fprintf(cli->out, "       %s\n", a->reason);
 	if (a->error_message[0])
 		fprintf(cli->out, "       output: %s\n", a->error_message);
+	if (a->gate[0] != '\0' && strcmp(a->gate, "review") != 0) {
+		fprintf(cli->out, "       gate %s failed (exit %d):\n", a->gate,
+		    a->gate_exit);
+		print_indented(cli, a->gate_output, 6);
+	}
+	if (a->consensus[0] != '\0')
+		fprintf(cli->out, "       review: %s%s\n", a->consensus,
+		    strcmp(a->gate, "review") == 0 ? " (not approved)" : "");
+	if (a->review_notes != NULL && a->review_notes[0] != '\0') {
+		fprintf(cli->out, "       reviewers:\n");
+		print_indented(cli, a->review_notes, 12);
+	}
 }
 
 int
@@ -443,9 +479,10 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    "next_wait", wait, "cost_usd", cost);
 		c = NULL;
 		if (o != NULL)
-			json_object_set_new(o, "paused", json_pack("{s:o, s:o}",
-			    "primary", render_time_json(pause_until[0]),
-			    "fallback", render_time_json(pause_until[1])));
+			json_object_set_new(o, "paused",
+			    json_pack("{s:o, s:o}", "primary",
+				render_time_json(pause_until[0]), "fallback",
+				render_time_json(pause_until[1])));
 		rc = o ? cli_print_json(cli, o, err)
 		       : err_set(err, SC_EOS, "out of memory");
 		goto out;
@@ -474,7 +511,8 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		if (pause_until[i] == 0)
 			continue;
 		clock_fmt_iso(buf, sizeof(buf), pause_until[i]);
-		fprintf(cli->out, "%s agent paused by its usage limit until %s\n",
+		fprintf(cli->out,
+		    "%s agent paused by its usage limit until %s\n",
 		    role_name((enum role)i), buf);
 	}
 	if (wait_story != NULL) {
@@ -614,8 +652,8 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	    status_name(st.status), st.reason);
 	rc = requeue_story(v.db, &st, msg, now_ms(), err);
 	if (rc == 0)
-		rc = requeue_dependents(v.db, &v.cfg, v.batch.id, id,
-		    st.updated_ms, &freed, err);
+		rc = requeue_dependents(
+		    v.db, &v.cfg, v.batch.id, id, st.updated_ms, &freed, err);
 	if (rc == 0 && strcmp(v.batch.status, "finished") == 0)
 		rc = db_batch_set_status(
 		    v.db, v.batch.id, "stopped", st.updated_ms, err);

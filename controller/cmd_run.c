@@ -54,27 +54,38 @@ signals_install(struct sc_err *err)
 	return 0;
 }
 
+/* One argv template: valid, and its program can be started. */
+static int
+check_program(const struct strlist *argv, struct sc_err *err)
+{
+	char *path = NULL;
+	int rc;
+
+	rc = argv_validate(argv, err);
+	if (rc == 0)
+		rc = argv_resolve_program(&path, argv->items[0], err);
+	free(path);
+	return rc;
+}
+
 int
 cmd_run_check_agents(const struct config *cfg, struct sc_err *err)
 {
-	char *path = NULL;
-	int r, rc;
+	size_t i;
+	int r;
 
 	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
 		const struct agent_conf *a = &cfg->agents[r];
-		if (!a->configured)
-			continue;
-		rc = argv_validate(&a->command, err);
-		if (rc < 0)
-			return err_prefix(err, "agent %s (%s)",
-			    role_name((enum role)r), a->name);
-		rc = argv_resolve_program(&path, a->command.items[0], err);
-		free(path);
-		path = NULL;
-		if (rc < 0)
+		if (a->configured && check_program(&a->command, err) < 0)
 			return err_prefix(err, "agent %s (%s)",
 			    role_name((enum role)r), a->name);
 	}
+	for (i = 0; i < cfg->ngates; i++)
+		if (check_program(&cfg->gates[i].command, err) < 0)
+			return err_prefix(err, "gate %s", cfg->gates[i].name);
+	for (i = 0; i < cfg->review.nagents; i++)
+		if (check_program(&cfg->review.agents[i], err) < 0)
+			return err_prefix(err, "review.agents[%zu]", i);
 	return 0;
 }
 
@@ -118,7 +129,8 @@ summary(const struct cli *cli, const struct batch_result *res)
 	fprintf(cli->out, "record: %s/state.db, git log %s\n", res->state_dir,
 	    res->branch);
 	if (res->jobs > 1)
-		fprintf(cli->out, "work: one branch per story, git branch --list "
+		fprintf(cli->out,
+		    "work: one branch per story, git branch --list "
 		    "'storyctl/story/*'\n");
 }
 

@@ -56,6 +56,16 @@ prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
 			goto out;
 		}
 	}
+	if (note != NULL && prev->check_note != NULL &&
+	    prev->check_note[0] != '\0') {
+		char *more = NULL;
+		if (asprintf(&more, "%s %s", note, prev->check_note) < 0) {
+			rc = err_set(err, SC_EOS, "out of memory");
+			goto out;
+		}
+		free(note);
+		note = more;
+	}
 	if (prev != NULL && prev->dependency_result != NULL) {
 		if (asprintf(&dep,
 			"[Previous step result]:\n%s\n\n[Current "

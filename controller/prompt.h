@@ -18,6 +18,7 @@ struct prompt_prev {
 	const char *stalled_task; /* "" or NULL when unknown */
 	const char *outcome; /* e.g. "timeout", or NULL */
 	const char *dependency_result; /* SPEC 9; NULL when not wanted */
+	const char *check_note; /* a failed gate or review, or NULL */
 };
 
 /* Render tmpl (NULL = the built-in template) with v's placeholders

@@ -206,9 +206,10 @@ record_status_line(struct batch *b)
 			const struct attempt_row *r = slot_attempt(sl);
 			clock_fmt_duration(el, sizeof(el), now - r->started_ms);
 			snprintf(part, sizeof(part),
-			    "attempt %d/%d  %s (%s)  %d/%d tasks  %s", r->attempt,
-			    b->cfg->policy.max_attempts, role_name(r->role),
-			    r->agent, r->tasks_completed, r->tasks_total, el);
+			    "attempt %d/%d  %s (%s)  %d/%d tasks  %s",
+			    r->attempt, b->cfg->policy.max_attempts,
+			    role_name(r->role), r->agent, r->tasks_completed,
+			    r->tasks_total, el);
 		} else {
 			clock_fmt_duration(el, sizeof(el), sl->until_ms - now);
 			snprintf(part, sizeof(part), "next attempt %d in %s",
@@ -220,8 +221,8 @@ record_status_line(struct batch *b)
 	}
 	if (b->paused_until > now) {
 		clock_fmt_duration(el, sizeof(el), b->paused_until - now);
-		fprintf(b->o->out, "%sbreaker cooldown: %s", shown++ ? "  |  " :
-		    "", el);
+		fprintf(b->o->out, "%sbreaker cooldown: %s",
+		    shown++ ? "  |  " : "", el);
 	}
 	fflush(b->o->out);
 	b->line_shown = true;

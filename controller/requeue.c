@@ -25,8 +25,8 @@ requeue_story(struct db *db, struct story_row *st, const char *reason,
 	st->updated_ms = now_ms;
 	rc = db_story_update(db, st, err);
 	if (rc == 0)
-		rc = db_event_add(db, st->batch_id, now_ms, st->id, "requeued",
-		    reason, err);
+		rc = db_event_add(
+		    db, st->batch_id, now_ms, st->id, "requeued", reason, err);
 out:
 	attempt_rows_free(rows, n);
 	return rc;

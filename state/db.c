@@ -47,6 +47,7 @@ static const char *const db_migrations[] = {
     "  branch TEXT NOT NULL DEFAULT '',\n"
     "  seq_base INTEGER NOT NULL DEFAULT 0,\n"
     "  attempt_base INTEGER NOT NULL DEFAULT 0,\n"
+    "  base_commit TEXT NOT NULL DEFAULT '',\n"
     "  PRIMARY KEY (batch_id, id)\n"
     ");\n"
     "CREATE INDEX stories_by_position ON stories (batch_id, position);\n"
@@ -82,6 +83,11 @@ static const char *const db_migrations[] = {
     "  poll_factor REAL NOT NULL DEFAULT 1,\n"
     "  cost_usd REAL NOT NULL DEFAULT 0,\n"
     "  result_text TEXT,\n"
+    "  gate TEXT NOT NULL DEFAULT '',\n"
+    "  gate_exit INTEGER,\n"
+    "  gate_output TEXT,\n"
+    "  consensus TEXT NOT NULL DEFAULT '',\n"
+    "  review_notes TEXT,\n"
     "  FOREIGN KEY (batch_id, story_id) REFERENCES stories (batch_id, id)\n"
     ");\n"
     /* seq alone is unique per story, which makes (batch_id, story_id,
@@ -119,18 +125,19 @@ _Static_assert(
 	"ended_ms, heartbeat_ms, exit_code, signal, outcome, error_code, " \
 	"error_message, tasks_completed, tasks_total, stalled_task, " \
 	"delay_ms, decision, reason, log_path, timeout_factor, " \
-	"poll_factor, cost_usd, result_text"
+	"poll_factor, cost_usd, result_text, gate, gate_exit, gate_output, " \
+	"consensus, review_notes"
 #define ATTEMPT_MUT_PARAMS \
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
-	"?, ?, ?, ?"
+	"?, ?, ?, ?, ?, ?, ?, ?, ?"
 #define ATTEMPT_COLS "id, batch_id, story_id, attempt, seq, " ATTEMPT_MUT_COLS
 
 /* Likewise for stories: db_bind_story() and db_read_story(). */
 #define STORY_MUT_COLS \
 	"file, position, status, reason, tasks_completed, tasks_total, " \
 	"attempts, last_agent, last_outcome, updated_ms, cost_usd, branch, " \
-	"seq_base, attempt_base"
-#define STORY_MUT_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+	"seq_base, attempt_base, base_commit"
+#define STORY_MUT_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 #define STORY_COLS "batch_id, id, " STORY_MUT_COLS
 
 #define BATCH_COLS "id, created_ms, finished_ms, status"
@@ -1063,6 +1070,7 @@ db_bind_story(struct db_bind *b, const struct story_row *s)
 	bind_text(b, s->branch, sizeof(s->branch));
 	bind_int(b, s->seq_base);
 	bind_int(b, s->attempt_base);
+	bind_text(b, s->base_commit, sizeof(s->base_commit));
 }
 
 /* A row of STORY_COLS. */
@@ -1096,6 +1104,7 @@ db_read_story(
 	col_copy(st, 13, out->branch, sizeof(out->branch));
 	out->seq_base = (int)sqlite3_column_int64(st, 14);
 	out->attempt_base = (int)sqlite3_column_int64(st, 15);
+	col_copy(st, 16, out->base_commit, sizeof(out->base_commit));
 	return 0;
 }
 
@@ -1317,6 +1326,10 @@ attempt_row_release(struct attempt_row *r)
 	r->argv_json = NULL;
 	free(r->result_text);
 	r->result_text = NULL;
+	free(r->gate_output);
+	r->gate_output = NULL;
+	free(r->review_notes);
+	r->review_notes = NULL;
 }
 
 void
@@ -1378,6 +1391,14 @@ db_bind_attempt(struct db_bind *b, const struct attempt_row *r, bool running)
 	bind_double(b, r->poll_factor > 0 ? r->poll_factor : 1);
 	bind_double(b, r->cost_usd);
 	bind_str(b, r->result_text);
+	bind_text(b, r->gate, sizeof(r->gate));
+	if (r->gate[0] != '\0')
+		bind_int(b, r->gate_exit);
+	else
+		bind_null(b);
+	bind_str(b, r->gate_output);
+	bind_text(b, r->consensus, sizeof(r->consensus));
+	bind_str(b, r->review_notes);
 }
 
 /* A row of ATTEMPT_COLS into a zeroed *out. */
@@ -1423,6 +1444,17 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	out->cost_usd = sqlite3_column_double(st, i++);
 	if (sqlite3_column_type(st, i) != SQLITE_NULL &&
 	    (out->result_text = col_dup(st, i)) == NULL)
+		return db_oom(db, err);
+	i++;
+	col_copy(st, i++, out->gate, sizeof(out->gate));
+	out->gate_exit = (int)col_int(st, i++, -1);
+	if (sqlite3_column_type(st, i) != SQLITE_NULL &&
+	    (out->gate_output = col_dup(st, i)) == NULL)
+		return db_oom(db, err);
+	i++;
+	col_copy(st, i++, out->consensus, sizeof(out->consensus));
+	if (sqlite3_column_type(st, i) != SQLITE_NULL &&
+	    (out->review_notes = col_dup(st, i)) == NULL)
 		return db_oom(db, err);
 	i++;
 

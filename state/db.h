@@ -73,10 +73,17 @@ struct attempt_row {
 	double cost_usd;
 	char *result_text; /* the agent's final message, bounded and redacted;
 			    * owned (malloc), NULL when unknown */
+	char gate[64]; /* the gate that failed ("review" for the panel),
+			    * "" when none did */
+	int gate_exit; /* its exit status, -1 when killed or unknown */
+	char *gate_output; /* its output tail, bounded, redacted; owned */
+	char consensus[16]; /* the review panel's "k/n", "" when none ran */
+	char *review_notes; /* the reviewers' reasons when they did not all
+			    * approve; owned */
 };
 
-/* Free r->argv_json and r->result_text and set them to NULL; the struct
- * is the caller's.  NULL ok. */
+/* Free what r owns (argv_json, result_text, gate_output, review_notes)
+ * and set the pointers to NULL; the struct is the caller's.  NULL ok. */
 void attempt_row_release(struct attempt_row *r);
 /* Release every row, then free the array.  NULL ok. */
 void attempt_rows_free(struct attempt_row *rows, size_t n);
@@ -99,6 +106,9 @@ struct story_row {
 	 * numbers them from attempt_base (the counted attempts before) */
 	int seq_base;
 	int attempt_base;
+	/* git.commit_work: HEAD when the story started, so that a deferred
+	 * story's tree can be put back (also after a crash) */
+	char base_commit[48];
 };
 
 struct batch_row {

@@ -80,6 +80,13 @@ render_attempt_json(const struct attempt_row *a)
 	json_object_set_new(o, "timeout_factor", factor(a->timeout_factor));
 	json_object_set_new(o, "poll_factor", factor(a->poll_factor));
 	json_object_set_new(o, "cost_usd", json_real(a->cost_usd));
+	json_object_set_new(o, "gate", str_or_null(a->gate));
+	json_object_set_new(o, "gate_exit",
+	    a->gate[0] != '\0' && a->gate_exit >= 0 ? json_integer(a->gate_exit)
+						    : json_null());
+	json_object_set_new(o, "gate_output", str_or_null(a->gate_output));
+	json_object_set_new(o, "consensus", str_or_null(a->consensus));
+	json_object_set_new(o, "review_notes", str_or_null(a->review_notes));
 	return o;
 }
 

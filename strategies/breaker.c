@@ -25,8 +25,8 @@ breaker_transient_zero(const struct attempt_rec *h, size_t n)
 }
 
 enum breaker_action
-breaker_story_ended(struct breaker_state *b, int after, int story,
-    bool transient_zero)
+breaker_story_ended(
+    struct breaker_state *b, int after, int story, bool transient_zero)
 {
 	if (after <= 0)
 		return BREAKER_NONE;

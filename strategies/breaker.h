@@ -19,16 +19,16 @@
 #define BREAKER_MAX_COUNTED 64
 
 struct breaker_state {
-	int run;            /* stories in a row that ended "transient zero" */
-	bool probing;       /* the cooldown was taken; the next story probes */
+	int run; /* stories in a row that ended "transient zero" */
+	bool probing; /* the cooldown was taken; the next story probes */
 	int counted[BREAKER_MAX_COUNTED]; /* their indexes (first ones) */
 	int ncounted;
 };
 
 enum breaker_action {
-	BREAKER_NONE,   /* go on */
-	BREAKER_PAUSE,  /* sleep the cooldown, then probe with the next story */
-	BREAKER_STOP    /* stop the batch; put the counted stories back */
+	BREAKER_NONE, /* go on */
+	BREAKER_PAUSE, /* sleep the cooldown, then probe with the next story */
+	BREAKER_STOP /* stop the batch; put the counted stories back */
 };
 
 /* Did a story that ended with this history end "transient zero": every
@@ -37,7 +37,7 @@ enum breaker_action {
 bool breaker_transient_zero(const struct attempt_rec *h, size_t n);
 
 /* A story (index story) just reached a final status; after = 0 is off. */
-enum breaker_action breaker_story_ended(struct breaker_state *b, int after,
-    int story, bool transient_zero);
+enum breaker_action breaker_story_ended(
+    struct breaker_state *b, int after, int story, bool transient_zero);
 
 #endif

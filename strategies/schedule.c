@@ -34,7 +34,8 @@ describe_cycle(char *msg, size_t cap, const struct sched_story *s, size_t n,
 	}
 	o = (size_t)snprintf(msg, cap, "dependency cycle: ");
 	for (i = (size_t)seen_at[cur]; i < len && o < cap; i++)
-		o += (size_t)snprintf(msg + o, cap - o, "%s -> ", s[path[i]].id);
+		o +=
+		    (size_t)snprintf(msg + o, cap - o, "%s -> ", s[path[i]].id);
 	if (o < cap)
 		snprintf(msg + o, cap - o, "%s", s[cur].id);
 out:
@@ -43,8 +44,8 @@ out:
 }
 
 int
-schedule_order(size_t *order, const struct sched_story *s, size_t n,
-    struct sc_err *err)
+schedule_order(
+    size_t *order, const struct sched_story *s, size_t n, struct sc_err *err)
 {
 	bool *placed = calloc(n ? n : 1, sizeof(*placed));
 	size_t done = 0, i, k;

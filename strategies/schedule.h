@@ -18,24 +18,24 @@
 
 struct sched_story {
 	const char *id;
-	const int *deps;     /* indexes of the stories it depends on */
+	const int *deps; /* indexes of the stories it depends on */
 	size_t ndeps;
 	enum story_status status;
 };
 
 /* order[0..n) = the run order (indexes).  SC_EDATA naming the cycle
  * ("dependency cycle: a -> b -> a") when there is one. */
-int schedule_order(size_t *order, const struct sched_story *s, size_t n,
-    struct sc_err *err);
+int schedule_order(
+    size_t *order, const struct sched_story *s, size_t n, struct sc_err *err);
 
 enum sched_state {
-	SCHED_READY,   /* every dependency is done */
-	SCHED_WAIT,    /* a dependency is still pending or running */
-	SCHED_BLOCKED  /* a dependency ended deferred, escalated, blocked or
+	SCHED_READY, /* every dependency is done */
+	SCHED_WAIT, /* a dependency is still pending or running */
+	SCHED_BLOCKED /* a dependency ended deferred, escalated, blocked or
 			* invalid: *why names it */
 };
 
-enum sched_state schedule_state(const struct sched_story *s, size_t i,
-    int *why);
+enum sched_state schedule_state(
+    const struct sched_story *s, size_t i, int *why);
 
 #endif

@@ -125,6 +125,12 @@ run_sc -C "$P" show c1 --json
 expect_json "cost recorded per attempt" '.attempts[0].cost_usd > 0.59 and .cost_usd > 0.59'
 run_sc -C "$P" list
 expect_match "list shows the cost" "$T_OUT" 'c1 +done +1 +1/1 +\$0\.60'
+run_sc -C "$P" resume
+expect_rc "resume with the budget still spent stops again (75)" 75
+jq '.budget.max_cost_usd = 5' "$P/storyctl.json" >"$P/cfg.tmp" && mv "$P/cfg.tmp" "$P/storyctl.json"
+run_sc -C "$P" resume
+expect_rc "resume after raising the budget finishes" 0
+check "no attempt was lost or doubled" test "$(sql "SELECT group_concat(story_id || ':' || attempt, ' ') FROM (SELECT * FROM attempts ORDER BY id)")" = "c1:1 c2:1 c3:1"
 
 EXTRA_JSON='"budget": {"story_max_cost_usd": 1.0},' new_project
 new_story "$P" sc 4 '<!-- sim a1: check 1; cost 0.5 -->' '<!-- sim *: check 2; cost 0.5 -->'

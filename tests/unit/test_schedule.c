@@ -57,14 +57,14 @@ test_order_table(void **state)
 		size_t n;
 		const char *want;
 	} rows[] = {
-		{{"", "", ""}, 3, "abc"},           /* config order kept */
-		{{"b", "", ""}, 3, "bac"},          /* a waits for b */
-		{{"c", "", ""}, 3, "bca"},          /* a moves only as needed */
-		{{"", "a", "b"}, 3, "abc"},         /* a chain in order */
-		{{"b", "c", ""}, 3, "cba"},         /* a chain reversed */
-		{{"", "", "", "ab"}, 4, "abcd"},    /* two deps */
-		{{"d", "", "", ""}, 4, "bcda"},
-		{{"", "a", "a", "bc"}, 4, "abcd"},  /* diamond */
+	    {{"", "", ""}, 3, "abc"}, /* config order kept */
+	    {{"b", "", ""}, 3, "bac"}, /* a waits for b */
+	    {{"c", "", ""}, 3, "bca"}, /* a moves only as needed */
+	    {{"", "a", "b"}, 3, "abc"}, /* a chain in order */
+	    {{"b", "c", ""}, 3, "cba"}, /* a chain reversed */
+	    {{"", "", "", "ab"}, 4, "abcd"}, /* two deps */
+	    {{"d", "", "", ""}, 4, "bcda"},
+	    {{"", "a", "a", "bc"}, 4, "abcd"}, /* diamond */
 	};
 	struct graph g;
 	char got[MAXS + 1];
@@ -204,12 +204,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_order_table),
-		cmocka_unit_test(test_cycle_named),
-		cmocka_unit_test(test_state),
-		cmocka_unit_test(test_transient_zero),
-		cmocka_unit_test(test_breaker_sequence),
-		cmocka_unit_test(test_breaker_probe_recovers),
+	    cmocka_unit_test(test_order_table),
+	    cmocka_unit_test(test_cycle_named),
+	    cmocka_unit_test(test_state),
+	    cmocka_unit_test(test_transient_zero),
+	    cmocka_unit_test(test_breaker_sequence),
+	    cmocka_unit_test(test_breaker_probe_recovers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
