@@ -34,6 +34,14 @@ SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
 ALL_CFLAGS += $(SANFLAGS)
 ALL_LDFLAGS += $(SANFLAGS)
 endif
+# libFuzzer build (make fuzz): the library is instrumented for coverage
+# but has no main; each fuzz target links the fuzzer's own main.
+ifeq ($(SANITIZE),fuzz)
+SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined \
+	   -fno-omit-frame-pointer -fno-sanitize-recover=all
+ALL_CFLAGS += $(SANFLAGS) -g -O1
+ALL_LDFLAGS += $(SANFLAGS)
+endif
 
 SRC_LIB  = $(wildcard strategies/*.c state/*.c) \
 	   $(filter-out controller/main.c,$(wildcard controller/*.c))
@@ -122,3 +130,38 @@ clean:
 
 -include $(OBJ_LIB:.o=.d) $(BUILD)/obj/controller/main.d \
 	 $(UNIT_SRC:tests/unit/%.c=$(BUILD)/obj/tests/unit/%.d)
+
+# ---- fuzzing: libFuzzer targets in tests/fuzz/ (clang only) ----
+# `make fuzz FUZZ_SECONDS=N` builds every tests/fuzz/fuzz_*.c into
+# build-fuzz/fuzz/ and runs each for N seconds on a copy of its seed
+# corpus (scripts/fuzz); it fails on any crash, leak or UB report.
+FUZZ_SECONDS ?= 60
+FUZZ_SRC  = $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN  = $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_LINK = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+.PHONY: fuzz
+fuzz:
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang SANITIZE=fuzz \
+		fuzz-build
+	@scripts/fuzz build-fuzz $(FUZZ_SECONDS)
+
+.PHONY: fuzz-build
+fuzz-build: $(FUZZ_BIN)
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIB)
+	@mkdir -p $(@D)
+	@echo "  LD      $@"
+	@$(CC) $(FUZZ_LINK) -o $@ $^ $(LIBS)
+
+$(BUILD)/obj/tests/fuzz/%.o: tests/fuzz/%.c | $(DEPS_OK)
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+-include $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/obj/tests/fuzz/%.d)
+
+.PHONY: fuzz-clean
+clean: fuzz-clean
+fuzz-clean:
+	rm -rf build-fuzz

@@ -598,12 +598,18 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 	}
 	st->status = STATUS_RUNNING;
 	st->updated_ms = ar->r.started_ms;
-	rc = db_story_update(b->db, st, err);
-	if (rc < 0)
+	/* one durable transaction: the story running and its attempt row */
+	rc = db_tx_begin(b->db, err);
+	if (rc == 0)
+		rc = db_story_update(b->db, st, err);
+	if (rc == 0)
+		rc = db_attempt_begin(b->db, &ar->r, err);
+	if (rc == 0)
+		rc = db_tx_commit(b->db, err);
+	if (rc < 0) {
+		db_tx_rollback(b->db);
 		goto out;
-	rc = db_attempt_begin(b->db, &ar->r, err);
-	if (rc < 0)
-		goto out;
+	}
 	if (!b->o->tty)
 		record_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
 		    st->id, ar->r.attempt, role_name(ar->r.role), ag->name,
@@ -773,6 +779,21 @@ slot_abandon(struct batch *b, struct slot *sl)
 				runner_result_release(&res);
 			ar->handle = NULL;
 		}
+		/* The controller stops on an error while this attempt runs:
+		 * record it as interrupted (not counted), best effort, so
+		 * that the failure does not use up one of its attempts. */
+		ar->r.ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
+		ar->r.outcome = OUTCOME_INTERRUPTED;
+		ar->r.error_code = ERRC_INTERRUPTED;
+		ar->r.counted = false;
+		ar->r.decision = DECISION_NONE;
+		snprintf(ar->r.reason, sizeof(ar->r.reason),
+		    "D4: the controller stopped on an error; attempt %d runs "
+		    "again on resume (not counted)",
+		    ar->r.attempt);
+		sl->st->status = STATUS_PENDING;
+		db_attempt_finish(b->db, &ar->r, sl->st, "interrupted",
+		    ar->r.reason, &ignore);
 		attempt_run_free(ar);
 	}
 	sl->run = NULL;
@@ -845,10 +866,17 @@ attempt_complete(
 	r->outcome = cls.outcome;
 	r->error_code = cls.code;
 	copy_redacted(r->error_message, sizeof(r->error_message), cls.message);
-	if (res->log_errno != 0 && r->error_message[0] == '\0')
+	if (r->error_message[0] == '\0' && res->term_signal != 0)
 		snprintf(r->error_message, sizeof(r->error_message),
-		    "writing the attempt log failed: %s",
+		    "killed by signal %d (%s)", res->term_signal,
+		    strsignal(res->term_signal));
+	if (res->log_errno != 0) {
+		size_t used = strlen(r->error_message);
+		snprintf(r->error_message + used,
+		    sizeof(r->error_message) - used,
+		    "%swriting the attempt log failed: %s", used ? "; " : "",
 		    strerror(res->log_errno));
+	}
 	rc = batch_decide_and_record(b, r, sl->st, &cls, hint_ms, err);
 	if (rc < 0)
 		goto out;

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +130,22 @@ batch_real_ops(struct batch_agent_ops *out)
 	out->done = real_done;
 	out->finish = real_finish;
 	out->ctx = NULL;
+}
+
+static int
+rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* rm -rf path (only ever a worktree under the state dir). */
+static void
+rm_tree(const char *path)
+{
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Copy the file at src to dst (creating dst's directory), for a story
@@ -379,14 +396,16 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		}
 		return rc;
 	}
-	rc = db_batch_create(
-	    b->db, &b->batch_id, o->clock.now_ms(o->clock.ctx), err);
-	if (rc < 0)
-		return rc;
 	rc = stories_order(&order, b->cfg, err);
 	if (rc < 0)
 		return rc;
 	rc = db_tx_begin(b->db, err);
+	if (rc < 0) {
+		free(order);
+		return rc;
+	}
+	rc = db_batch_create(
+	    b->db, &b->batch_id, o->clock.now_ms(o->clock.ctx), err);
 	for (k = 0; rc == 0 && k < o->nstories; k++) {
 		const struct story *s = &o->stories[order[k]];
 		if (!wanted(o, s->id))
@@ -657,6 +676,14 @@ slot_worktree(struct batch *b, struct slot *sl, const struct story_row *rows,
 	}
 	rc = gitwork_worktree_add(
 	    cfg->root, sl->st->id, sl->worktree, branch, base, err);
+	if (rc == SC_EDATA && stat(sl->worktree, &sb) == 0) {
+		/* a checkout left by a controller killed while adding the
+		 * worktree (git no longer knows it): ours to remove */
+		err_clear(err);
+		rm_tree(sl->worktree);
+		rc = gitwork_worktree_add(
+		    cfg->root, sl->st->id, sl->worktree, branch, base, err);
+	}
 	if (rc < 0)
 		return rc;
 	if (asprintf(&sl->abspath, "%s/%s", sl->worktree, sl->s->file) < 0) {

@@ -215,11 +215,17 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	}
 	if (invalid) {
-		rc = err_set(err, SC_EDATA,
-		    "%d stor%s without tasks (see "
-		    "above): %s would not run",
-		    invalid, invalid == 1 ? "y" : "ies",
-		    invalid == 1 ? "it" : "they");
+		size_t first = 0;
+		for (k = 0; k < n; k++)
+			if (s[k].load_status == STATUS_INVALID) {
+				first = k;
+				break;
+			}
+		rc = err_set(err, SC_EDATA, "%s: %s%s", s[first].file,
+		    s[first].reason,
+		    invalid > 1 ? " (and more stories, "
+				  "listed above)"
+				: "");
 		goto out;
 	}
 	fprintf(cli->out, "ok: %zu stor%s ready\n", n, n == 1 ? "y" : "ies");

@@ -1324,12 +1324,14 @@ check_stories(struct loader *ld, const struct config *c, size_t nexplicit)
 		s = &c->stories[i];
 		story_key(key, i, nexplicit);
 		if (!config_id_valid(s->id)) {
+			char file[256];
 			printable(shown, sizeof(shown), s->id);
+			printable(file, sizeof(file), s->file);
 			return fail(ld, key,
 			    "invalid story id \"%s\" for %s: "
 			    "ids match [A-Za-z0-9][A-Za-z0-9._-]* (give an "
 			    "\"id\" or rename the file)",
-			    shown, s->file);
+			    shown, file);
 		}
 		j = config_story_index(c, s->id);
 		if (j >= 0 && (size_t)j < i)

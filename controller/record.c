@@ -40,53 +40,147 @@ out:
 	return rc;
 }
 
+/* A growable list of files for one state commit; it owns the texts. */
+struct commit_set {
+	struct gitstate_file *files;
+	char **owned;
+	size_t n, alloc;
+};
+
+static int
+set_add(struct commit_set *cs, char *path, char *text)
+{
+	size_t want;
+	void *p;
+
+	if (path == NULL || text == NULL) {
+		free(path);
+		free(text);
+		return -1;
+	}
+	if (cs->n + 1 > cs->alloc) {
+		want = cs->alloc ? cs->alloc * 2 : 8;
+		p = realloc(cs->files, want * sizeof(*cs->files));
+		if (p == NULL)
+			goto fail;
+		cs->files = p;
+		p = realloc(cs->owned, 2 * want * sizeof(*cs->owned));
+		if (p == NULL)
+			goto fail;
+		cs->owned = p;
+		cs->alloc = want;
+	}
+	cs->owned[2 * cs->n] = path;
+	cs->owned[2 * cs->n + 1] = text;
+	cs->files[cs->n].path = path;
+	cs->files[cs->n].data = text;
+	cs->files[cs->n].len = strlen(text);
+	cs->n++;
+	return 0;
+fail:
+	free(path);
+	free(text);
+	return -1;
+}
+
+static void
+set_free(struct commit_set *cs)
+{
+	size_t i;
+
+	for (i = 0; i < 2 * cs->n; i++)
+		free(cs->owned[i]);
+	free(cs->owned);
+	free(cs->files);
+}
+
+static char *
+page_path(int page)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "progress/%04d.md", page + 1) < 0)
+		return NULL;
+	return p;
+}
+
+/*
+ * One commit on the state branch.  With `only` (a decision about one
+ * story) the work is bounded: the story's JSON, and either the whole
+ * progress.md of a small batch or, above RENDER_PAGE stories, the
+ * summary progress.md and the one page that holds the story.  Without
+ * it (a new batch, a sync after a crash) everything is written.
+ */
 static int
 commit_files(struct batch *b, const struct story_row *only, const char *subject,
     const char *body, struct sc_err *err)
 {
+	struct commit_set cs;
 	struct story_row *rows = NULL;
-	struct gitstate_file *files = NULL;
-	char **texts = NULL;
-	char **paths = NULL;
-	char *progress = NULL, *msg = NULL;
-	size_t n = 0, i, nf = 0;
+	int counts[STATUS__COUNT];
+	char *text = NULL, *msg = NULL;
+	size_t n = 0, i, k;
 	int64_t seq = 0;
-	int committed = 0;
+	int committed = 0, total = 0, page, from;
 	int rc;
 
-	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
+	memset(&cs, 0, sizeof(cs));
+	rc = db_status_counts(b->db, counts, b->batch_id, err);
 	if (rc < 0)
 		goto out;
+	for (k = 0; k < STATUS__COUNT; k++)
+		total += counts[k];
 	rc = db_decision_seq(b->db, &seq, err);
 	if (rc < 0)
 		goto out;
-	files = calloc(n + 1, sizeof(*files));
-	texts = calloc(n + 1, sizeof(*texts));
-	paths = calloc(n + 1, sizeof(*paths));
-	if (files == NULL || texts == NULL || paths == NULL ||
-	    render_progress_md(&progress, rows, n, b->batch_id) < 0) {
+	if (only != NULL && total > RENDER_PAGE) {
+		from = only->position / RENDER_PAGE * RENDER_PAGE;
+		rc = db_story_range(
+		    b->db, &rows, &n, b->batch_id, from, RENDER_PAGE, err);
+	} else {
+		rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
+	}
+	if (rc < 0)
+		goto out;
+	if (total <= RENDER_PAGE) {
+		rc = render_progress_md(&text, rows, n, b->batch_id);
+		if (rc == 0)
+			rc = set_add(&cs, strdup("progress.md"), text);
+	} else {
+		rc = render_progress_index(&text, counts, total, b->batch_id);
+		if (rc == 0)
+			rc = set_add(&cs, strdup("progress.md"), text);
+		/* the pages the rows cover (one, or all of them) */
+		for (i = 0; rc == 0 && i < n; i += k) {
+			page = rows[i].position / RENDER_PAGE;
+			for (k = 0; i + k < n &&
+			     rows[i + k].position / RENDER_PAGE == page;
+			     k++)
+				;
+			rc = render_progress_page(
+			    &text, rows + i, k, page, b->batch_id);
+			if (rc == 0)
+				rc = set_add(&cs, page_path(page), text);
+		}
+	}
+	if (rc < 0) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	files[nf].path = "progress.md";
-	files[nf].data = progress;
-	files[nf].len = strlen(progress);
-	nf++;
 	for (i = 0; i < n; i++) {
+		char *path = NULL;
 		if (only != NULL && strcmp(rows[i].id, only->id) != 0)
 			continue;
-		rc = story_json_text(&texts[i], b, &rows[i], err);
+		rc = story_json_text(
+		    &text, b, only != NULL ? only : &rows[i], err);
 		if (rc < 0)
 			goto out;
-		if (asprintf(&paths[i], "stories/%s.json", rows[i].id) < 0) {
-			paths[i] = NULL;
+		if (asprintf(&path, "stories/%s.json", rows[i].id) < 0)
+			path = NULL;
+		if (set_add(&cs, path, text) < 0) {
 			rc = err_set(err, SC_EOS, "out of memory");
 			goto out;
 		}
-		files[nf].path = paths[i];
-		files[nf].data = texts[i];
-		files[nf].len = strlen(texts[i]);
-		nf++;
 	}
 	if (asprintf(&msg, "%s\n\n%s%s" SEQ_TRAILER "%" PRId64 "\n", subject,
 		body ? body : "", body && body[0] ? "\n\n" : "", seq) < 0) {
@@ -94,17 +188,10 @@ commit_files(struct batch *b, const struct story_row *only, const char *subject,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = gitstate_commit(b->gs, &committed, files, nf, msg,
+	rc = gitstate_commit(b->gs, &committed, cs.files, cs.n, msg,
 	    b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
 out:
-	for (i = 0; texts != NULL && i < n + 1; i++) {
-		free(texts[i]);
-		free(paths[i]);
-	}
-	free(texts);
-	free(paths);
-	free(files);
-	free(progress);
+	set_free(&cs);
 	free(msg);
 	free(rows);
 	return rc;

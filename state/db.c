@@ -160,6 +160,7 @@ enum db_sql {
 	SQL_STORY_UPDATE,
 	SQL_STORY_LIST,
 	SQL_STORY_LIST_STATUS,
+	SQL_STORY_RANGE,
 	SQL_STATUS_COUNTS,
 	SQL_ATTEMPT_NEXT_SEQ,
 	SQL_ATTEMPT_INSERT,
@@ -212,6 +213,9 @@ static const char *const db_sql_text[SQL__COUNT] = {
     [SQL_STORY_LIST_STATUS] = "SELECT " STORY_COLS " FROM stories"
 			      " WHERE batch_id = ? AND status = ?"
 			      " ORDER BY position, id",
+    [SQL_STORY_RANGE] = "SELECT " STORY_COLS " FROM stories"
+			" WHERE batch_id = ? AND position >= ? AND position < ?"
+			" ORDER BY position, id",
     [SQL_STATUS_COUNTS] = "SELECT status, count(*) FROM stories"
 			  " WHERE batch_id = ? GROUP BY status",
     [SQL_ATTEMPT_NEXT_SEQ] = "SELECT coalesce(max(seq), 0) + 1"
@@ -1232,6 +1236,49 @@ out:
 }
 
 int
+db_story_range(struct db *db, struct story_row **out, size_t *n,
+    int64_t batch_id, int from, int count, struct sc_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct db_bind b = {0};
+	struct story_row *rows = NULL;
+	size_t got = 0, alloc = 0;
+	int rc, ret;
+
+	*out = NULL;
+	*n = 0;
+	if ((ret = db_prep(db, &st, SQL_STORY_RANGE, err)) < 0)
+		goto out;
+	b.st = st;
+	bind_int(&b, batch_id);
+	bind_int(&b, from);
+	bind_int(&b, (int64_t)from + count);
+	if ((ret = db_bind_check(db, &b, err)) < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (db_grow((void **)&rows, &alloc, got, sizeof(*rows)) < 0) {
+			ret = db_oom(db, err);
+			goto out;
+		}
+		if ((ret = db_read_story(db, st, &rows[got], err)) < 0)
+			goto out;
+		got++;
+	}
+	if (rc != SQLITE_DONE) {
+		ret = db_fail(db, err, "cannot list the stories of batch %lld",
+		    (long long)batch_id);
+		goto out;
+	}
+	*out = rows;
+	*n = got;
+	rows = NULL;
+out:
+	db_done(st);
+	free(rows);
+	return ret;
+}
+
+int
 db_story_list(struct db *db, struct story_row **out, size_t *n,
     int64_t batch_id, const char *status_or_null, struct sc_err *err)
 {
@@ -1532,8 +1579,8 @@ out:
 	return ret;
 }
 
-int
-db_attempt_set_pid(struct db *db, int64_t attempt_id, int64_t pid,
+static int
+db_attempt_set_pid_write(struct db *db, int64_t attempt_id, int64_t pid,
     int64_t pid_start, struct sc_err *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -1560,8 +1607,8 @@ out:
 	return ret;
 }
 
-int
-db_attempt_heartbeat(struct db *db, int64_t attempt_id, int64_t now_ms,
+static int
+db_attempt_heartbeat_write(struct db *db, int64_t attempt_id, int64_t now_ms,
     int tasks_completed, int tasks_total, struct sc_err *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -1586,6 +1633,52 @@ db_attempt_heartbeat(struct db *db, int64_t attempt_id, int64_t now_ms,
 		    db->path, (long long)attempt_id);
 out:
 	db_done(st);
+	return ret;
+}
+
+/*
+ * The pid and the heartbeat are written without an fsync of their own
+ * (synchronous=NORMAL for that one statement): in WAL mode they become
+ * durable with the next FULL commit, the attempt's end.  Losing them in
+ * a power cut costs nothing (the watchdog kills orphaned agents; the
+ * heartbeat is only a live view), and a decision then costs two fsyncs,
+ * not one per poll.
+ */
+static int
+db_relaxed(struct db *db, int normal)
+{
+	return sqlite3_exec(db->h,
+		   normal ? "PRAGMA synchronous = NORMAL"
+			  : "PRAGMA synchronous = FULL",
+		   NULL, NULL, NULL) == SQLITE_OK
+	    ? 0
+	    : -1;
+}
+
+int
+db_attempt_set_pid(struct db *db, int64_t attempt_id, int64_t pid,
+    int64_t pid_start, struct sc_err *err)
+{
+	int ret;
+
+	db_relaxed(db, 1);
+	ret = db_attempt_set_pid_write(db, attempt_id, pid, pid_start, err);
+	if (db_relaxed(db, 0) < 0 && ret == 0)
+		ret = db_fail(db, err, "cannot set synchronous=FULL");
+	return ret;
+}
+
+int
+db_attempt_heartbeat(struct db *db, int64_t attempt_id, int64_t now_ms,
+    int tasks_completed, int tasks_total, struct sc_err *err)
+{
+	int ret;
+
+	db_relaxed(db, 1);
+	ret = db_attempt_heartbeat_write(
+	    db, attempt_id, now_ms, tasks_completed, tasks_total, err);
+	if (db_relaxed(db, 0) < 0 && ret == 0)
+		ret = db_fail(db, err, "cannot set synchronous=FULL");
 	return ret;
 }
 

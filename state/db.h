@@ -201,6 +201,9 @@ int db_story_update(
 int db_story_list(struct db *db, struct story_row **out, size_t *n,
     int64_t batch_id, const char *status_or_null, struct sc_err *err);
 /* counts[s] = the number of the batch's stories with status s. */
+/* The stories at positions [from, from + count), by position. */
+int db_story_range(struct db *db, struct story_row **out, size_t *n,
+    int64_t batch_id, int from, int count, struct sc_err *err);
 int db_status_counts(struct db *db, int counts[STATUS__COUNT], int64_t batch_id,
     struct sc_err *err);
 

@@ -971,11 +971,19 @@ gw_wt_lookup(git_worktree **wt, git_repository *repo, const char *wname,
 	if (stat(admin, &st) != 0 || !S_ISDIR(st.st_mode))
 		return 0;
 	git_error_clear();
-	if (git_worktree_lookup(wt, repo, wname) < 0)
-		return err_set(err, SC_EDATA,
-		    "worktree %s: cannot read %s: %s (run 'git worktree "
-		    "prune')",
-		    wname, admin, gw_git_msg());
+	if (git_worktree_lookup(wt, repo, wname) == 0)
+		return 0;
+	/* A controller killed inside git_worktree_add leaves an admin
+	 * directory without HEAD or commondir, which libgit2 cannot read
+	 * and `git worktree prune` does not remove.  Nothing can be in it
+	 * that matters: remove it, and the worktree is added afresh. */
+	git_error_clear();
+	gw_rmtree(admin);
+	if (stat(admin, &st) == 0)
+		return err_set(err, SC_EIO,
+		    "worktree %s: cannot remove the half-made %s: %s", wname,
+		    admin, strerror(errno));
+	*wt = NULL;
 	return 0;
 }
 

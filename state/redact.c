@@ -420,6 +420,36 @@ match_url(const char *s, size_t len, size_t i, size_t *rs, size_t *re)
 	return 1;
 }
 
+/* A webhook URL carries its secret in the path: "https://hooks.slack.com/
+ * services/T…/B…/<secret>", "https://discord.com/api/webhooks/<id>/<token>".
+ * i is at the ':' of "://"; the span is everything after the known
+ * prefix up to the end of the URL. */
+static int
+match_webhook(const char *s, size_t len, size_t i, size_t *rs, size_t *re)
+{
+	static const char *const hosts[] = {"://hooks.slack.com/services/",
+	    "://discord.com/api/webhooks/", "://discordapp.com/api/webhooks/"};
+	size_t k, n, j;
+
+	for (k = 0; k < sizeof(hosts) / sizeof(hosts[0]); k++) {
+		n = strlen(hosts[k]);
+		if (i + n > len || strncasecmp(s + i, hosts[k], n) != 0)
+			continue;
+		for (j = i + n; j < len; j++) {
+			unsigned char c = (unsigned char)s[j];
+			if (c <= ' ' || c == '"' || c == '\'' || c == '<' ||
+			    c == '>' || c == ')' || c == ']' || c == '`')
+				break;
+		}
+		if (j == i + n || s[i + n] == REDACT_MARK[0])
+			return 0; /* nothing, or redacted already */
+		*rs = i + n;
+		*re = j;
+		return 1;
+	}
+	return 0;
+}
+
 /*
  * Try every matcher at position i.  Returns 1 with the span to replace
  * in [*rs, *re) or 0; either way *next (> i, and >= *re on a match) is
@@ -434,7 +464,9 @@ scan_at(
 
 	*next = i + 1;
 	if (!is_word(c)) {
-		if (c == ':' && match_url(s, len, i, rs, re)) {
+		if (c == ':' &&
+		    (match_webhook(s, len, i, rs, re) ||
+			match_url(s, len, i, rs, re))) {
 			*next = *re;
 			return 1;
 		}

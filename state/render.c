@@ -128,24 +128,15 @@ cell(char *dst, size_t len, const char *s)
 	dst[i] = '\0';
 }
 
-int
-render_progress_md(
-    char **out, const struct story_row *rows, size_t n, int64_t batch_id)
+static void
+table_rows(FILE *f, const struct story_row *rows, size_t n)
 {
-	char *buf = NULL;
-	size_t size = 0, i;
-	FILE *f;
 	char reason[600], agent[80];
+	size_t i;
 
-	*out = NULL;
-	f = open_memstream(&buf, &size);
-	if (f == NULL)
-		return SC_EOS;
 	fprintf(f,
-	    "# storyctl progress\n\nBatch %lld.\n\n"
-	    "| story | status | attempts | tasks | last agent | last outcome "
-	    "| reason |\n|---|---|---|---|---|---|---|\n",
-	    (long long)batch_id);
+	    "| story | status | attempts | tasks | last agent | last "
+	    "outcome | reason |\n|---|---|---|---|---|---|---|\n");
 	for (i = 0; i < n; i++) {
 		const struct story_row *s = &rows[i];
 		cell(reason, sizeof(reason), s->reason);
@@ -158,10 +149,93 @@ render_progress_md(
 			: outcome_name(s->last_outcome),
 		    reason[0] ? reason : "-");
 	}
+}
+
+/* Close the memstream f whose buffer is *buf (set by fclose) and hand
+ * the text to *out. */
+static int
+memstream_done(char **out, FILE *f, char **buf)
+{
 	if (fclose(f) != 0) {
-		free(buf);
+		free(*buf);
 		return SC_EOS;
 	}
-	*out = buf;
+	*out = *buf;
 	return 0;
+}
+
+int
+render_progress_md(
+    char **out, const struct story_row *rows, size_t n, int64_t batch_id)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	*out = NULL;
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return SC_EOS;
+	fprintf(
+	    f, "# storyctl progress\n\nBatch %lld.\n\n", (long long)batch_id);
+	table_rows(f, rows, n);
+	return memstream_done(out, f, &buf);
+}
+
+int
+render_progress_index(
+    char **out, const int counts[STATUS__COUNT], int total, int64_t batch_id)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+	int i, pages;
+
+	*out = NULL;
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return SC_EOS;
+	fprintf(f,
+	    "# storyctl progress\n\nBatch %lld: %d stories.\n\n"
+	    "| status | stories |\n|---|---|\n",
+	    (long long)batch_id, total);
+	for (i = 0; i < STATUS__COUNT; i++)
+		if (counts[i] > 0)
+			fprintf(f, "| %s | %d |\n",
+			    status_name((enum story_status)i), counts[i]);
+	fprintf(f,
+	    "\nThe table (story, status, attempts, tasks, last agent, "
+	    "last outcome, reason) is in pages of %d stories, in run "
+	    "order:\n\n",
+	    RENDER_PAGE);
+	pages = (total + RENDER_PAGE - 1) / RENDER_PAGE;
+	for (i = 0; i < pages; i++)
+		fprintf(f,
+		    "- [progress/%04d.md](progress/%04d.md): stories "
+		    "%d-%d\n",
+		    i + 1, i + 1, i * RENDER_PAGE + 1,
+		    (i + 1) * RENDER_PAGE < total ? (i + 1) * RENDER_PAGE
+						  : total);
+	return memstream_done(out, f, &buf);
+}
+
+int
+render_progress_page(char **out, const struct story_row *rows, size_t n,
+    int page, int64_t batch_id)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	*out = NULL;
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return SC_EOS;
+	fprintf(f,
+	    "# storyctl progress, page %d\n\nBatch %lld, stories "
+	    "%d-%zu in run order.\n\n",
+	    page + 1, (long long)batch_id, page * RENDER_PAGE + 1,
+	    (size_t)page * RENDER_PAGE + n);
+	table_rows(f, rows, n);
+	return memstream_done(out, f, &buf);
 }

@@ -25,6 +25,19 @@ json_t *render_story_json(
 int render_progress_md(
     char **out, const struct story_row *rows, size_t n, int64_t batch_id);
 
+/* Batches larger than this have progress.md as a summary and the table
+ * in pages progress/NNNN.md of this many stories, so that a decision
+ * rewrites one page, not the whole batch (docs/performance.md). */
+#define RENDER_PAGE 200
+
+/* progress.md of a large batch: counts per status and the page list. */
+int render_progress_index(
+    char **out, const int counts[STATUS__COUNT], int total, int64_t batch_id);
+
+/* One page of the table: rows are the stories of page `page` (0-based). */
+int render_progress_page(char **out, const struct story_row *rows, size_t n,
+    int page, int64_t batch_id);
+
 /* ISO 8601 UTC for epoch ms, or JSON null for 0. */
 json_t *render_time_json(int64_t ms);
 

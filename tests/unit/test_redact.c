@@ -17,6 +17,12 @@ struct rcase {
 
 /* Realistic shapes (made-up values of the real formats). */
 static const struct rcase secret_cases[] = {
+    /* webhooks carry the secret in the URL (regression: chaos test) */
+    {"post to https://hooks.slack.com/services/T0123ABCD/B0456EFGH/"
+     "aBcDeFgHiJkLmNoPqRsTuVwX now",
+	"post to https://hooks.slack.com/services/[REDACTED] now"},
+    {"\"url\": \"https://discord.com/api/webhooks/1234567890/abcDEF-xyz\"",
+	"\"url\": \"https://discord.com/api/webhooks/[REDACTED]\""},
     /* Anthropic */
     {"key sk-ant-api03-Xy9_Qm2LkP0vR7tZ4wBn8cDe1fGh5iJk6lMnOp3qRsTu-AbCdEf ok",
 	"key [REDACTED] ok"},

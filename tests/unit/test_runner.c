@@ -1459,7 +1459,9 @@ test_async_controller_death(void **state)
 		job_start(&j[0], "orphan.sh", pidfile[0], NULL);
 		while (access(pidfile[0], R_OK) != 0)
 			runner_wait(&j[0].p, 1, 10, -1, NULL);
-		wd = find_watchdog(getpid());
+		/* the watchdog may take a moment to show up under load */
+		for (i = 0; i < 200 && (wd = find_watchdog(getpid())) <= 0; i++)
+			runner_wait(&j[0].p, 1, 10, -1, NULL);
 		if (wd <= 0)
 			_exit(3);
 		kill(wd, SIGKILL);

@@ -1,0 +1,197 @@
+#!/bin/bash
+# Hostile agents (issue "Reliability and security"): an agent that closes
+# stdout early, floods 300 MB of output, leaves grandchildren that ignore
+# SIGTERM, or dies by a signal.  Each is handled and recorded, and the
+# controller's peak RSS stays under 64 MB.  The agent is
+# tests/e2e/agents/hostile-agent (sim-agent with the misbehaviour on top).
+. "$(dirname "$0")/lib.sh"
+cd "$T_TMP" || exit 1
+HOSTILE="$STORYCTL_SRC/tests/e2e/agents/hostile-agent"
+RSS_LIMIT_KB=$((64 * 1024))
+PIDDIRS=()
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+	local line rest
+	[ -n "${1:-}" ] || return 1
+	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
+	rest=${line##*) }
+	case ${rest%% *} in
+	Z | X | x | "") return 1 ;;
+	esac
+	return 0
+}
+
+# kill_ours PID: SIGKILL a leftover sleep or agent of ours (never a
+# recycled pid of someone else), so a failed case leaves nothing behind.
+kill_ours() {
+	local cmd
+	alive "$1" || return 0
+	cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)
+	case $cmd in
+	*sleep* | *agent*) kill -KILL "$1" 2>/dev/null ;;
+	esac
+}
+cleanup() {
+	local d f p
+	for d in "${PIDDIRS[@]}"; do
+		for f in "$d"/gc.* "$d"/agent.*; do
+			[ -f "$f" ] || continue
+			while read -r p; do kill_ours "$p"; done <"$f"
+		done
+	done
+	rm -rf "$T_TMP"
+}
+trap cleanup EXIT
+
+# hostile_project NAME [POLICY-JSON]: a project whose only agent is
+# hostile-agent writing pids under $T_TMP/pids-NAME ($PIDS).
+hostile_project() {
+	local cmd
+	PIDS="$T_TMP/pids-$1"
+	mkdir -p "$PIDS"
+	PIDDIRS+=("$PIDS")
+	cmd=$(jq -cn --arg a "$HOSTILE" --arg d "$PIDS" \
+		'[$a, $d, "{role}", "{attempt}", "{story_file}"]')
+	new_project "${2:-"{}"}" \
+		"$(jq -cn --argjson c "$cmd" '{primary: {name: "hostile", command: $c, timeout_s: 60}}')"
+}
+
+# run_peak ARGS...: like run_sc -C "$P" ARGS, and PEAK_KB is the peak RSS
+# of the controller in KiB: GNU time's %M when /usr/bin/time exists (the
+# largest of the controller and the children it reaped, so an upper
+# bound), else (or with RSS_POLL=1) the highest VmHWM of the storyctl
+# process seen while polling /proc every 20 ms.
+run_peak() {
+	local pid v
+	PEAK_KB=0
+	if [ -x /usr/bin/time ] && [ "${RSS_POLL:-0}" != 1 ]; then
+		/usr/bin/time -f %M -o "$T_TMP/rss" "$STORYCTL" -C "$P" "$@" \
+			>"$T_TMP/out" 2>"$T_TMP/err"
+		T_RC=$?
+		PEAK_KB=$(tail -n1 "$T_TMP/rss")
+		RSS_HOW="GNU time"
+	else
+		"$STORYCTL" -C "$P" "$@" >"$T_TMP/out" 2>"$T_TMP/err" &
+		pid=$!
+		while alive "$pid"; do
+			v=$(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\) kB/\1/p' \
+				"/proc/$pid/status" 2>/dev/null)
+			[ -n "$v" ] && [ "$v" -gt "$PEAK_KB" ] && PEAK_KB=$v
+			sleep 0.02
+		done
+		wait "$pid"
+		T_RC=$?
+		RSS_HOW="VmHWM"
+	fi
+	T_OUT=$(cat "$T_TMP/out")
+	T_ERR=$(cat "$T_TMP/err")
+	echo "# peak RSS ($RSS_HOW): $PEAK_KB KiB"
+}
+
+# expect_peak NAME: the last run_peak stayed under the limit.
+expect_peak() {
+	if [ -n "$PEAK_KB" ] && [ "$PEAK_KB" -gt 0 ] &&
+		[ "$PEAK_KB" -lt "$RSS_LIMIT_KB" ]; then
+		ok "$1: controller peak RSS $PEAK_KB KiB < 64 MiB"
+	else
+		not_ok "$1: controller peak RSS '$PEAK_KB' KiB, limit 64 MiB"
+	fi
+}
+
+attempt_json() {
+	"$STORYCTL" -C "$P" show "$1" --json
+}
+
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+
+# ---- an agent that closes stdout and stderr, then keeps working ----
+hostile_project closeout
+new_story "$P" c1 3 '<!-- hostile a1: closeout -->' '<!-- sim *: checkall -->'
+commit_all
+run_peak run
+expect_rc "closed stdout: the run exits 0" 0
+T_OUT=$(attempt_json c1)
+expect_json "closed stdout: the attempt is a success, the story done" \
+	'.status == "done" and (.attempts | length) == 1 and .attempts[0].outcome == "success" and .attempts[0].exit_code == 0'
+expect_json "closed stdout: the controller waited for the exit, not for EOF (duration >= 1 s)" \
+	'.attempts[0].duration_ms >= 1000'
+check "closed stdout: all three boxes are checked in the story" \
+	[ "$(grep -c '^- \[x\]' "$P/docs/stories/c1.md")" = 3 ]
+expect_peak "closed stdout"
+
+# ---- an agent that floods 300 MB on one line, then finishes ----
+hostile_project flood
+new_story "$P" f1 2 '<!-- hostile a1: flood 300000000 -->' '<!-- sim *: checkall -->'
+commit_all
+t0=$(now_ms)
+run_peak run
+el=$(($(now_ms) - t0))
+expect_rc "300 MB flood: the run exits 0 (took $el ms)" 0
+T_OUT=$(attempt_json f1)
+expect_json "300 MB flood: the attempt is a success, the story done" \
+	'.status == "done" and (.attempts | length) == 1 and .attempts[0].outcome == "success"'
+log=$(printf '%s' "$T_OUT" | jq -r '.attempts[0].log // empty')
+size=$(stat -c %s "$log" 2>/dev/null || echo 0)
+check "300 MB flood: the log holds all of it ($size bytes)" \
+	[ "$size" -ge 300000000 ]
+check "300 MB flood: the log ends with the agent's last words" \
+	bash -c 'tail -c 200 "$1" | grep -q "all tasks done"' _ "$log"
+expect_peak "300 MB flood"
+rm -f "$log"
+
+# ---- an agent that leaves grandchildren ignoring SIGTERM and exits ----
+# g1's agent leaves four (two of them orphans, still in its group) and
+# exits 0; g2's agent, the next attempt, first looks whether any of them
+# is still alive.
+hostile_project tough
+new_story "$P" g1 2 '<!-- hostile a1: tough 4 -->' '<!-- sim *: checkall -->'
+new_story "$P" g2 2 '<!-- hostile a1: seen -->' '<!-- sim *: checkall -->'
+commit_all
+t0=$(now_ms)
+run_peak run
+el=$(($(now_ms) - t0))
+expect_rc "SIGTERM-proof grandchildren: the run exits 0" 0
+check "SIGTERM-proof grandchildren: the run did not wait for them (took $el ms)" \
+	[ "$el" -lt 20000 ]
+T_OUT=$(attempt_json g1)
+expect_json "SIGTERM-proof grandchildren: g1's attempt is a success, the story done" \
+	'.status == "done" and .attempts[0].outcome == "success" and .attempts[0].exit_code == 0'
+gcs=$(tr "\n" " " <"$PIDS/gc.g1.a1" 2>/dev/null)
+check "SIGTERM-proof grandchildren: four were left ($gcs)" \
+	[ "$(wc -l <"$PIDS/gc.g1.a1" 2>/dev/null)" = 4 ]
+seen=$(tr '\n' ' ' <"$PIDS/seen.g2.a1" 2>/dev/null)
+expect_match "SIGTERM-proof grandchildren: none alive when the next attempt started ($seen)" \
+	"$seen" '^(gone [0-9]+ ){4}$'
+survivors=
+for p in $gcs; do alive "$p" && survivors="$survivors $p"; done
+check "SIGTERM-proof grandchildren: none alive after the run (alive:${survivors:- none})" \
+	[ -z "$survivors" ]
+T_OUT=$(attempt_json g2)
+expect_json "SIGTERM-proof grandchildren: the next story is done" '.status == "done"'
+expect_peak "SIGTERM-proof grandchildren"
+
+# ---- agents that die by a signal ----
+hostile_project signal '{"max_attempts": 3}'
+new_story "$P" k1 3 '<!-- hostile a1: signal SEGV -->' '<!-- sim a1: check 1 -->' \
+	'<!-- sim *: checkall -->'
+new_story "$P" k2 3 '<!-- hostile a1: signal KILL -->' '<!-- sim a1: check 2 -->' \
+	'<!-- sim *: checkall -->'
+commit_all
+run_peak run
+expect_rc "death by signal: the run exits 0 (both retried to done)" 0
+T_OUT=$(attempt_json k1)
+expect_json "SIGSEGV: outcome crash CRASH with signal 11 recorded" \
+	'.attempts[0].outcome == "crash" and .attempts[0].error_code == "CRASH" and .attempts[0].signal == 11'
+expect_json "SIGSEGV: its progress (1/3) is recorded and the story retried to done" \
+	'.attempts[0].tasks_completed == 1 and .attempts[0].decision == "retry" and .status == "done" and .attempts[1].attempt == 2'
+T_OUT=$(attempt_json k2)
+expect_json "SIGKILL: outcome crash CRASH with signal 9 recorded" \
+	'.attempts[0].outcome == "crash" and .attempts[0].error_code == "CRASH" and .attempts[0].signal == 9'
+expect_json "SIGKILL: the story is retried to done" \
+	'.attempts[0].tasks_completed == 2 and .status == "done"'
+run_sc -C "$P" show k1
+expect_match "SIGSEGV: show lists the crash" "$T_OUT" 'a1 .*crash +CRASH'
+expect_peak "death by signal"
+
+finish
