@@ -1235,72 +1235,15 @@ out:
 	return ret;
 }
 
-int
-db_story_range(struct db *db, struct story_row **out, size_t *n,
-    int64_t batch_id, int from, int count, struct sc_err *err)
+/* Step the bound statement st over story rows into a malloc'd array. */
+static int
+db_story_rows(struct db *db, sqlite3_stmt *st, struct story_row **out,
+    size_t *n, int64_t batch_id, struct sc_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	struct db_bind b = {0};
-	struct story_row *rows = NULL;
-	size_t got = 0, alloc = 0;
-	int rc, ret;
-
-	*out = NULL;
-	*n = 0;
-	if ((ret = db_prep(db, &st, SQL_STORY_RANGE, err)) < 0)
-		goto out;
-	b.st = st;
-	bind_int(&b, batch_id);
-	bind_int(&b, from);
-	bind_int(&b, (int64_t)from + count);
-	if ((ret = db_bind_check(db, &b, err)) < 0)
-		goto out;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (db_grow((void **)&rows, &alloc, got, sizeof(*rows)) < 0) {
-			ret = db_oom(db, err);
-			goto out;
-		}
-		if ((ret = db_read_story(db, st, &rows[got], err)) < 0)
-			goto out;
-		got++;
-	}
-	if (rc != SQLITE_DONE) {
-		ret = db_fail(db, err, "cannot list the stories of batch %lld",
-		    (long long)batch_id);
-		goto out;
-	}
-	*out = rows;
-	*n = got;
-	rows = NULL;
-out:
-	db_done(st);
-	free(rows);
-	return ret;
-}
-
-int
-db_story_list(struct db *db, struct story_row **out, size_t *n,
-    int64_t batch_id, const char *status_or_null, struct sc_err *err)
-{
-	sqlite3_stmt *st = NULL;
-	struct db_bind b = {0};
 	struct story_row *rows = NULL;
 	size_t count = 0, alloc = 0;
-	int rc, ret;
+	int rc, ret = 0;
 
-	*out = NULL;
-	*n = 0;
-	if ((ret = db_prep(db, &st,
-		 status_or_null == NULL ? SQL_STORY_LIST
-					: SQL_STORY_LIST_STATUS,
-		 err)) < 0)
-		goto out;
-	b.st = st;
-	bind_int(&b, batch_id);
-	if (status_or_null != NULL)
-		bind_str(&b, status_or_null);
-	if ((ret = db_bind_check(db, &b, err)) < 0)
-		goto out;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (db_grow((void **)&rows, &alloc, count, sizeof(*rows)) < 0) {
 			ret = db_oom(db, err);
@@ -1319,8 +1262,56 @@ db_story_list(struct db *db, struct story_row **out, size_t *n,
 	*n = count;
 	rows = NULL;
 out:
-	db_done(st);
 	free(rows);
+	return ret;
+}
+
+int
+db_story_range(struct db *db, struct story_row **out, size_t *n,
+    int64_t batch_id, int from, int count, struct sc_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct db_bind b = {0};
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if ((ret = db_prep(db, &st, SQL_STORY_RANGE, err)) < 0)
+		goto out;
+	b.st = st;
+	bind_int(&b, batch_id);
+	bind_int(&b, from);
+	bind_int(&b, (int64_t)from + count);
+	if ((ret = db_bind_check(db, &b, err)) == 0)
+		ret = db_story_rows(db, st, out, n, batch_id, err);
+out:
+	db_done(st);
+	return ret;
+}
+
+int
+db_story_list(struct db *db, struct story_row **out, size_t *n,
+    int64_t batch_id, const char *status_or_null, struct sc_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct db_bind b = {0};
+	int ret;
+
+	*out = NULL;
+	*n = 0;
+	if ((ret = db_prep(db, &st,
+		 status_or_null == NULL ? SQL_STORY_LIST
+					: SQL_STORY_LIST_STATUS,
+		 err)) < 0)
+		goto out;
+	b.st = st;
+	bind_int(&b, batch_id);
+	if (status_or_null != NULL)
+		bind_str(&b, status_or_null);
+	if ((ret = db_bind_check(db, &b, err)) == 0)
+		ret = db_story_rows(db, st, out, n, batch_id, err);
+out:
+	db_done(st);
 	return ret;
 }
 
