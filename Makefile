@@ -120,10 +120,10 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/storyctl
 
 fmt:
-	clang-format -i $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h)
+	clang-format -i $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/fault/*.c)
 
 fmt-check:
-	clang-format --dry-run --Werror $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h)
+	clang-format --dry-run --Werror $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/fault/*.c)
 
 clean:
 	rm -rf build build-asan

@@ -137,8 +137,7 @@ shim_fini(void)
 
 	if (!fault_on || fault_report == NULL || *fault_report == '\0')
 		return;
-	fd = open(fault_report, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600);
+	fd = open(fault_report, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	n = snprintf(line, sizeof(line), "%lld %lld %lld\n", fault_bytes,
@@ -192,8 +191,8 @@ shim_note(const char *call, const char *path)
 	fd = open(fault_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
-	n = snprintf(line, sizeof(line), "%ld %s %s %d\n", (long)getpid(),
-	    call, path, fault_errno);
+	n = snprintf(line, sizeof(line), "%ld %s %s %d\n", (long)getpid(), call,
+	    path, fault_errno);
 	if (n > 0)
 		(void)!real_write(fd, line,
 		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -212,20 +211,20 @@ shim_write_gate(const char *call, int fd, size_t len)
 	char path[4096];
 	long long left;
 
-	if (!(fault_ops & OP_WRITE) || shim_match(fd, path, sizeof(path)) ==
-	    NULL)
+	if (!(fault_ops & OP_WRITE) ||
+	    shim_match(fd, path, sizeof(path)) == NULL)
 		return (ssize_t)len;
 	if (!shim_armed()) {
-		__atomic_add_fetch(&fault_bytes, (long long)len,
-		    __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(
+		    &fault_bytes, (long long)len, __ATOMIC_SEQ_CST);
 		return (ssize_t)len;
 	}
 	left = __atomic_load_n(&fault_budget, __ATOMIC_SEQ_CST);
 	if (len == 0 || left >= (long long)len) {
-		__atomic_sub_fetch(&fault_budget, (long long)len,
-		    __ATOMIC_SEQ_CST);
-		__atomic_add_fetch(&fault_bytes, (long long)len,
-		    __ATOMIC_SEQ_CST);
+		__atomic_sub_fetch(
+		    &fault_budget, (long long)len, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(
+		    &fault_bytes, (long long)len, __ATOMIC_SEQ_CST);
 		return (ssize_t)len;
 	}
 	if (left > 0) {
