@@ -212,6 +212,11 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 	 * settings; nothing else in storyctl reads foreign objects. */
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
 	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	/* The state branch never reads back what it wrote except its tip:
+	 * a small object cache keeps the controller's memory flat over a
+	 * night of decisions (the default allows 256 MiB). */
+	git_libgit2_opts(
+	    GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(4 * 1024 * 1024));
 	if ((gs = calloc(1, sizeof(*gs))) == NULL)
 		goto oom;
 	if ((gs->branch = gs_strdup(branch)) == NULL)
