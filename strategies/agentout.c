@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "strategies/agentout.h"
+#include "strategies/text.h"
 
 /* of a longer plain line only its last VIEW_MAX bytes are looked at:
  * more than the result can hold in any case */
@@ -79,41 +80,6 @@ trim_inplace(char *s, size_t n)
 	return m;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * forms, surrogates or code points above U+10FFFF), 0 if there is none. */
-static size_t
-utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t k, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		k = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		k = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		k = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n < k || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < k; i++)
-		if (!is_cont(s[i]))
-			return 0;
-	return k;
-}
-
 /* The longest prefix of the valid UTF-8 s[0..n) that is at most max
  * bytes and ends at a character boundary. */
 static size_t
@@ -126,54 +92,6 @@ utf8_cut(const char *s, size_t n, size_t max)
 	while (m > 0 && is_cont((unsigned char)s[m]))
 		m--;
 	return m;
-}
-
-/*
- * Length of the terminal escape sequence that starts with the ESC at s
- * (ECMA-48): CSI "ESC [ params intermediates final", the strings OSC,
- * DCS, SOS, PM and APC up to BEL or ST, or an nF/Fp/Fe/Fs escape.  A
- * sequence cut off by the end of the input ends there.
- */
-static size_t
-esc_len(const unsigned char *s, size_t n)
-{
-	size_t i;
-
-	if (n < 2)
-		return n;
-	switch (s[1]) {
-	case '[':
-		i = 2;
-		while (i < n && s[i] >= 0x30 && s[i] <= 0x3f)
-			i++;
-		while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
-			i++;
-		if (i < n && s[i] >= 0x40 && s[i] <= 0x7e)
-			i++;
-		return i;
-	case ']':
-	case 'P':
-	case 'X':
-	case '^':
-	case '_':
-		for (i = 2; i < n; i++) {
-			if (s[i] == 0x07)
-				return i + 1;
-			if (s[i] == 0x1b)
-				return i + 1 < n && s[i + 1] == '\\' ? i + 2
-								     : i;
-			if (s[i] == '\n')
-				return i;
-		}
-		return n;
-	default:
-		i = 1;
-		while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
-			i++;
-		if (i < n && s[i] >= 0x30 && s[i] <= 0x7e)
-			i++;
-		return i;
-	}
 }
 
 /*
@@ -191,7 +109,7 @@ text_clean(char *dst, size_t cap, const char *src, size_t n, bool keep_nl)
 
 	while (i < n) {
 		if (s[i] == 0x1b) {
-			i += esc_len(s + i, n - i);
+			i += text_esc_len(s + i, n - i);
 			continue;
 		}
 		if ((s[i] < 0x20 && s[i] != '\t' &&
@@ -200,7 +118,7 @@ text_clean(char *dst, size_t cap, const char *src, size_t n, bool keep_nl)
 			i++;
 			continue;
 		}
-		k = utf8_len(s + i, n - i);
+		k = text_utf8_len(s + i, n - i);
 		if (k == 0) {
 			i++;
 			continue;
@@ -230,39 +148,6 @@ msg_put(char *dst, size_t *dlen, const char *src, size_t n, bool append)
 	memcpy(dst + at, src, m);
 	*dlen = at + m;
 	dst[*dlen] = '\0';
-}
-
-/*
- * The nesting of the JSON value at s stays within AGENTOUT_JSON_DEPTH
- * (checked before jansson, whose parser recurses, sees it).  Scans to the
- * end of the first value only.
- */
-static bool
-depth_ok(const char *s, size_t n)
-{
-	bool str = false, esc = false;
-	size_t i;
-	int d = 0;
-
-	for (i = 0; i < n; i++) {
-		if (str) {
-			if (esc)
-				esc = false;
-			else if (s[i] == '\\')
-				esc = true;
-			else if (s[i] == '"')
-				str = false;
-		} else if (s[i] == '"') {
-			str = true;
-		} else if (s[i] == '{' || s[i] == '[') {
-			if (++d > AGENTOUT_JSON_DEPTH)
-				return false;
-		} else if (s[i] == '}' || s[i] == ']') {
-			if (--d <= 0)
-				return true;
-		}
-	}
-	return true;
 }
 
 /* ---- JSON events ---- */
@@ -551,7 +436,8 @@ json_read(
 	json_t *o, *v;
 	size_t i;
 
-	if (n > AGENTOUT_JSON_MAX || !depth_ok(s, n))
+	if (n > AGENTOUT_JSON_MAX ||
+	    !text_json_depth_ok(s, n, AGENTOUT_JSON_DEPTH))
 		return JR_SKIPPED;
 	o = json_loadb(s, n, flags, &je);
 	if (o == NULL)

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "strategies/review.h"
+#include "strategies/text.h"
 
 /* a line is looked at through its first LINE_CAP - 1 visible bytes; a
  * longer verdict line says more than a verdict and does not approve */
@@ -93,86 +94,6 @@ word_is(const char *s, size_t n, const char *w)
 	return true;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong
- * forms, surrogates or code points above U+10FFFF), 0 if there is none. */
-static size_t
-utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t k, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		k = 2;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		k = 3;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		k = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		return 0;
-	}
-	if (n < k || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < k; i++)
-		if (!is_cont(s[i]))
-			return 0;
-	return k;
-}
-
-/* Length of the terminal escape sequence (ECMA-48) starting with the ESC
- * at s: CSI, a control string (OSC, DCS, SOS, PM, APC) up to BEL or ST,
- * or a short escape.  One cut off by the end of the input ends there. */
-static size_t
-esc_seq(const unsigned char *s, size_t n)
-{
-	size_t i;
-
-	if (n < 2)
-		return n;
-	switch (s[1]) {
-	case '[':
-		i = 2;
-		while (i < n && s[i] >= 0x30 && s[i] <= 0x3f)
-			i++;
-		while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
-			i++;
-		if (i < n && s[i] >= 0x40 && s[i] <= 0x7e)
-			i++;
-		return i;
-	case ']':
-	case 'P':
-	case 'X':
-	case '^':
-	case '_':
-		for (i = 2; i < n; i++) {
-			if (s[i] == 0x07)
-				return i + 1;
-			if (s[i] == 0x1b)
-				return i + 1 < n && s[i + 1] == '\\' ? i + 2
-								     : i;
-			if (s[i] == '\n')
-				return i;
-		}
-		return n;
-	default:
-		i = 1;
-		while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
-			i++;
-		if (i < n && s[i] >= 0x30 && s[i] <= 0x7e)
-			i++;
-		return i;
-	}
-}
-
 /*
  * Copy the visible text of src[0..n) to dst as at most cap - 1 bytes and
  * a NUL (cap > 0), trimmed of blanks at both ends: escape sequences,
@@ -191,7 +112,7 @@ clean(char *dst, size_t cap, const char *src, size_t n, bool keep_nl, bool *cut)
 		*cut = false;
 	while (i < n) {
 		if (s[i] == 0x1b) {
-			i += esc_seq(s + i, n - i);
+			i += text_esc_len(s + i, n - i);
 			continue;
 		}
 		if ((s[i] < 0x20 && s[i] != '\t' &&
@@ -200,7 +121,7 @@ clean(char *dst, size_t cap, const char *src, size_t n, bool keep_nl, bool *cut)
 			i++;
 			continue;
 		}
-		k = utf8_seq(s + i, n - i);
+		k = text_utf8_len(s + i, n - i);
 		if (k == 0 || (k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0)) {
 			i += k == 0 ? 1 : k;
 			continue;
@@ -331,35 +252,6 @@ reason_set(struct scan *sc, size_t m, bool more)
 	}
 }
 
-/* The JSON value at s[0..n) nests at most JSON_DEPTH deep (checked
- * before jansson, whose parser recurses, sees it). */
-static bool
-depth_ok(const char *s, size_t n)
-{
-	bool str = false, esc = false;
-	size_t i;
-	int d = 0;
-
-	for (i = 0; i < n; i++) {
-		if (str) {
-			if (esc)
-				esc = false;
-			else if (s[i] == '\\')
-				esc = true;
-			else if (s[i] == '"')
-				str = false;
-		} else if (s[i] == '"') {
-			str = true;
-		} else if (s[i] == '{' || s[i] == '[') {
-			if (++d > JSON_DEPTH)
-				return false;
-		} else if (s[i] == '}' || s[i] == ']') {
-			d--;
-		}
-	}
-	return true;
-}
-
 static void scan_text(struct review_vote *out, struct work *w, const char *s,
     size_t n, bool json);
 
@@ -371,7 +263,7 @@ scan_event(struct scan *sc, const char *s, size_t n)
 	json_error_t jerr;
 	const char *t;
 
-	if (n > JSON_MAX || !depth_ok(s, n))
+	if (n > JSON_MAX || !text_json_depth_ok(s, n, JSON_DEPTH))
 		goto out;
 	root = json_loadb(s, n, 0, &jerr);
 	if (!json_is_object(root))
