@@ -239,6 +239,9 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
+	/* group commit: this transaction's fsync is the next attempt's
+	 * (record_defer_story) */
+	db_defer_sync(b->db);
 	rc = db_attempt_finish(b->db, r, st, kind, event, err);
 	if (rc < 0)
 		goto out;
@@ -252,7 +255,7 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = record_commit_story(b, st, msg, err);
+	rc = record_defer_story(b, st, msg, err);
 	if (rc < 0)
 		goto out;
 	print_decision(b, r, st, &d);
@@ -608,6 +611,18 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 		rc = db_tx_commit(b->db, err);
 	if (rc < 0) {
 		db_tx_rollback(b->db);
+		goto out;
+	}
+	/* that commit's fsync made the last decision durable too: now the
+	 * branch may show it */
+	rc = record_flush(b, err);
+	if (rc < 0) {
+		/* its agent never started: closed as interrupted, not
+		 * counted, so that resume runs it again */
+		sl->run = ar;
+		sl->state = SLOT_RUNNING;
+		ar = NULL;
+		slot_abandon(b, sl);
 		goto out;
 	}
 	if (!b->o->tty)

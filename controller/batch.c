@@ -208,6 +208,277 @@ story_by_id(const struct batch_opts *o, const char *id)
 	return NULL;
 }
 
+/*
+ * The loop's compact view of the batch (run_stories()): one small entry
+ * per story, in position order, so that a batch of thousands of stories
+ * costs some tens of bytes per story.  An entry's index is the story's
+ * index in the loop (the breaker's counted[] too).  A story's full row
+ * lives in its slot while a slot holds it; otherwise it is read from the
+ * database when needed (sched_row()).  Ids are looked up once, when the
+ * schedule is built: the loop follows indexes.
+ */
+struct sched_ent {
+	const struct story *s; /* NULL: no longer in the config */
+	const char *id; /* s->id, or malloc'd when s is NULL */
+	int ci; /* its index in cfg->stories, -1 when none */
+	int slot; /* the slot holding it, -1 when none */
+	enum story_status status; /* the database's while in no slot */
+	bool wanted; /* `run STORY...` names it, or names none */
+	size_t dep, ndeps; /* its dependencies in the batch: deps[dep..] */
+};
+
+struct sched {
+	struct sched_ent *e;
+	size_t n, cap;
+	size_t *deps; /* entry indexes, in depends_on order */
+	size_t cursor; /* every entry before it is final or not wanted */
+	uint64_t gen; /* bumped by every change slot_fill() looks at */
+	uint64_t idle_gen; /* gen when slot_fill() last found nothing */
+};
+
+/* Rows read at a time while the schedule is built. */
+#define SCHED_PAGE 200
+
+/* An id and where it is, sorted by id, then index. */
+struct id_ix {
+	const char *id;
+	size_t ix;
+};
+
+static int
+id_ix_cmp(const void *a, const void *b)
+{
+	const struct id_ix *x = a, *y = b;
+	int c = strcmp(x->id, y->id);
+
+	if (c != 0)
+		return c;
+	return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+/* The lowest index with this id in v[0..n) (the first match of a
+ * linear search), or SIZE_MAX. */
+static size_t
+id_ix_find(const struct id_ix *v, size_t n, const char *id)
+{
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (strcmp(v[mid].id, id) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && strcmp(v[lo].id, id) == 0 ? v[lo].ix : SIZE_MAX;
+}
+
+static bool
+status_open(enum story_status s)
+{
+	return s == STATUS_PENDING || s == STATUS_RUNNING;
+}
+
+static void
+sched_drop(struct sched *sc)
+{
+	size_t i;
+
+	for (i = 0; i < sc->n; i++)
+		if (sc->e[i].s == NULL)
+			free((char *)sc->e[i].id);
+	sc->n = 0;
+}
+
+static void
+sched_free(struct sched *sc)
+{
+	sched_drop(sc);
+	free(sc->e);
+	free(sc->deps);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/* Append row's entry; by_id indexes b->o->stories. */
+static int
+sched_add(struct sched *sc, const struct batch *b, const struct id_ix *by_id,
+    const struct story_row *row, struct sc_err *err)
+{
+	const struct config *cfg = b->cfg;
+	struct sched_ent *e, *grown;
+	size_t si, cap;
+	char *id;
+
+	if (sc->n == sc->cap) {
+		cap = sc->cap > 0 ? sc->cap * 2 : 64;
+		grown = realloc(sc->e, cap * sizeof(*grown));
+		if (grown == NULL)
+			return err_set(err, SC_EOS, "out of memory");
+		sc->e = grown;
+		sc->cap = cap;
+	}
+	e = &sc->e[sc->n];
+	memset(e, 0, sizeof(*e));
+	si = id_ix_find(by_id, b->o->nstories, row->id);
+	if (si != SIZE_MAX) {
+		e->s = &b->o->stories[si];
+		e->id = e->s->id;
+	} else {
+		id = strdup(row->id);
+		if (id == NULL)
+			return err_set(err, SC_EOS, "out of memory");
+		e->id = id;
+	}
+	/* o->stories is cfg->stories loaded, in the same order */
+	if (si != SIZE_MAX && si < cfg->nstories &&
+	    strcmp(cfg->stories[si].id, row->id) == 0)
+		e->ci = (int)si;
+	else
+		e->ci = config_story_index(cfg, row->id);
+	e->slot = -1;
+	e->status = row->status;
+	e->wanted = b->o->nonly == 0;
+	sc->n++;
+	return 0;
+}
+
+/* Dependencies as entry indexes, and the `run STORY...` filter. */
+static int
+sched_link(struct sched *sc, const struct batch *b, struct sc_err *err)
+{
+	const struct config *cfg = b->cfg;
+	const struct strlist *deps;
+	struct id_ix *by_id = NULL;
+	size_t i, j, k, total = 0, used = 0;
+
+	by_id = calloc(sc->n + 1, sizeof(*by_id));
+	if (by_id == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	for (i = 0; i < sc->n; i++) {
+		by_id[i].id = sc->e[i].id;
+		by_id[i].ix = i;
+		if (sc->e[i].ci >= 0)
+			total += cfg->stories[sc->e[i].ci].depends_on.n;
+	}
+	qsort(by_id, sc->n, sizeof(*by_id), id_ix_cmp);
+	sc->deps = calloc(total + 1, sizeof(*sc->deps));
+	if (sc->deps == NULL) {
+		free(by_id);
+		return err_set(err, SC_EOS, "out of memory");
+	}
+	for (i = 0; i < sc->n; i++) {
+		sc->e[i].dep = used;
+		deps = sc->e[i].ci >= 0 ? &cfg->stories[sc->e[i].ci].depends_on
+					: NULL;
+		/* a dependency outside this batch does not hold it back */
+		for (k = 0; deps != NULL && k < deps->n; k++) {
+			j = id_ix_find(by_id, sc->n, deps->items[k]);
+			if (j != SIZE_MAX)
+				sc->deps[used++] = j;
+		}
+		sc->e[i].ndeps = used - sc->e[i].dep;
+	}
+	for (i = 0; i < b->o->nonly; i++) {
+		j = id_ix_find(by_id, sc->n, b->o->only[i]);
+		if (j != SIZE_MAX)
+			sc->e[j].wanted = true;
+	}
+	free(by_id);
+	return 0;
+}
+
+/*
+ * The schedule of the batch, read a page of rows at a time, so that the
+ * full rows of the batch are never all in memory.  select_batch() gives
+ * the stories positions 0..N-1; a batch whose positions have gaps is
+ * read whole instead (the same order: by position, then id).
+ */
+static int
+sched_build(struct sched *sc, const struct batch *b, struct sc_err *err)
+{
+	const struct batch_opts *o = b->o;
+	struct story_row *rows = NULL;
+	struct id_ix *by_id = NULL;
+	int counts[STATUS__COUNT];
+	size_t got = 0, total = 0, i;
+	int from, rc = 0;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->gen = 1;
+	by_id = calloc(o->nstories + 1, sizeof(*by_id));
+	if (by_id == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < o->nstories; i++) {
+		by_id[i].id = o->stories[i].id;
+		by_id[i].ix = i;
+	}
+	qsort(by_id, o->nstories, sizeof(*by_id), id_ix_cmp);
+	for (from = 0; rc == 0; from += SCHED_PAGE) {
+		rc = db_story_range(
+		    b->db, &rows, &got, b->batch_id, from, SCHED_PAGE, err);
+		for (i = 0; rc == 0 && i < got; i++)
+			rc = sched_add(sc, b, by_id, &rows[i], err);
+		free(rows);
+		rows = NULL;
+		if (got < SCHED_PAGE)
+			break;
+	}
+	if (rc == 0)
+		rc = db_status_counts(b->db, counts, b->batch_id, err);
+	for (i = 0; rc == 0 && i < STATUS__COUNT; i++)
+		total += (size_t)counts[i];
+	if (rc == 0 && total != sc->n) {
+		sched_drop(sc);
+		rc = db_story_list(b->db, &rows, &got, b->batch_id, NULL, err);
+		for (i = 0; rc == 0 && i < got; i++)
+			rc = sched_add(sc, b, by_id, &rows[i], err);
+	}
+	if (rc == 0)
+		rc = sched_link(sc, b, err);
+out:
+	free(rows);
+	free(by_id);
+	if (rc < 0)
+		sched_free(sc);
+	return rc;
+}
+
+/* Entry i changed (its status, its slot): slot_fill() looks again, from
+ * i on when it is open again. */
+static void
+sched_touch(struct sched *sc, size_t i)
+{
+	if (i < sc->cursor)
+		sc->cursor = i;
+	sc->gen++;
+}
+
+/* Story i's status now: its slot's row while a slot holds it. */
+static enum story_status
+sched_status(const struct batch *b, const struct sched *sc, size_t i)
+{
+	const struct sched_ent *e = &sc->e[i];
+
+	return e->slot >= 0 ? b->slots[e->slot].st->status : e->status;
+}
+
+/* Story i's full row from the database (it is in no slot). */
+static int
+sched_row(struct story_row *out, const struct batch *b, const struct sched *sc,
+    size_t i, struct sc_err *err)
+{
+	int found = 0;
+	int rc;
+
+	rc = db_story_get(b->db, out, &found, b->batch_id, sc->e[i].id, err);
+	if (rc == 0 && !found)
+		rc = err_set(err, SC_EIO, "%s: story %s of batch %lld is gone",
+		    db_path(b->db), sc->e[i].id, (long long)b->batch_id);
+	return rc;
+}
+
 static int
 mkdir_private(const char *path, struct sc_err *err)
 {
@@ -246,7 +517,14 @@ reconcile(struct batch *b, struct sc_err *err)
 		if (r->pid > 0 && r->pid_start > 0)
 			runner_kill_stale_group(
 			    (int)r->pid, (uint64_t)r->pid_start, 2000);
-		b->batch_id = r->batch_id;
+		if (b->batch_id != r->batch_id) {
+			/* a branch that lags gets its catch-up commit before
+			 * this decision's, which would hide the lag */
+			b->batch_id = r->batch_id;
+			rc = record_sync(b, err);
+			if (rc < 0)
+				goto out;
+		}
 		rc = db_story_get(
 		    b->db, &st, &found, r->batch_id, r->story_id, err);
 		if (rc < 0)
@@ -283,20 +561,11 @@ reconcile(struct batch *b, struct sc_err *err)
 		if (rc < 0)
 			goto out;
 	}
+	rc = record_flush(b, err);
 out:
 	b->batch_id = keep;
 	attempt_rows_free(rows, n);
 	return rc;
-}
-
-static size_t
-story_row_index(const struct story_row *rows, size_t n, const char *id)
-{
-	size_t i;
-
-	for (i = 0; i < n && strcmp(rows[i].id, id) != 0; i++)
-		;
-	return i < n ? i : 0;
 }
 
 static bool
@@ -312,39 +581,32 @@ wanted(const struct batch_opts *o, const char *id)
 	return false;
 }
 
-/* Whether story row i may run now given the statuses of rows[]; a
- * dependency outside this batch does not hold it back. */
+/* Whether story i may run now given the statuses of its dependencies in
+ * the batch; *why is the dependency that blocks it or that it waits on
+ * first (SIZE_MAX when ready). */
 static enum sched_state
-row_state(const struct batch *b, const struct story_row *rows, size_t n,
-    size_t i, const char **why)
+row_state(const struct batch *b, const struct sched *sc, size_t i, size_t *why)
 {
-	const struct config *cfg = b->cfg;
-	int ci = config_story_index(cfg, rows[i].id);
+	const struct sched_ent *e = &sc->e[i];
 	enum sched_state st = SCHED_READY;
 	size_t k, r;
 
-	*why = NULL;
-	if (ci < 0)
-		return SCHED_READY;
-	for (k = 0; k < cfg->stories[ci].depends_on.n; k++) {
-		const char *dep = cfg->stories[ci].depends_on.items[k];
-		for (r = 0; r < n && strcmp(rows[r].id, dep) != 0; r++)
-			;
-		if (r == n)
-			continue;
-		switch (rows[r].status) {
+	*why = SIZE_MAX;
+	for (k = 0; k < e->ndeps; k++) {
+		r = sc->deps[e->dep + k];
+		switch (sched_status(b, sc, r)) {
 		case STATUS_DONE:
 			break;
 		case STATUS_DEFERRED:
 		case STATUS_ESCALATED:
 		case STATUS_BLOCKED:
 		case STATUS_INVALID:
-			*why = rows[r].id;
+			*why = r;
 			return SCHED_BLOCKED;
 		default:
 			st = SCHED_WAIT;
-			if (*why == NULL)
-				*why = rows[r].id;
+			if (*why == SIZE_MAX)
+				*why = r;
 		}
 	}
 	return st;
@@ -416,8 +678,8 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		snprintf(st.file, sizeof(st.file), "%s", s->file);
 		st.position = (int)pos++;
 		st.status = STATUS_PENDING;
-		st.tasks_completed = s->progress.tasks_completed;
-		st.tasks_total = s->progress.tasks_total;
+		st.tasks_completed = s->tasks_completed;
+		st.tasks_total = s->tasks_total;
 		st.updated_ms = o->clock.now_ms(o->clock.ctx);
 		rc = db_story_add(b->db, &st, err);
 	}
@@ -441,11 +703,34 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 	return rc;
 }
 
-/* The batch breaker (SPEC 9) after story rows[i] reached a final
+/* Put story i back to pending (requeue_story()): in its slot's row
+ * while a slot holds it, else in the database and the schedule. */
+static int
+sched_requeue(struct batch *b, struct sched *sc, size_t i, const char *reason,
+    int64_t now, struct sc_err *err)
+{
+	struct sched_ent *e = &sc->e[i];
+	struct story_row st;
+	int rc;
+
+	if (e->slot >= 0)
+		return requeue_story(
+		    b->db, b->slots[e->slot].st, reason, now, err);
+	rc = sched_row(&st, b, sc, i, err);
+	if (rc == 0)
+		rc = requeue_story(b->db, &st, reason, now, err);
+	if (rc == 0) {
+		e->status = st.status;
+		sched_touch(sc, i);
+	}
+	return rc;
+}
+
+/* The batch breaker (SPEC 9) after the story of slot sl reached a final
  * status. */
 static int
-breaker_after(struct batch *b, struct story_row *rows, size_t n, size_t i,
-    struct sc_err *err)
+breaker_after(
+    struct batch *b, struct sched *sc, struct slot *sl, struct sc_err *err)
 {
 	const struct breaker_conf *bc = &b->cfg->breaker;
 	enum breaker_action act;
@@ -456,10 +741,10 @@ breaker_after(struct batch *b, struct story_row *rows, size_t n, size_t i,
 
 	if (bc->after <= 0)
 		return 0;
-	rc = batch_transient_zero(b, &rows[i], &tz, err);
+	rc = batch_transient_zero(b, sl->st, &tz, err);
 	if (rc < 0)
 		return rc;
-	act = breaker_story_ended(&b->breaker, bc->after, (int)i, tz);
+	act = breaker_story_ended(&b->breaker, bc->after, (int)sl->idx, tz);
 	now = b->o->clock.now_ms(b->o->clock.ctx);
 	if (act == BREAKER_PAUSE) {
 		clock_fmt_duration(
@@ -485,8 +770,7 @@ breaker_after(struct batch *b, struct story_row *rows, size_t n, size_t i,
 	    "those stories are pending again",
 	    b->breaker.run - 1);
 	for (k = 0; k < b->breaker.ncounted; k++) {
-		struct story_row *st = &rows[b->breaker.counted[k]];
-		rc = requeue_story(b->db, st,
+		rc = sched_requeue(b, sc, (size_t)b->breaker.counted[k],
 		    "put back by the batch breaker "
 		    "(an outage, not the story)",
 		    now, err);
@@ -502,16 +786,7 @@ breaker_after(struct batch *b, struct story_row *rows, size_t n, size_t i,
 static int
 batch_spend(struct batch *b, struct sc_err *err)
 {
-	struct story_row *rows = NULL;
-	size_t n = 0, i;
-	int rc;
-
-	b->spend_usd = 0;
-	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
-	for (i = 0; rc == 0 && i < n; i++)
-		b->spend_usd += rows[i].cost_usd;
-	free(rows);
-	return rc;
+	return db_batch_spend(b->db, &b->spend_usd, b->batch_id, err);
 }
 
 /* The state dir relative to the project root (never committed), or
@@ -649,24 +924,32 @@ commit_work_end(struct batch *b, struct story_row *st, struct sc_err *err)
 /* -j N > 1: the story works in its own worktree on storyctl/story/<id>,
  * started from the branch of a dependency that has one, or from HEAD. */
 static int
-slot_worktree(struct batch *b, struct slot *sl, const struct story_row *rows,
-    size_t n, struct sc_err *err)
+slot_worktree(struct batch *b, struct slot *sl, const struct sched *sc,
+    struct sc_err *err)
 {
 	const struct config *cfg = b->cfg;
-	int ci = config_story_index(cfg, sl->st->id);
+	const struct sched_ent *e = &sc->e[sl->idx];
+	const struct story_row *d;
+	struct story_row dep;
 	char branch[256], base[300] = "HEAD";
 	size_t k, r;
 	struct stat sb;
 	int rc;
 
 	snprintf(branch, sizeof(branch), "storyctl/story/%s", sl->st->id);
-	for (k = 0; ci >= 0 && k < cfg->stories[ci].depends_on.n; k++) {
-		const char *dep = cfg->stories[ci].depends_on.items[k];
-		for (r = 0; r < n && strcmp(rows[r].id, dep) != 0; r++)
-			;
-		if (r < n && rows[r].branch[0] != '\0') {
-			snprintf(base, sizeof(base), "refs/heads/%s",
-			    rows[r].branch);
+	for (k = 0; k < e->ndeps; k++) {
+		r = sc->deps[e->dep + k];
+		if (sc->e[r].slot >= 0) {
+			d = b->slots[sc->e[r].slot].st;
+		} else {
+			rc = sched_row(&dep, b, sc, r, err);
+			if (rc < 0)
+				return rc;
+			d = &dep;
+		}
+		if (d->branch[0] != '\0') {
+			snprintf(
+			    base, sizeof(base), "refs/heads/%s", d->branch);
 			break;
 		}
 	}
@@ -735,46 +1018,50 @@ slot_release(struct batch *b, struct slot *sl, struct sc_err *err)
 	return rc;
 }
 
-/* Give slot sl the next story that may run now; 0 with sl->st NULL when
- * there is none. */
+/*
+ * Give slot sl the next story that may run now (the first in position
+ * order), settling the blocked ones before it; 0 with sl->st NULL when
+ * there is none.  It starts at the schedule's cursor, and returns at
+ * once when nothing it looks at changed since it last found nothing, so
+ * a sequential night costs O(1) per story.
+ */
 static int
-slot_fill(struct batch *b, struct slot *sl, struct story_row *rows, size_t n,
-    struct sc_err *err)
+slot_fill(
+    struct batch *b, struct slot *sl, struct sched *sc, struct sc_err *err)
 {
-	const struct story *s;
-	const char *why = NULL;
+	struct story_row blocked;
+	struct sched_ent *e;
 	char reason[300];
-	size_t i, k;
-	bool busy;
+	size_t i, why;
 	int rc;
 
-	for (i = 0; i < n; i++) {
-		struct story_row *st = &rows[i];
-
-		if (st->status != STATUS_PENDING &&
-		    st->status != STATUS_RUNNING)
+	if (sc->gen == sc->idle_gen)
+		return 0;
+	while (sc->cursor < sc->n &&
+	    (!status_open(sc->e[sc->cursor].status) ||
+		!sc->e[sc->cursor].wanted))
+		sc->cursor++;
+	for (i = sc->cursor; i < sc->n; i++) {
+		e = &sc->e[i];
+		if (!status_open(e->status) || !e->wanted || e->slot >= 0)
 			continue;
-		if (b->o->nonly > 0 && !wanted(b->o, st->id))
-			continue;
-		for (k = 0, busy = false; k < b->nslots && !busy; k++)
-			busy = b->slots[k].st == st;
-		if (busy)
-			continue;
-		s = story_by_id(b->o, st->id);
-		if (s == NULL)
+		if (e->s == NULL)
 			return err_set(err, SC_EDATA,
 			    "story %s of batch %lld is no longer in the config",
-			    st->id, (long long)b->batch_id);
-		switch (row_state(b, rows, n, i, &why)) {
+			    e->id, (long long)b->batch_id);
+		switch (row_state(b, sc, i, &why)) {
 		case SCHED_BLOCKED:
 			snprintf(reason, sizeof(reason),
-			    "blocked: dependency %s ended %s", why,
-			    status_name(
-				rows[story_row_index(rows, n, why)].status));
-			rc = batch_settle(
-			    b, st, STATUS_BLOCKED, reason, "blocked", err);
+			    "blocked: dependency %s ended %s", sc->e[why].id,
+			    status_name(sched_status(b, sc, why)));
+			rc = sched_row(&blocked, b, sc, i, err);
+			if (rc == 0)
+				rc = batch_settle(b, &blocked, STATUS_BLOCKED,
+				    reason, "blocked", err);
 			if (rc < 0)
 				return rc;
+			e->status = blocked.status;
+			sched_touch(sc, i);
 			continue;
 		case SCHED_WAIT:
 			continue;
@@ -782,40 +1069,52 @@ slot_fill(struct batch *b, struct slot *sl, struct story_row *rows, size_t n,
 			break;
 		}
 		memset(sl, 0, sizeof(*sl));
-		sl->st = st;
-		sl->s = s;
+		rc = sched_row(&sl->row, b, sc, i, err);
+		if (rc < 0)
+			return rc;
+		sl->st = &sl->row;
+		sl->idx = i;
+		sl->s = e->s;
+		e->slot = (int)(sl - b->slots);
+		sched_touch(sc, i);
 		if (b->nslots > 1) {
-			rc = slot_worktree(b, sl, rows, n, err);
+			rc = slot_worktree(b, sl, sc, err);
 		} else {
-			sl->abspath = strdup(s->abspath);
+			sl->abspath = strdup(e->s->abspath);
 			sl->cwd = strdup(b->cfg->root);
 			rc = sl->abspath && sl->cwd
 			    ? 0
 			    : err_set(err, SC_EOS, "out of memory");
 			if (rc == 0 && b->cfg->git.commit_work &&
-			    st->base_commit[0] == '\0')
-				rc = record_base(b, st, err);
+			    sl->st->base_commit[0] == '\0')
+				rc = record_base(b, sl->st, err);
 		}
 		if (rc < 0)
 			return rc;
 		return 0;
 	}
+	/* nothing now; nothing until an entry changes */
+	sc->idle_gen = sc->gen;
 	return 0;
 }
 
 /* A story has just left its slot: the breaker looks at how it ended,
  * then the slot is released. */
 static int
-story_left(struct batch *b, struct slot *sl, struct story_row *rows, size_t n,
-    struct sc_err *err)
+story_left(
+    struct batch *b, struct slot *sl, struct sched *sc, struct sc_err *err)
 {
-	bool final = sl->st->status != STATUS_PENDING &&
-	    sl->st->status != STATUS_RUNNING;
+	struct sched_ent *e = &sc->e[sl->idx];
+	bool final = !status_open(sl->st->status);
 	int rc = 0;
 
 	if (final && sl->st->status != STATUS_BLOCKED &&
 	    sl->st->status != STATUS_INVALID)
-		rc = breaker_after(b, rows, n, (size_t)(sl->st - rows), err);
+		rc = breaker_after(b, sc, sl, err);
+	/* the schedule holds its status again (slot_release() keeps it) */
+	e->status = sl->st->status;
+	e->slot = -1;
+	sched_touch(sc, sl->idx);
 	if (rc == 0)
 		rc = slot_release(b, sl, err);
 	return rc;
@@ -836,13 +1135,13 @@ stopping(const struct batch *b)
 static int
 run_stories(struct batch *b, struct sc_err *err)
 {
-	struct story_row *rows = NULL;
+	struct sched sc;
 	void **handles = NULL;
-	size_t n = 0, i, nh, busy;
+	size_t i, nh, busy;
 	int64_t now, next;
 	int rc;
 
-	rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
+	rc = sched_build(&sc, b, err);
 	if (rc < 0)
 		goto out;
 	handles =
@@ -859,14 +1158,14 @@ run_stories(struct batch *b, struct sc_err *err)
 		     i++) {
 			struct slot *sl = &b->slots[i];
 			while (sl->st == NULL && !stopping(b)) {
-				rc = slot_fill(b, sl, rows, n, err);
+				rc = slot_fill(b, sl, &sc, err);
 				if (rc < 0 || sl->st == NULL)
 					break;
 				rc = slot_prepare(b, sl, err);
 				if (rc < 0)
 					goto out;
 				if (sl->state == SLOT_FREE) {
-					rc = story_left(b, sl, rows, n, err);
+					rc = story_left(b, sl, &sc, err);
 					if (rc < 0)
 						goto out;
 				}
@@ -891,6 +1190,10 @@ run_stories(struct batch *b, struct sc_err *err)
 		}
 		if (busy == 0 && (stopping(b) || b->paused_until <= now))
 			break;
+		/* nothing may wait on a decision the branch does not show */
+		rc = record_flush(b, err);
+		if (rc < 0)
+			goto out;
 		record_status_line(b);
 		if (nh > 0) {
 			rc = b->ops.wait(b->ops.ctx, handles, nh,
@@ -921,7 +1224,7 @@ run_stories(struct batch *b, struct sc_err *err)
 			if (rc < 0)
 				goto out;
 			if (sl->state == SLOT_FREE) {
-				rc = story_left(b, sl, rows, n, err);
+				rc = story_left(b, sl, &sc, err);
 				if (rc < 0)
 					goto out;
 			}
@@ -937,7 +1240,7 @@ out:
 	}
 	record_clear_line(b);
 	free(handles);
-	free(rows);
+	sched_free(&sc);
 	return rc;
 }
 
@@ -1060,6 +1363,7 @@ batch_run(
 out:
 	record_clear_line(&b);
 	free(b.slots);
+	free(b.pending_msg);
 	gitstate_free(b.gs);
 	db_close(b.db);
 	lock_release(b.lock);

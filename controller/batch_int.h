@@ -19,7 +19,11 @@ enum slot_state { SLOT_FREE, SLOT_WAITING, SLOT_RUNNING };
 /* One of the -j N places a story works in. */
 struct slot {
 	enum slot_state state;
-	struct story_row *st; /* the loop's row of the story */
+	struct story_row *st; /* &row while the slot holds a story, else NULL */
+	struct story_row row; /* the story's full row, read when the slot
+			       * took it; attempt.c and record.c update it
+			       * in place and write it to the database */
+	size_t idx; /* the story's entry in run_stories()'s schedule */
 	const struct story *s;
 	char *abspath; /* the story file this slot reads */
 	char *cwd; /* where its agents run */
@@ -51,6 +55,10 @@ struct batch {
 	double spend_usd; /* the batch's spend so far */
 	int64_t pause_until[2]; /* usage limit: no new attempt of that
 				      * agent before this (wall ms) */
+	/* group commit: a decision recorded without an fsync of its own
+	 * waits here for its state-branch commit (record_flush) */
+	char *pending_msg; /* NULL: none */
+	struct story_row pending_st;
 };
 
 /* A gate or a reviewer of an attempt (controller/checks.c). */
@@ -158,9 +166,26 @@ int batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
 
 /* record.c */
 /* One commit on the state branch for story st (progress.md and
- * stories/<id>.json), with message msg. */
+ * stories/<id>.json), with message msg, after any pending one. */
 int record_commit_story(struct batch *b, const struct story_row *st,
     const char *msg, struct sc_err *err);
+/* The same commit without flushing the pending one first. */
+int record_commit_story_now(struct batch *b, const struct story_row *st,
+    const char *msg, struct sc_err *err);
+/*
+ * Group commit (docs/performance.md): a decision whose database
+ * transaction was committed without an fsync (db_defer_sync()) is
+ * kept (a copy of st and msg) and committed to the branch by
+ * record_flush(), which first makes the database durable (db_flush(), a
+ * no-op when a later FULL commit already did).  The loop calls
+ * record_flush() right after the next attempt's row is committed and
+ * before it waits for anything, so the branch never shows a decision the
+ * disk does not have, and a decision followed by the next attempt costs
+ * one fsync, not two.  Every other state-branch commit flushes first.
+ */
+int record_defer_story(struct batch *b, const struct story_row *st,
+    const char *msg, struct sc_err *err);
+int record_flush(struct batch *b, struct sc_err *err);
 /* Commit the whole batch with subject and body. */
 int record_commit_batch(
     struct batch *b, const char *subject, const char *body, struct sc_err *err);

@@ -93,9 +93,10 @@ view_stories(struct story_row **out, size_t *n, struct view *v,
 		snprintf(r->file, sizeof(r->file), "%s", s[i].file);
 		r->position = (int)i;
 		r->status = s[i].load_status;
-		snprintf(r->reason, sizeof(r->reason), "%s", s[i].reason);
-		r->tasks_completed = s[i].progress.tasks_completed;
-		r->tasks_total = s[i].progress.tasks_total;
+		snprintf(r->reason, sizeof(r->reason), "%s",
+		    s[i].reason != NULL ? s[i].reason : "");
+		r->tasks_completed = s[i].tasks_completed;
+		r->tasks_total = s[i].tasks_total;
 		if (status == NULL ||
 		    strcmp(status, status_name(r->status)) == 0)
 			k++;

@@ -202,8 +202,8 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	for (k = 0; k < n; k++) {
 		i = order[k];
 		fprintf(cli->out, "  %3zu  %-16s %-32s %d/%d tasks%s%s\n",
-		    k + 1, s[i].id, s[i].file, s[i].progress.tasks_completed,
-		    s[i].progress.tasks_total,
+		    k + 1, s[i].id, s[i].file, s[i].tasks_completed,
+		    s[i].tasks_total,
 		    s[i].load_status == STATUS_INVALID ? "  INVALID: " : "",
 		    s[i].load_status == STATUS_INVALID ? s[i].reason : "");
 		if (s[i].load_status == STATUS_INVALID)

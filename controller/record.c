@@ -40,68 +40,43 @@ out:
 	return rc;
 }
 
-/* A growable list of files for one state commit; it owns the texts. */
-struct commit_set {
-	struct gitstate_file *files;
-	char **owned;
-	size_t n, alloc;
-};
-
+/* Add the JSON of each of the n rows to tx, at its path for a batch of
+ * total stories. */
 static int
-set_add(struct commit_set *cs, char *path, char *text)
+add_stories(struct batch *b, struct gitstate_tx *tx,
+    const struct story_row *rows, size_t n, int total, struct sc_err *err)
 {
-	size_t want;
-	void *p;
+	char *text = NULL, *path = NULL;
+	size_t i;
+	int rc = 0;
 
-	if (path == NULL || text == NULL) {
+	for (i = 0; rc == 0 && i < n; i++) {
+		rc = story_json_text(&text, b, &rows[i], err);
+		if (rc < 0)
+			break;
+		path = render_story_path(rows[i].id, rows[i].position, total);
+		rc = path == NULL
+		    ? err_set(err, SC_EOS, "out of memory")
+		    : gitstate_tx_add(tx, path, text, strlen(text), err);
 		free(path);
 		free(text);
-		return -1;
 	}
-	if (cs->n + 1 > cs->alloc) {
-		want = cs->alloc ? cs->alloc * 2 : 8;
-		p = realloc(cs->files, want * sizeof(*cs->files));
-		if (p == NULL)
-			goto fail;
-		cs->files = p;
-		p = realloc(cs->owned, 2 * want * sizeof(*cs->owned));
-		if (p == NULL)
-			goto fail;
-		cs->owned = p;
-		cs->alloc = want;
-	}
-	cs->owned[2 * cs->n] = path;
-	cs->owned[2 * cs->n + 1] = text;
-	cs->files[cs->n].path = path;
-	cs->files[cs->n].data = text;
-	cs->files[cs->n].len = strlen(text);
-	cs->n++;
-	return 0;
-fail:
-	free(path);
+	return rc;
+}
+
+/* Add a text (consumed) at path to tx; rendered is what rendering it
+ * returned (so called after the render, never in its argument list). */
+static int
+add_text(struct gitstate_tx *tx, const char *path, int rendered, char *text,
+    struct sc_err *err)
+{
+	int rc;
+
+	if (rendered < 0 || text == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	rc = gitstate_tx_add(tx, path, text, strlen(text), err);
 	free(text);
-	return -1;
-}
-
-static void
-set_free(struct commit_set *cs)
-{
-	size_t i;
-
-	for (i = 0; i < 2 * cs->n; i++)
-		free(cs->owned[i]);
-	free(cs->owned);
-	free(cs->files);
-}
-
-static char *
-page_path(int page)
-{
-	char *p = NULL;
-
-	if (asprintf(&p, "progress/%04d.md", page + 1) < 0)
-		return NULL;
-	return p;
+	return rc;
 }
 
 /*
@@ -109,22 +84,23 @@ page_path(int page)
  * story) the work is bounded: the story's JSON, and either the whole
  * progress.md of a small batch or, above RENDER_PAGE stories, the
  * summary progress.md and the one page that holds the story.  Without
- * it (a new batch, a sync after a crash) everything is written.
+ * it (a new batch, a sync after a crash) the tree is written afresh
+ * with the whole batch, a page of rows at a time, so that memory stays
+ * bounded (docs/state-branch.md).
  */
 static int
 commit_files(struct batch *b, const struct story_row *only, const char *subject,
     const char *body, struct sc_err *err)
 {
-	struct commit_set cs;
+	struct gitstate_tx *tx = NULL;
 	struct story_row *rows = NULL;
 	int counts[STATUS__COUNT];
-	char *text = NULL, *msg = NULL;
-	size_t n = 0, i, k;
+	char *text = NULL, *msg = NULL, path[32];
+	size_t n = 0, k;
 	int64_t seq = 0;
-	int committed = 0, total = 0, page, from;
+	int committed = 0, total = 0, from, end;
 	int rc;
 
-	memset(&cs, 0, sizeof(cs));
 	rc = db_status_counts(b->db, counts, b->batch_id, err);
 	if (rc < 0)
 		goto out;
@@ -133,72 +109,95 @@ commit_files(struct batch *b, const struct story_row *only, const char *subject,
 	rc = db_decision_seq(b->db, &seq, err);
 	if (rc < 0)
 		goto out;
-	if (only != NULL && total > RENDER_PAGE) {
-		from = only->position / RENDER_PAGE * RENDER_PAGE;
-		rc = db_story_range(
-		    b->db, &rows, &n, b->batch_id, from, RENDER_PAGE, err);
-	} else {
-		rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
-	}
+	rc = gitstate_tx_begin(b->gs, &tx, only == NULL, err);
 	if (rc < 0)
 		goto out;
 	if (total <= RENDER_PAGE) {
-		rc = render_progress_md(&text, rows, n, b->batch_id);
-		if (rc == 0)
-			rc = set_add(&cs, strdup("progress.md"), text);
-	} else {
-		rc = render_progress_index(&text, counts, total, b->batch_id);
-		if (rc == 0)
-			rc = set_add(&cs, strdup("progress.md"), text);
-		/* the pages the rows cover (one, or all of them) */
-		for (i = 0; rc == 0 && i < n; i += k) {
-			page = rows[i].position / RENDER_PAGE;
-			for (k = 0; i + k < n &&
-			     rows[i + k].position / RENDER_PAGE == page;
-			     k++)
-				;
-			rc = render_progress_page(
-			    &text, rows + i, k, page, b->batch_id);
-			if (rc == 0)
-				rc = set_add(&cs, page_path(page), text);
+		rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
+		if (rc == 0) {
+			int r = render_progress_md(&text, rows, n, b->batch_id);
+			rc = add_text(tx, "progress.md", r, text, err);
 		}
+		if (rc == 0 && only != NULL)
+			rc = add_stories(b, tx, only, 1, total, err);
+		else if (rc == 0)
+			rc = add_stories(b, tx, rows, n, total, err);
+		goto commit;
 	}
-	if (rc < 0) {
-		rc = err_set(err, SC_EOS, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		char *path = NULL;
-		if (only != NULL && strcmp(rows[i].id, only->id) != 0)
-			continue;
-		rc = story_json_text(
-		    &text, b, only != NULL ? only : &rows[i], err);
+	rc = render_progress_index(&text, counts, total, b->batch_id);
+	rc = add_text(tx, "progress.md", rc, text, err);
+	/* the page of `only`, or every page */
+	from = only != NULL ? only->position / RENDER_PAGE * RENDER_PAGE : 0;
+	end = only != NULL ? from + RENDER_PAGE : total;
+	for (; rc == 0 && from < end; from += RENDER_PAGE) {
+		free(rows);
+		rows = NULL;
+		rc = db_story_range(
+		    b->db, &rows, &n, b->batch_id, from, RENDER_PAGE, err);
 		if (rc < 0)
-			goto out;
-		if (asprintf(&path, "stories/%s.json", rows[i].id) < 0)
-			path = NULL;
-		if (set_add(&cs, path, text) < 0) {
-			rc = err_set(err, SC_EOS, "out of memory");
-			goto out;
-		}
+			break;
+		snprintf(path, sizeof(path), "progress/%04d.md",
+		    from / RENDER_PAGE + 1);
+		rc = render_progress_page(
+		    &text, rows, n, from / RENDER_PAGE, b->batch_id);
+		rc = add_text(tx, path, rc, text, err);
+		if (rc == 0)
+			rc = only != NULL
+			    ? add_stories(b, tx, only, 1, total, err)
+			    : add_stories(b, tx, rows, n, total, err);
 	}
+commit:
+	if (rc < 0)
+		goto out;
 	if (asprintf(&msg, "%s\n\n%s%s" SEQ_TRAILER "%" PRId64 "\n", subject,
 		body ? body : "", body && body[0] ? "\n\n" : "", seq) < 0) {
 		msg = NULL;
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = gitstate_commit(b->gs, &committed, cs.files, cs.n, msg,
+	rc = gitstate_tx_commit(tx, &committed, msg,
 	    b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
 out:
-	set_free(&cs);
+	gitstate_tx_free(tx);
 	free(msg);
 	free(rows);
 	return rc;
 }
 
 int
-record_commit_story(struct batch *b, const struct story_row *st,
+record_flush(struct batch *b, struct sc_err *err)
+{
+	int rc;
+
+	if (b->pending_msg == NULL)
+		return 0;
+	/* the decision must be durable before the branch shows it */
+	rc = db_flush(b->db, err);
+	if (rc == 0)
+		rc = record_commit_story_now(
+		    b, &b->pending_st, b->pending_msg, err);
+	free(b->pending_msg);
+	b->pending_msg = NULL;
+	return rc;
+}
+
+int
+record_defer_story(struct batch *b, const struct story_row *st, const char *msg,
+    struct sc_err *err)
+{
+	int rc;
+
+	rc = record_flush(b, err);
+	if (rc < 0)
+		return rc;
+	if ((b->pending_msg = strdup(msg)) == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	b->pending_st = *st;
+	return 0;
+}
+
+int
+record_commit_story_now(struct batch *b, const struct story_row *st,
     const char *msg, struct sc_err *err)
 {
 	const char *nl = strchr(msg, '\n');
@@ -213,10 +212,21 @@ record_commit_story(struct batch *b, const struct story_row *st,
 }
 
 int
+record_commit_story(struct batch *b, const struct story_row *st,
+    const char *msg, struct sc_err *err)
+{
+	int rc = record_flush(b, err);
+
+	return rc < 0 ? rc : record_commit_story_now(b, st, msg, err);
+}
+
+int
 record_commit_batch(
     struct batch *b, const char *subject, const char *body, struct sc_err *err)
 {
-	return commit_files(b, NULL, subject, body, err);
+	int rc = record_flush(b, err);
+
+	return rc < 0 ? rc : commit_files(b, NULL, subject, body, err);
 }
 
 int
@@ -228,6 +238,9 @@ record_sync(struct batch *b, struct sc_err *err)
 	int found = 0;
 	int rc;
 
+	rc = record_flush(b, err);
+	if (rc < 0)
+		goto out;
 	rc = db_decision_seq(b->db, &seq, err);
 	if (rc < 0)
 		goto out;
@@ -247,6 +260,12 @@ record_sync(struct batch *b, struct sc_err *err)
 	    "two writes); this commit carries the missing state.",
 	    err);
 out:
+	/* whatever is still loose goes into a pack (best effort: loose
+	 * objects are as readable, only larger) */
+	if (rc == 0) {
+		struct sc_err ignore;
+		gitstate_flush(b->gs, &ignore);
+	}
 	free(tip);
 	return rc;
 }

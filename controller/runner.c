@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -50,6 +52,56 @@ struct spawn_msg {
 	int stage;
 	int err;
 };
+
+/* The stack the clone child runs on until it execs (it needs well under
+ * a page; the rest is margin).  A guard page below it turns an overflow
+ * into a SIGSEGV of the child instead of a write into our memory. */
+#define RUNNER_SPAWN_STACK ((size_t)64 * 1024)
+#if defined(__hppa__)
+#error "runner.c: the clone child's stack is set up to grow down"
+#endif
+/* execvp()'s search path when the environment has no PATH (glibc's
+ * _CS_PATH). */
+#define RUNNER_DEFAULT_PATH "/bin:/usr/bin"
+
+/*
+ * What the child tries to exec, worked out by the parent before the
+ * clone, because the child shares our memory and must not allocate: the
+ * candidates execvp() would try, in its order.  One malloc'd block.
+ */
+struct spawn_plan {
+	const char **paths; /* NULL-terminated; may be empty */
+	/* For a file without #! that is not a binary (ENOEXEC): "/bin/sh",
+	 * the candidate, argv[1..], NULL.  [1] is the one slot the child
+	 * writes, to the candidate it tried; we never read it. */
+	const char **sh_argv;
+	int none_err; /* errno when there is no candidate at all */
+	void *block;
+};
+
+/* Everything the clone child reads (it lives on our stack: the child
+ * shares our memory and we are suspended until it execs or exits). */
+struct spawn_child {
+	const struct runner_opts *o;
+	const struct spawn_plan *plan;
+	char *const *envp;
+	int devnull;
+	int out_w;
+	int status_w;
+	pid_t parent;
+};
+
+/*
+ * Functions that run in the clone child.  It runs on a stack that
+ * AddressSanitizer does not know as one (it is mmap'd memory, not a
+ * thread's stack), and it shares our shadow memory: instrumented code
+ * there would poison and unpoison stack redzones in memory ASan thinks
+ * is something else, and __asan_handle_no_return() warns that the stack
+ * pointer is outside the thread's stack ("False positive error reports
+ * may follow", google/sanitizers#189).  glibc's posix_spawn child is not
+ * instrumented either; without ASan the attribute does nothing.
+ */
+#define CHILD_FN __attribute__((no_sanitize_address))
 
 /* A ring of the last cap bytes of output. */
 struct ring {
@@ -263,13 +315,108 @@ out:
 	return rc;
 }
 
-static void __attribute__((noreturn)) child_fail(int status_w, int stage)
+/* The value of variable name in envp (the first one, as getenv()), or
+ * NULL. */
+static const char *
+env_value(char *const *envp, const char *name)
+{
+	size_t len = strlen(name);
+	size_t i;
+
+	for (i = 0; envp[i] != NULL; i++)
+		if (env_is_named(envp[i], name, len))
+			return envp[i] + len + 1;
+	return NULL;
+}
+
+static void
+plan_release(struct spawn_plan *pl)
+{
+	free(pl->block);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/*
+ * The candidates for argv[0], searched as glibc's execvp() searches:
+ * none for "" (ENOENT); the name itself when it holds a '/'; none for a
+ * name longer than NAME_MAX (ENAMETOOLONG); else "<dir>/<name>" for each
+ * element of the agent's PATH (envp's, not ours; RUNNER_DEFAULT_PATH
+ * when it has none), an empty element meaning "<name>" in the current
+ * directory: the child's, which has chdir'd to o->cwd by then.  Elements
+ * of PATH_MAX bytes or more are skipped, as glibc does.
+ */
+static int
+plan_build(struct spawn_plan *pl, const char *const *argv, char *const *envp,
+    struct sc_err *err)
+{
+	const char *file = argv[0];
+	const char *path = NULL, *p = NULL, *e = NULL;
+	size_t flen = strlen(file), argc = 0, ncand = 0, strsz = 0;
+	size_t k = 0, dlen;
+	char *s = NULL;
+	int rc = 0;
+
+	memset(pl, 0, sizeof(*pl));
+	pl->none_err = ENOENT;
+	while (argv[argc] != NULL)
+		argc++;
+	if (flen > 0 && strchr(file, '/') != NULL) {
+		ncand = 1;
+	} else if (flen > NAME_MAX) {
+		pl->none_err = ENAMETOOLONG;
+	} else if (flen > 0) {
+		path = env_value(envp, "PATH");
+		if (path == NULL)
+			path = RUNNER_DEFAULT_PATH;
+		ncand = 1;
+		for (p = path; *p != '\0'; p++)
+			if (*p == ':')
+				ncand++;
+		/* Every element, plus a '/', the name and its NUL. */
+		strsz = strlen(path) + ncand * (flen + 2);
+	}
+	pl->block = malloc((ncand + 1 + argc + 2) * sizeof(char *) + strsz);
+	if (pl->block == NULL) {
+		rc = err_set(
+		    err, SC_EOS, "out of memory looking up agent %s", file);
+		goto out;
+	}
+	pl->paths = pl->block;
+	pl->sh_argv = pl->paths + ncand + 1;
+	s = (char *)(pl->sh_argv + argc + 2);
+	if (path == NULL && ncand == 1)
+		pl->paths[k++] = file;
+	for (p = path; p != NULL; p = *e != '\0' ? e + 1 : NULL) {
+		e = strchrnul(p, ':');
+		dlen = (size_t)(e - p);
+		if (dlen >= PATH_MAX)
+			continue;
+		pl->paths[k++] = s;
+		memcpy(s, p, dlen);
+		s += dlen;
+		if (dlen > 0)
+			*s++ = '/';
+		memcpy(s, file, flen + 1);
+		s += flen + 1;
+	}
+	pl->paths[k] = NULL;
+	pl->sh_argv[0] = "/bin/sh";
+	pl->sh_argv[1] = NULL;
+	memcpy(pl->sh_argv + 2, argv + 1, argc * sizeof(char *));
+out:
+	if (rc < 0)
+		plan_release(pl);
+	return rc;
+}
+
+static void CHILD_FN __attribute__((noreturn))
+child_fail(int status_w, int stage, int e)
 {
 	struct spawn_msg m;
 	ssize_t w;
 
 	m.stage = stage;
-	m.err = errno;
+	m.err = e;
 	do
 		w = write(status_w, &m, sizeof(m));
 	while (w < 0 && errno == EINTR);
@@ -278,7 +425,7 @@ static void __attribute__((noreturn)) child_fail(int status_w, int stage)
 
 /* Mark every descriptor from 3 up close-on-exec (the status pipe already
  * is), so nothing of the controller leaks into the agent. */
-static void
+static void CHILD_FN
 child_cloexec_all(void)
 {
 	struct rlimit rl;
@@ -294,19 +441,73 @@ child_cloexec_all(void)
 		fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 }
 
-/*
- * In the child, between fork and exec: only async-signal-safe calls (the
- * controller may have other threads' locks frozen in this copy).
- */
-static void __attribute__((noreturn)) child_exec(const struct runner_opts *o,
-    char **envp, int devnull, int out_w, int status_w, pid_t parent)
+/* Whether execvp() goes on to the next PATH element after this errno:
+ * the file is not there, or not for us; anything else means it was
+ * found and failed, which is the answer. */
+static bool CHILD_FN
+child_exec_next(int e)
 {
+	return e == EACCES || e == ENOENT || e == ESTALE || e == ENOTDIR ||
+	    e == ENODEV || e == ETIMEDOUT;
+}
+
+/* execvp() over the candidates the parent prepared; when none runs,
+ * reports the errno execvp() would have left. */
+static void CHILD_FN __attribute__((noreturn))
+child_exec_plan(const struct spawn_child *c)
+{
+	const struct spawn_plan *pl = c->plan;
+	char *const *argv = (char *const *)c->o->argv;
+	size_t i;
+	int e = pl->none_err;
+	bool eacces = false;
+
+	for (i = 0; pl->paths[i] != NULL; i++) {
+		execve(pl->paths[i], argv, c->envp);
+		e = errno;
+		if (e == ENOEXEC) {
+			/* No #! line: glibc's execvp() hands the file to
+			 * the shell (a file, never a command string). */
+			pl->sh_argv[1] = pl->paths[i];
+			execve(pl->sh_argv[0], (char *const *)pl->sh_argv,
+			    c->envp);
+			e = errno;
+		}
+		if (!child_exec_next(e))
+			break;
+		if (e == EACCES)
+			eacces = true;
+	}
+	/* Every candidate missing, yet one refused: that one counts. */
+	if (pl->paths[i] == NULL && eacces)
+		e = EACCES;
+	child_fail(c->status_w, STAGE_EXEC, e);
+}
+
+/*
+ * The clone child, between clone and exec.  It shares our memory
+ * (CLONE_VM) while we are suspended (CLONE_VFORK), so it allocates
+ * nothing, writes no memory of ours but its own stack, plan->sh_argv[1]
+ * and errno (ours too: the same thread pointer; we look at errno only
+ * where the child cannot have run), and makes only async-signal-safe
+ * calls that are plain system calls.  In particular it must not assign
+ * environ: the agent's environment goes to execve() directly.
+ */
+static int CHILD_FN
+child_main(void *arg)
+{
+	const struct spawn_child *c = arg;
 	struct sigaction sa;
 	sigset_t none;
 	int sig;
 
 	/* Dispositions first, then the mask: a signal pending on unblock
-	 * must not run a handler copied from the controller. */
+	 * must not run a handler of the controller, here in its memory.
+	 * Without CLONE_SIGHAND the child has its own copy of the handler
+	 * table (clone(2): "Calls to sigaction(2) performed later by one of
+	 * the processes have no effect on the other process"), so this
+	 * leaves the controller's handlers alone; the mask is per thread
+	 * anyway. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigemptyset(&sa.sa_mask);
@@ -318,21 +519,44 @@ static void __attribute__((noreturn)) child_exec(const struct runner_opts *o,
 
 	setpgid(0, 0);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
-		child_fail(status_w, STAGE_SETUP);
+		child_fail(c->status_w, STAGE_SETUP, errno);
 	/* The controller may have died before PDEATHSIG was armed: then
 	 * nobody would kill us, so do not start at all. */
-	if (getppid() != parent)
+	if (getppid() != c->parent)
 		_exit(127);
 
-	if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
-		child_fail(status_w, STAGE_SETUP);
+	if (dup2(c->devnull, 0) < 0 || dup2(c->out_w, 1) < 0 ||
+	    dup2(c->out_w, 2) < 0)
+		child_fail(c->status_w, STAGE_SETUP, errno);
 	child_cloexec_all();
-	if (o->cwd != NULL && chdir(o->cwd) < 0)
-		child_fail(status_w, STAGE_CHDIR);
-	/* execvp() searches the PATH of environ: the agent's own. */
-	environ = envp;
-	execvp(o->argv[0], (char *const *)o->argv);
-	child_fail(status_w, STAGE_EXEC);
+	if (c->o->cwd != NULL && chdir(c->o->cwd) < 0)
+		child_fail(c->status_w, STAGE_CHDIR, errno);
+	child_exec_plan(c);
+}
+
+/* A stack for the clone child, with a guard page at its low end; NULL
+ * with errno set on failure.  Free with spawn_stack_free(). */
+static char *
+spawn_stack_new(size_t *guard)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	void *m;
+
+	*guard = pg > 0 ? (size_t)pg : 4096;
+	m = mmap(NULL, *guard + RUNNER_SPAWN_STACK, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/* Best effort: without the guard it is still a stack. */
+	mprotect(m, *guard, PROT_NONE);
+	return m;
+}
+
+static void
+spawn_stack_free(char *stack, size_t guard)
+{
+	if (stack != NULL)
+		munmap(stack, guard + RUNNER_SPAWN_STACK);
 }
 
 /* Read one /proc/PID/stat: state, process group and start time. */
@@ -1054,14 +1278,18 @@ runner_start(
     struct runner_proc **out, const struct runner_opts *o, struct sc_err *err)
 {
 	struct runner_proc *p = NULL;
+	struct spawn_plan plan = {0};
+	struct spawn_child child = {0};
 	struct spawn_msg msg;
 	sigset_t all, old;
 	char **envp = NULL;
+	char *stack = NULL;
+	size_t guard = 0;
 	int pfd[2] = {-1, -1};
 	int sfd[2] = {-1, -1};
 	int devnull = -1;
 	int rc = 0;
-	int fl;
+	int fl, clone_errno = 0;
 	pid_t parent;
 	ssize_t n;
 	size_t got = 0;
@@ -1092,6 +1320,16 @@ runner_start(
 	rc = env_build(&envp, o->env_add, err);
 	if (rc < 0)
 		goto out;
+	rc = plan_build(&plan, o->argv, envp, err);
+	if (rc < 0)
+		goto out;
+	stack = spawn_stack_new(&guard);
+	if (stack == NULL) {
+		rc = err_set(err, SC_EOS,
+		    "cannot allocate a stack to start the agent: %s",
+		    strerror(errno));
+		goto out;
+	}
 	rc = proc_open_log(&p->log_fd, o->log_path, err);
 	if (rc < 0)
 		goto out;
@@ -1121,19 +1359,38 @@ runner_start(
 		fcntl(pfd[0], F_SETFL, fl | O_NONBLOCK);
 
 	parent = getpid();
-	/* No handler of ours may run in the child before it resets them. */
+	child.o = o;
+	child.plan = &plan;
+	child.envp = envp;
+	child.devnull = devnull;
+	child.out_w = pfd[1];
+	child.status_w = sfd[1];
+	child.parent = parent;
+	/* No handler of ours may run in the child before it resets them:
+	 * with CLONE_VM it would run in our memory. */
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old);
 	p->t0 = runner_now();
-	p->pid = fork();
-	if (p->pid == 0)
-		child_exec(o, envp, devnull, pfd[1], sfd[1], parent);
+	/*
+	 * posix_spawn's technique: the child borrows our address space
+	 * instead of copying our page tables (fork costs in proportion to
+	 * our size, and then copy-on-write faults), and we are suspended
+	 * until it has exec'd or exited, so everything it reads stays valid
+	 * and may be freed once clone() returns.  The stack grows down from
+	 * its top.
+	 */
+	p->pid = clone(child_main, stack + guard + RUNNER_SPAWN_STACK,
+	    CLONE_VM | CLONE_VFORK | SIGCHLD, &child);
+	clone_errno = errno;
+	/* The child has set its group before exec already (this fails
+	 * with EACCES then); this one matters where the clone runs as a
+	 * plain fork without the wait (valgrind does that). */
 	if (p->pid > 0)
-		setpgid(p->pid, p->pid); /* closes the race with the child's */
+		setpgid(p->pid, p->pid);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (p->pid < 0) {
-		rc = err_set(
-		    err, SC_EOS, "cannot fork the agent: %s", strerror(errno));
+		rc = err_set(err, SC_EOS, "cannot fork the agent: %s",
+		    strerror(clone_errno));
 		goto out;
 	}
 	p->r.pid = p->pid;
@@ -1200,6 +1457,9 @@ out:
 	fd_close(&sfd[0]);
 	fd_close(&sfd[1]);
 	fd_close(&devnull);
+	/* The child has exec'd or exited: nothing uses these any more. */
+	spawn_stack_free(stack, guard);
+	plan_release(&plan);
 	free(envp);
 	proc_free(p);
 	return rc;

@@ -5,8 +5,9 @@
  * runner_proc_finish(); SPEC section 9, run -j N).  docs/runner.md
  * describes the process model.
  *
- * Each agent is started with fork + execvp (never a shell) in its own
- * process group, in opts->cwd, with stdin from /dev/null and stdout and
+ * Each agent is started with clone(CLONE_VM|CLONE_VFORK) + execve, its
+ * program looked up as execvp would in the agent's PATH (never a shell),
+ * in its own process group, in opts->cwd, with stdin from /dev/null and stdout and
  * stderr on one pipe.  Everything it prints goes to the per-attempt log
  * file; only the last tail_max bytes are kept in memory.  The attempt ends
  * when the agent exits, at timeout_ms, after stall_timeout_ms without

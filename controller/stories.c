@@ -132,6 +132,7 @@ static int
 story_load_one(struct story *s, const struct story_conf *sc, const char *root,
     struct sc_err *err)
 {
+	struct progress pr;
 	char *joined = NULL, *text = NULL;
 	size_t len = 0;
 	int rc = 0;
@@ -160,11 +161,12 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 	}
 	if ((rc = read_story(&text, &len, s->abspath, sc->file, err)) != 0)
 		goto out;
-	progress_parse(&s->progress, text, len);
-	if (s->progress.tasks_total == 0) {
+	progress_parse(&pr, text, len);
+	s->tasks_completed = pr.tasks_completed;
+	s->tasks_total = pr.tasks_total;
+	if (s->tasks_total == 0) {
 		s->load_status = STATUS_INVALID;
-		snprintf(s->reason, sizeof(s->reason),
-		    "no tasks (no unindented checkbox items)");
+		s->reason = "no tasks (no unindented checkbox items)";
 	} else {
 		s->load_status = STATUS_PENDING;
 	}

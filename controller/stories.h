@@ -18,14 +18,18 @@
 
 #define STORY_MAX_BYTES (16 * 1024 * 1024)
 
+/* One per configured story, for the whole run: kept small (a batch may
+ * hold thousands). */
 struct story {
 	char id[128];
 	char *file; /* path relative to root, as configured */
 	char *abspath; /* resolved absolute path */
-	struct progress progress; /* from the file now */
+	int tasks_completed, tasks_total; /* the file's progress at load */
 	/* STATUS_PENDING, or STATUS_INVALID when tasks_total == 0 */
 	enum story_status load_status;
-	char reason[256]; /* why invalid, "" otherwise */
+	/* why invalid: a static string (not owned, never freed); NULL when
+	 * the story is valid */
+	const char *reason;
 };
 
 /*

@@ -111,6 +111,38 @@ static const char *const db_migrations[] = {
     "  value TEXT NOT NULL\n"
     ") WITHOUT ROWID;\n"
     "PRAGMA user_version = 1;\n",
+    /* 2: the count of each batch's stories per status, kept by triggers,
+     * so that a decision reads a handful of rows instead of grouping the
+     * whole batch (docs/performance.md) */
+    "CREATE TABLE story_counts (\n"
+    "  batch_id INTEGER NOT NULL,\n"
+    "  status TEXT NOT NULL,\n"
+    "  n INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (batch_id, status)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO story_counts (batch_id, status, n)\n"
+    "  SELECT batch_id, status, count(*) FROM stories\n"
+    "  GROUP BY batch_id, status;\n"
+    "CREATE TRIGGER story_counts_insert AFTER INSERT ON stories BEGIN\n"
+    "  INSERT INTO story_counts (batch_id, status, n)\n"
+    "    VALUES (new.batch_id, new.status, 1)\n"
+    "    ON CONFLICT (batch_id, status) DO UPDATE SET n = n + 1;\n"
+    "END;\n"
+    "CREATE TRIGGER story_counts_delete AFTER DELETE ON stories BEGIN\n"
+    "  UPDATE story_counts SET n = n - 1\n"
+    "    WHERE batch_id = old.batch_id AND status = old.status;\n"
+    "END;\n"
+    "CREATE TRIGGER story_counts_update\n"
+    "  AFTER UPDATE OF batch_id, status ON stories\n"
+    "  WHEN old.status IS NOT new.status\n"
+    "    OR old.batch_id IS NOT new.batch_id BEGIN\n"
+    "  UPDATE story_counts SET n = n - 1\n"
+    "    WHERE batch_id = old.batch_id AND status = old.status;\n"
+    "  INSERT INTO story_counts (batch_id, status, n)\n"
+    "    VALUES (new.batch_id, new.status, 1)\n"
+    "    ON CONFLICT (batch_id, status) DO UPDATE SET n = n + 1;\n"
+    "END;\n"
+    "PRAGMA user_version = 2;\n",
 };
 
 _Static_assert(
@@ -162,6 +194,7 @@ enum db_sql {
 	SQL_STORY_LIST_STATUS,
 	SQL_STORY_RANGE,
 	SQL_STATUS_COUNTS,
+	SQL_BATCH_SPEND,
 	SQL_ATTEMPT_NEXT_SEQ,
 	SQL_ATTEMPT_INSERT,
 	SQL_ATTEMPT_SET_PID,
@@ -216,8 +249,10 @@ static const char *const db_sql_text[SQL__COUNT] = {
     [SQL_STORY_RANGE] = "SELECT " STORY_COLS " FROM stories"
 			" WHERE batch_id = ? AND position >= ? AND position < ?"
 			" ORDER BY position, id",
-    [SQL_STATUS_COUNTS] = "SELECT status, count(*) FROM stories"
-			  " WHERE batch_id = ? GROUP BY status",
+    [SQL_STATUS_COUNTS] = "SELECT status, n FROM story_counts"
+			  " WHERE batch_id = ? AND n > 0",
+    [SQL_BATCH_SPEND] = "SELECT coalesce(sum(cost_usd), 0) FROM stories"
+			" WHERE batch_id = ?",
     [SQL_ATTEMPT_NEXT_SEQ] = "SELECT coalesce(max(seq), 0) + 1"
 			     " FROM attempts"
 			     " WHERE batch_id = ? AND story_id = ?",
@@ -259,6 +294,9 @@ struct db {
 	sqlite3 *h;
 	char *path;
 	int tx_depth;
+	int defer_next; /* db_defer_sync(): the next attempt end */
+	int unsynced; /* a commit without fsync is not yet durable */
+	int changes0; /* sqlite3_total_changes() when the tx began */
 	sqlite3_stmt *st[SQL__COUNT];
 };
 
@@ -558,12 +596,14 @@ db_tx_begin(struct db *db, struct sc_err *err)
 {
 	int ret;
 
-	if (db->tx_depth == 0)
+	if (db->tx_depth == 0) {
+		db->changes0 = sqlite3_total_changes(db->h);
 		ret =
 		    db_run(db, SQL_TX_BEGIN, err, "cannot begin a transaction");
-	else
+	} else {
 		ret = db_run(
 		    db, SQL_TX_SAVEPOINT, err, "cannot begin a savepoint");
+	}
 	if (ret == 0)
 		db->tx_depth++;
 	return ret;
@@ -584,7 +624,49 @@ db_tx_commit(struct db *db, struct sc_err *err)
 		    db, SQL_TX_RELEASE, err, "cannot release a savepoint");
 	if (ret == 0)
 		db->tx_depth--;
+	/* a FULL commit that wrote something syncs the whole WAL, earlier
+	 * frames included */
+	if (ret == 0 && db->tx_depth == 0 && sqlite3_get_autocommit(db->h) &&
+	    sqlite3_total_changes(db->h) != db->changes0)
+		db->unsynced = 0;
 	return ret;
+}
+
+void
+db_defer_sync(struct db *db)
+{
+	if (db != NULL)
+		db->defer_next = 1;
+}
+
+int
+db_unsynced(const struct db *db)
+{
+	return db != NULL && db->unsynced;
+}
+
+int
+db_flush(struct db *db, struct sc_err *err)
+{
+	sqlite3_file *wal = NULL;
+	int rc;
+
+	if (db == NULL || !db->unsynced)
+		return 0;
+	/* fsync the write-ahead log: what a FULL commit would have done */
+	rc = sqlite3_file_control(
+	    db->h, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
+	if (rc == SQLITE_OK && wal != NULL && wal->pMethods != NULL)
+		rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+	else
+		rc = sqlite3_wal_checkpoint_v2(
+		    db->h, "main", SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	if (rc != SQLITE_OK)
+		return err_set(err, SC_EIO,
+		    "%s: cannot sync the write-ahead log: %s", db->path,
+		    sqlite3_errstr(rc));
+	db->unsynced = 0;
+	return 0;
 }
 
 void
@@ -1032,7 +1114,6 @@ db_grow(void **arr, size_t *alloc, size_t n, size_t elem)
 	want = *alloc == 0 ? 16 : *alloc * 2;
 	if ((p = realloc(*arr, want * elem)) == NULL)
 		return -1;
-	memset((char *)p + *alloc * elem, 0, (want - *alloc) * elem);
 	*arr = p;
 	*alloc = want;
 	return 0;
@@ -1712,8 +1793,9 @@ db_attempt_finish(struct db *db, const struct attempt_row *r,
 	sqlite3_stmt *st = NULL;
 	struct db_bind b = {0};
 	int64_t ts;
-	int ret;
+	int ret, lazy = 0, defer = db->defer_next;
 
+	db->defer_next = 0;
 	if (r->outcome == OUTCOME_NONE)
 		return err_set(err, SC_ESOFTWARE,
 		    "%s: attempt %d of story %.128s finished without an "
@@ -1721,8 +1803,11 @@ db_attempt_finish(struct db *db, const struct attempt_row *r,
 		    db->path, r->attempt, r->story_id);
 	if ((ret = db_attempt_check(db, r, err)) < 0)
 		return ret;
+	/* group commit: no fsync of its own (synchronous may only change
+	 * outside a transaction) */
+	lazy = defer && db->tx_depth == 0 && db_relaxed(db, 1) == 0;
 	if ((ret = db_tx_begin(db, err)) < 0)
-		return ret;
+		goto out;
 	if ((ret = db_prep(db, &st, SQL_ATTEMPT_FINISH, err)) < 0)
 		goto out;
 	b.st = st;
@@ -1758,10 +1843,14 @@ db_attempt_finish(struct db *db, const struct attempt_row *r,
 	if ((ret = db_seq_bump(db, err)) < 0)
 		goto out;
 	ret = db_tx_commit(db, err);
+	if (ret == 0 && lazy)
+		db->unsynced = 1;
 out:
 	db_done(st);
 	if (ret < 0)
 		db_tx_rollback(db);
+	if (lazy && db_relaxed(db, 0) < 0 && ret == 0)
+		ret = db_fail(db, err, "cannot set synchronous=FULL");
 	return ret;
 }
 
@@ -1791,7 +1880,9 @@ db_attempts_query(struct db *db, struct attempt_row **out, size_t *n,
 			ret = db_oom(db, err);
 			goto out;
 		}
-		/* counted first, so that a half-read row is freed too */
+		/* zeroed and counted first, so that a half-read row is
+		 * freed too */
+		memset(&rows[count], 0, sizeof(rows[count]));
 		count++;
 		if ((ret = db_read_attempt(db, st, &rows[count - 1], err)) < 0)
 			goto out;
@@ -1878,6 +1969,7 @@ db_events_list(struct db *db, struct event_row **out, size_t *n,
 			goto out;
 		}
 		e = &rows[count++];
+		memset(e, 0, sizeof(*e));
 		e->id = sqlite3_column_int64(st, 0);
 		e->batch_id = sqlite3_column_int64(st, 1);
 		e->ts_ms = sqlite3_column_int64(st, 2);
@@ -1972,6 +2064,31 @@ db_decision_seq(struct db *db, int64_t *out, struct sc_err *err)
 		*out = sqlite3_column_int64(st, 0);
 	else if (rc != SQLITE_DONE)
 		ret = db_fail(db, err, "cannot read the decision counter");
+out:
+	db_done(st);
+	return ret;
+}
+
+int
+db_batch_spend(struct db *db, double *out, int64_t batch_id, struct sc_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct db_bind b = {0};
+	int rc, ret;
+
+	*out = 0;
+	if ((ret = db_prep(db, &st, SQL_BATCH_SPEND, err)) < 0)
+		goto out;
+	b.st = st;
+	bind_int(&b, batch_id);
+	if ((ret = db_bind_check(db, &b, err)) < 0)
+		goto out;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_double(st, 0);
+	else if (rc != SQLITE_DONE)
+		ret = db_fail(db, err, "cannot sum the spend of batch %lld",
+		    (long long)batch_id);
 out:
 	db_done(st);
 	return ret;

@@ -33,7 +33,7 @@
 #include "strategies/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 /* How long a statement waits for another connection's write lock. */
 #define DB_BUSY_TIMEOUT_MS 10000
 /* The meta key of the committed-decision counter (db_decision_seq). */
@@ -206,6 +206,9 @@ int db_story_range(struct db *db, struct story_row **out, size_t *n,
     int64_t batch_id, int from, int count, struct sc_err *err);
 int db_status_counts(struct db *db, int counts[STATUS__COUNT], int64_t batch_id,
     struct sc_err *err);
+/* *out = the sum of the batch's stories' cost_usd (0 when none). */
+int db_batch_spend(
+    struct db *db, double *out, int64_t batch_id, struct sc_err *err);
 
 /*
  * Attempts.  The story must exist in the batch.
@@ -267,6 +270,20 @@ int db_meta_set(
  * 0 before the first such write.
  */
 int db_decision_seq(struct db *db, int64_t *out, struct sc_err *err);
+
+/*
+ * Group commit.  db_defer_sync(): the next db_attempt_finish() commits
+ * with synchronous=NORMAL, i.e. without an fsync; in WAL mode it becomes
+ * durable with the next FULL commit (which syncs the whole log) or with
+ * db_flush().  db_unsynced() says whether such a commit is still
+ * waiting; db_flush() fsyncs the write-ahead log when one is (a no-op
+ * otherwise; SC_EIO naming the database when the sync fails).  The
+ * caller must not show a deferred decision anywhere durable (the state
+ * branch) before db_flush() or a later FULL commit.
+ */
+void db_defer_sync(struct db *db);
+int db_unsynced(const struct db *db);
+int db_flush(struct db *db, struct sc_err *err);
 
 /* PRAGMA integrity_check says "ok" and PRAGMA foreign_key_check finds
  * nothing; otherwise SC_EIO with the first problem. */

@@ -18,6 +18,7 @@
 
 #include <git2.h>
 
+#include "state/gitpack.h"
 #include "state/gitstate.h"
 
 #define GITSTATE_NAME "storyctl"
@@ -30,6 +31,13 @@
  * is reported with libgit2's message naming it.
  */
 #define GITSTATE_CAS_TRIES 100
+/*
+ * Loose objects are packed once this many have been written (about 260
+ * decisions), and at gitstate_flush().  A loose object takes at least
+ * one file-system block and one inode; packed, a decision's objects are
+ * a few hundred bytes (docs/performance.md).
+ */
+#define GS_PACK_AT 2048
 #define GS_RETRY_MOVED 1
 #define GS_RETRY_LOCKED 2
 
@@ -39,6 +47,18 @@ struct gitstate {
 	char *refname; /* "refs/heads/storyctl/state" */
 	char *workdir; /* absolute, no trailing slash */
 	int stale_removed; /* a dead writer's ref lock was removed once */
+	/* objects written since the last pack (gitpack_objects) */
+	git_oid *fresh;
+	size_t nfresh, afresh;
+};
+
+/* A commit being put together: blobs are written as files are added,
+ * the trees, the commit and the ref move at gitstate_tx_commit(). */
+struct gitstate_tx {
+	struct gitstate *gs;
+	int replace;
+	git_tree_update *updates; /* .path owned */
+	size_t n, alloc;
 };
 
 static const char *
@@ -288,6 +308,7 @@ gitstate_free(struct gitstate *gs)
 	if (gs == NULL)
 		return;
 	git_repository_free(gs->repo);
+	free(gs->fresh);
 	free(gs->branch);
 	free(gs->refname);
 	free(gs->workdir);
@@ -326,45 +347,71 @@ gs_clean_message(const char *message)
 	return m;
 }
 
-/*
- * Validate the files and write their blobs; fills updates[] (nfiles
- * entries, paths borrowed from files).
- */
+/* Remember an object just written, for the next pack; 0 or -1 (OOM:
+ * the object simply stays loose). */
 static int
-gs_write_blobs(struct gitstate *gs, git_tree_update *updates,
-    const struct gitstate_file *files, size_t nfiles, struct sc_err *err)
+gs_note(struct gitstate *gs, const git_oid *id)
 {
-	size_t i, j;
+	size_t want;
+	void *p;
 
-	for (i = 0; i < nfiles; i++) {
-		if (!gs_path_ok(files[i].path))
-			return err_set(err, SC_EDATA,
-			    "state branch %s: invalid path '%s'", gs->branch,
-			    files[i].path != NULL ? files[i].path : "(null)");
-		/* nfiles is a handful; quadratic is fine and gives a
-		 * clearer message than libgit2's */
-		for (j = 0; j < i; j++)
-			if (strcmp(files[i].path, files[j].path) == 0)
-				return err_set(err, SC_EDATA,
-				    "state branch %s: path '%s' given twice",
-				    gs->branch, files[i].path);
-		if (files[i].data == NULL && files[i].len > 0)
-			return err_set(err, SC_ESOFTWARE,
-			    "state branch %s: no data for '%s'", gs->branch,
-			    files[i].path);
+	if (gs->nfresh == gs->afresh) {
+		want = gs->afresh ? gs->afresh * 2 : 256;
+		if ((p = realloc(gs->fresh, want * sizeof(*gs->fresh))) == NULL)
+			return -1;
+		gs->fresh = p;
+		gs->afresh = want;
 	}
-	for (i = 0; i < nfiles; i++) {
-		memset(&updates[i], 0, sizeof(updates[i]));
-		updates[i].action = GIT_TREE_UPDATE_UPSERT;
-		updates[i].filemode = GIT_FILEMODE_BLOB;
-		updates[i].path = files[i].path;
-		if (git_blob_create_from_buffer(&updates[i].id, gs->repo,
-			files[i].len > 0 ? files[i].data : "",
-			files[i].len) < 0)
-			return err_set(err, SC_EIO, "state branch %s: %s: %s",
-			    gs->branch, files[i].path, gs_git_msg());
-	}
+	git_oid_cpy(&gs->fresh[gs->nfresh++], id);
 	return 0;
+}
+
+/*
+ * Note the trees a commit wrote: the root and every directory on the
+ * updated paths (sorted, so a directory's paths are adjacent and each
+ * directory is looked up once).
+ */
+static void
+gs_note_trees(struct gitstate *gs, git_tree *root,
+    const git_tree_update *updates, size_t n)
+{
+	git_tree_entry *e = NULL;
+	const char *prev = "", *path, *slash;
+	char dir[4096];
+	size_t i, len;
+
+	gs_note(gs, git_tree_id(root));
+	for (i = 0; i < n; prev = updates[i++].path) {
+		path = updates[i].path;
+		for (slash = strchr(path, '/'); slash != NULL;
+		     slash = strchr(slash + 1, '/')) {
+			len = (size_t)(slash - path);
+			if (strncmp(prev, path, len + 1) == 0 ||
+			    len >= sizeof(dir))
+				continue;
+			memcpy(dir, path, len);
+			dir[len] = '\0';
+			if (git_tree_entry_bypath(&e, root, dir) == 0) {
+				gs_note(gs, git_tree_entry_id(e));
+				git_tree_entry_free(e);
+				e = NULL;
+			}
+		}
+	}
+}
+
+int
+gitstate_flush(struct gitstate *gs, struct sc_err *err)
+{
+	int rc;
+
+	if (gs == NULL || gs->nfresh == 0)
+		return 0;
+	rc = gitpack_objects(gs->repo, gs->fresh, gs->nfresh, err);
+	/* packed or not, forget them: a failed pack leaves them loose,
+	 * readable, for git gc; trying again at once would fail again */
+	gs->nfresh = 0;
+	return rc;
 }
 
 /* "storyctl: <first line of msg>" for the reflog, into buf. */
@@ -386,7 +433,7 @@ gs_reflog_message(char *buf, size_t size, const char *msg)
  */
 static int
 gs_commit_once(struct gitstate *gs, int *out_committed,
-    const git_tree_update *updates, size_t nfiles, const char *msg,
+    const git_tree_update *updates, size_t nfiles, int replace, const char *msg,
     const git_signature *sig, struct sc_err *err)
 {
 	git_commit *parent = NULL;
@@ -407,8 +454,9 @@ gs_commit_once(struct gitstate *gs, int *out_committed,
 	}
 	if (!have_tip && nfiles == 0)
 		goto out; /* nothing to record, no branch to make */
-	if (git_tree_create_updated(&tree_id, gs->repo, base, nfiles, updates) <
-	    0) {
+	/* replace: the tree holds only the files given */
+	if (git_tree_create_updated(&tree_id, gs->repo, replace ? NULL : base,
+		nfiles, updates) < 0) {
 		rc = gs_fail(gs, err);
 		goto out;
 	}
@@ -452,6 +500,8 @@ gs_commit_once(struct gitstate *gs, int *out_committed,
 		goto out;
 	}
 	*out_committed = 1;
+	gs_note_trees(gs, tree, updates, nfiles);
+	gs_note(gs, &commit_id);
 out:
 	git_reference_free(ref);
 	git_tree_free(tree);
@@ -485,24 +535,102 @@ gs_stale_lock(struct gitstate *gs, int64_t now_s)
 }
 
 int
-gitstate_commit(struct gitstate *gs, int *out_committed,
-    const struct gitstate_file *files, size_t nfiles, const char *message,
-    int64_t now_s, struct sc_err *err)
+gitstate_tx_begin(struct gitstate *gs, struct gitstate_tx **out, int replace,
+    struct sc_err *err)
 {
-	git_tree_update *updates = NULL;
+	if (out == NULL || gs == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_tx_begin: bad arguments");
+	if ((*out = calloc(1, sizeof(**out))) == NULL)
+		return err_set(
+		    err, SC_EOS, "state branch %s: out of memory", gs->branch);
+	(*out)->gs = gs;
+	(*out)->replace = replace;
+	return 0;
+}
+
+void
+gitstate_tx_free(struct gitstate_tx *tx)
+{
+	size_t i;
+
+	if (tx == NULL)
+		return;
+	for (i = 0; i < tx->n; i++)
+		free((char *)tx->updates[i].path);
+	free(tx->updates);
+	free(tx);
+}
+
+int
+gitstate_tx_add(struct gitstate_tx *tx, const char *path, const char *data,
+    size_t len, struct sc_err *err)
+{
+	struct gitstate *gs;
+	git_tree_update *u;
+	size_t want;
+	void *p;
+
+	if (tx == NULL)
+		return err_set(err, SC_ESOFTWARE, "gitstate_tx_add: no commit");
+	gs = tx->gs;
+	if (!gs_path_ok(path))
+		return err_set(err, SC_EDATA,
+		    "state branch %s: invalid path '%s'", gs->branch,
+		    path != NULL ? path : "(null)");
+	if (data == NULL && len > 0)
+		return err_set(err, SC_ESOFTWARE,
+		    "state branch %s: no data for '%s'", gs->branch, path);
+	if (tx->n == tx->alloc) {
+		want = tx->alloc ? tx->alloc * 2 : 8;
+		p = realloc(tx->updates, want * sizeof(*tx->updates));
+		if (p == NULL)
+			goto oom;
+		tx->updates = p;
+		tx->alloc = want;
+	}
+	u = &tx->updates[tx->n];
+	memset(u, 0, sizeof(*u));
+	u->action = GIT_TREE_UPDATE_UPSERT;
+	u->filemode = GIT_FILEMODE_BLOB;
+	if ((u->path = gs_strdup(path)) == NULL)
+		goto oom;
+	tx->n++;
+	if (git_blob_create_from_buffer(
+		&u->id, gs->repo, len > 0 ? data : "", len) < 0)
+		return err_set(err, SC_EIO, "state branch %s: %s: %s",
+		    gs->branch, path, gs_git_msg());
+	gs_note(gs, &u->id);
+	return 0;
+oom:
+	return err_set(
+	    err, SC_EOS, "state branch %s: out of memory", gs->branch);
+}
+
+static int
+gs_update_cmp(const void *a, const void *b)
+{
+	return strcmp(((const git_tree_update *)a)->path,
+	    ((const git_tree_update *)b)->path);
+}
+
+int
+gitstate_tx_commit(struct gitstate_tx *tx, int *out_committed,
+    const char *message, int64_t now_s, struct sc_err *err)
+{
+	struct gitstate *gs;
 	git_signature *sig = NULL;
 	char *msg = NULL;
+	size_t i;
 	int rc = 0, tries;
 
 	if (out_committed != NULL)
 		*out_committed = 0;
-	if (gs == NULL || out_committed == NULL ||
-	    (files == NULL && nfiles > 0) || message == NULL)
+	if (tx == NULL || out_committed == NULL || message == NULL)
 		return err_set(
 		    err, SC_ESOFTWARE, "gitstate_commit: bad arguments");
-	if ((msg = gs_clean_message(message)) == NULL ||
-	    (nfiles > 0 &&
-		(updates = calloc(nfiles, sizeof(*updates))) == NULL)) {
+	gs = tx->gs;
+	if ((msg = gs_clean_message(message)) == NULL) {
 		rc = err_set(
 		    err, SC_EOS, "state branch %s: out of memory", gs->branch);
 		goto out;
@@ -512,18 +640,26 @@ gitstate_commit(struct gitstate *gs, int *out_committed,
 		    "state branch %s: empty commit message", gs->branch);
 		goto out;
 	}
-	if ((rc = gs_write_blobs(gs, updates, files, nfiles, err)) < 0)
-		goto out;
+	/* sorted, a path given twice is next to itself */
+	if (tx->n > 1)
+		qsort(tx->updates, tx->n, sizeof(*tx->updates), gs_update_cmp);
+	for (i = 1; i < tx->n; i++)
+		if (strcmp(tx->updates[i - 1].path, tx->updates[i].path) == 0) {
+			rc = err_set(err, SC_EDATA,
+			    "state branch %s: path '%s' given twice",
+			    gs->branch, tx->updates[i].path);
+			goto out;
+		}
 	if (git_signature_new(&sig, GITSTATE_NAME, GITSTATE_EMAIL,
 		(git_time_t)now_s, 0) < 0) {
 		rc = gs_fail(gs, err);
 		goto out;
 	}
 	for (tries = 0; tries < GITSTATE_CAS_TRIES; tries++) {
-		rc = gs_commit_once(
-		    gs, out_committed, updates, nfiles, msg, sig, err);
+		rc = gs_commit_once(gs, out_committed, tx->updates, tx->n,
+		    tx->replace, msg, sig, err);
 		if (rc <= 0)
-			goto out;
+			goto done;
 		if (rc == GS_RETRY_LOCKED && gs_stale_lock(gs, now_s))
 			tries = 0; /* removed a dead writer's lock: go again */
 	}
@@ -538,10 +674,47 @@ gitstate_commit(struct gitstate *gs, int *out_committed,
 	    "state branch %s: moved by another writer %d times in a row; "
 	    "giving up",
 	    gs->branch, GITSTATE_CAS_TRIES);
+	goto out;
+done:
+	/* the commit is made; a failed pack only leaves objects loose */
+	if (rc == 0 && gs->nfresh >= GS_PACK_AT) {
+		struct sc_err ignore;
+		gitstate_flush(gs, &ignore);
+	}
 out:
 	git_signature_free(sig);
-	free(updates);
 	free(msg);
+	return rc;
+}
+
+int
+gitstate_commit(struct gitstate *gs, int *out_committed,
+    const struct gitstate_file *files, size_t nfiles, const char *message,
+    int64_t now_s, struct sc_err *err)
+{
+	struct gitstate_tx *tx = NULL;
+	size_t i;
+	int rc;
+
+	if (out_committed != NULL)
+		*out_committed = 0;
+	if (gs == NULL || out_committed == NULL ||
+	    (files == NULL && nfiles > 0) || message == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_commit: bad arguments");
+	rc = gitstate_tx_begin(gs, &tx, 0, err);
+	/* every path is checked before any blob is written */
+	for (i = 0; rc == 0 && i < nfiles; i++)
+		if (!gs_path_ok(files[i].path))
+			rc = err_set(err, SC_EDATA,
+			    "state branch %s: invalid path '%s'", gs->branch,
+			    files[i].path != NULL ? files[i].path : "(null)");
+	for (i = 0; rc == 0 && i < nfiles; i++)
+		rc = gitstate_tx_add(
+		    tx, files[i].path, files[i].data, files[i].len, err);
+	if (rc == 0)
+		rc = gitstate_tx_commit(tx, out_committed, message, now_s, err);
+	gitstate_tx_free(tx);
 	return rc;
 }
 

@@ -77,6 +77,37 @@ int gitstate_commit(struct gitstate *gs, int *out_committed,
     int64_t now_s, struct sc_err *err);
 
 /*
+ * The same commit built file by file, so that a commit of thousands of
+ * files never holds them all in memory: gitstate_tx_begin(), then
+ * gitstate_tx_add() for each file (its blob is written at once; path and
+ * data are copied or consumed before it returns), then
+ * gitstate_tx_commit() with the rules of gitstate_commit() (a path
+ * given twice is found there).  With replace, the new tree holds only
+ * the files added (nothing is carried over from the tip); otherwise it
+ * is the tip's tree with the files added or replaced.  *out and the
+ * transaction are the caller's, freed with gitstate_tx_free() (NULL is
+ * a no-op) after a commit or instead of one.  A transaction abandoned
+ * leaves unreferenced blobs, which git gc drops.
+ */
+struct gitstate_tx;
+int gitstate_tx_begin(struct gitstate *gs, struct gitstate_tx **out,
+    int replace, struct sc_err *err);
+int gitstate_tx_add(struct gitstate_tx *tx, const char *path, const char *data,
+    size_t len, struct sc_err *err);
+int gitstate_tx_commit(struct gitstate_tx *tx, int *out_committed,
+    const char *message, int64_t now_s, struct sc_err *err);
+void gitstate_tx_free(struct gitstate_tx *tx);
+
+/*
+ * Pack the objects the commits of this handle wrote as loose files
+ * (git_packbuilder, then the loose copies go), as commits also do by
+ * themselves every GS_PACK_AT objects (state/gitstate.c).  Call it when
+ * a batch ends.  On failure (SC_EIO) the objects stay loose and
+ * readable; nothing is lost.
+ */
+int gitstate_flush(struct gitstate *gs, struct sc_err *err);
+
+/*
  * Read path at the tip of the branch.  *found = 0 (and *out = NULL)
  * when the branch does not exist or has no file at path (a directory or
  * submodule entry does not count as a file).  Otherwise *found = 1 and

@@ -206,7 +206,8 @@ render_progress_index(
 	fprintf(f,
 	    "\nThe table (story, status, attempts, tasks, last agent, "
 	    "last outcome, reason) is in pages of %d stories, in run "
-	    "order:\n\n",
+	    "order; each story's attempt history is in "
+	    "stories/NNNN/<story>.json, NNNN its page:\n\n",
 	    RENDER_PAGE);
 	pages = (total + RENDER_PAGE - 1) / RENDER_PAGE;
 	for (i = 0; i < pages; i++)
@@ -233,9 +234,24 @@ render_progress_page(char **out, const struct story_row *rows, size_t n,
 		return SC_EOS;
 	fprintf(f,
 	    "# storyctl progress, page %d\n\nBatch %lld, stories "
-	    "%d-%zu in run order.\n\n",
+	    "%d-%zu in run order; their attempt histories are in "
+	    "[stories/%04d/](../stories/%04d/).\n\n",
 	    page + 1, (long long)batch_id, page * RENDER_PAGE + 1,
-	    (size_t)page * RENDER_PAGE + n);
+	    (size_t)page * RENDER_PAGE + n, page + 1, page + 1);
 	table_rows(f, rows, n);
 	return memstream_done(out, f, &buf);
+}
+
+char *
+render_story_path(const char *id, int position, int total)
+{
+	char *p = NULL;
+	int rc;
+
+	if (total <= RENDER_PAGE)
+		rc = asprintf(&p, "stories/%s.json", id);
+	else
+		rc = asprintf(
+		    &p, "stories/%04d/%s.json", position / RENDER_PAGE + 1, id);
+	return rc < 0 ? NULL : p;
 }

@@ -38,6 +38,12 @@ int render_progress_index(
 int render_progress_page(char **out, const struct story_row *rows, size_t n,
     int page, int64_t batch_id);
 
+/* Where a story's JSON lives on the state branch: "stories/<id>.json",
+ * or in a batch of more than RENDER_PAGE stories
+ * "stories/NNNN/<id>.json", NNNN the page of progress/NNNN.md that
+ * lists it (position 0-based).  malloc'd, NULL on OOM. */
+char *render_story_path(const char *id, int position, int total);
+
 /* ISO 8601 UTC for epoch ms, or JSON null for 0. */
 json_t *render_time_json(int64_t ms);
 

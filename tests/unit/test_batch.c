@@ -1821,6 +1821,165 @@ test_only_named_story(void **state)
 	assert_int_equal(found, 0);
 }
 
+/* Dependencies: a story whose dependency ended other than done is
+ * blocked (naming it and how it ended), in position order and before
+ * the next ready story starts; a story blocked by a blocked one too. */
+static void
+test_blocked_dependents(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	};
+	struct fx *fx = *state;
+	struct story_row st;
+	char path[PATH_MAX];
+	const char *c_line, *x_line, *z_line;
+
+	path_in(path, fx->dir, "a.md");
+	file_put(path, "# Story\n\nNo tasks.\n");
+	fx_story(fx, "c.md", 2, 0);
+	fx_story(fx, "x.md", 2, 0);
+	fx_story(fx, "z.md", 2, 0);
+	fx_config(fx,
+	    "[{\"file\": \"c.md\", \"depends_on\": [\"a\"]}, \"a.md\","
+	    " {\"file\": \"x.md\", \"depends_on\": [\"c\", \"a\"]},"
+	    " \"z.md\"]",
+	    BOTH, FIXED);
+	fx_script(fx, steps, 1);
+	fx_run(fx);
+
+	assert_string_equal(fx->calls[0].story, "z.md");
+	assert_int_equal(fx_story_row(fx, "a").status, STATUS_INVALID);
+	st = fx_story_row(fx, "c");
+	assert_int_equal(st.status, STATUS_BLOCKED);
+	assert_string_equal(st.reason, "blocked: dependency a ended invalid");
+	st = fx_story_row(fx, "x");
+	assert_int_equal(st.status, STATUS_BLOCKED);
+	assert_string_equal(st.reason, "blocked: dependency c ended blocked");
+	assert_int_equal(fx_story_row(fx, "z").status, STATUS_DONE);
+	assert_int_equal(fx->res.counts[STATUS_BLOCKED], 2);
+	c_line = strstr(fx->outbuf, "Story c blocked");
+	x_line = strstr(fx->outbuf, "Story x blocked");
+	z_line = strstr(fx->outbuf, "z: attempt 1");
+	assert_non_null(c_line);
+	assert_non_null(x_line);
+	assert_non_null(z_line);
+	assert_true(c_line < x_line && x_line < z_line);
+}
+
+/* A batch made by hand: n rows at positions pos[i] (ids d<i> and done,
+ * except the named pending ones, whose files exist). */
+static void
+fx_batch_by_hand(struct fx *fx, const int *pos, size_t n,
+    const char *const *pending, const int *pending_at, size_t npending)
+{
+	struct db *db = fx_db(fx);
+	struct story_row st;
+	int64_t id = 0;
+	size_t i, k;
+
+	assert_int_equal(db_batch_create(db, &id, T0, &fx->err), 0);
+	for (i = 0; i < n; i++) {
+		memset(&st, 0, sizeof(st));
+		st.batch_id = id;
+		snprintf(st.id, sizeof(st.id), "d%zu", i);
+		snprintf(st.file, sizeof(st.file), "gone/d%zu.md", i);
+		st.status = STATUS_DONE;
+		st.tasks_completed = st.tasks_total = 1;
+		for (k = 0; k < npending; k++)
+			if (pending_at[k] == (int)i) {
+				snprintf(
+				    st.id, sizeof(st.id), "%s", pending[k]);
+				snprintf(st.file, sizeof(st.file), "%s.md",
+				    pending[k]);
+				st.status = STATUS_PENDING;
+				st.tasks_completed = 0;
+				st.tasks_total = 2;
+			}
+		st.position = pos[i];
+		st.updated_ms = T0;
+		assert_int_equal(db_story_add(db, &st, &fx->err), 0);
+	}
+	db_close(db);
+}
+
+/* The loop reads the batch a page at a time, in position order (not the
+ * order the rows were added or the config's); a batch whose positions
+ * have gaps is read whole, in the same order. */
+static void
+test_position_order(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	};
+	static const char *const ids[] = {"a", "b", "c"};
+	struct fx *fx = *state;
+	static int pos[450];
+	int at[3];
+	size_t i, round;
+
+	fx_story(fx, "a.md", 2, 0);
+	fx_story(fx, "b.md", 2, 0);
+	fx_story(fx, "c.md", 2, 0);
+	for (round = 0; round < 2; round++) {
+		fx_config(fx, "[\"a.md\", \"b.md\", \"c.md\"]", BOTH, FIXED);
+		if (round == 0) {
+			/* 0..449: three pages; a at 300, b at 10, c at 449 */
+			for (i = 0; i < 450; i++)
+				pos[i] = (int)i;
+			at[0] = 300;
+			at[1] = 10;
+			at[2] = 449;
+			fx_batch_by_hand(fx, pos, 450, ids, at, 3);
+		} else {
+			/* gaps: c at 0, a at 7, b at 1000 */
+			pos[0] = 7;
+			pos[1] = 1000;
+			pos[2] = 0;
+			at[0] = 0;
+			at[1] = 1;
+			at[2] = 2;
+			fx_batch_by_hand(fx, pos, 3, ids, at, 3);
+		}
+		fx_script(fx, steps, 3);
+		fx_run(fx);
+		assert_string_equal(
+		    fx->calls[0].story, round ? "c.md" : "b.md");
+		assert_string_equal(fx->calls[1].story, "a.md");
+		assert_string_equal(
+		    fx->calls[2].story, round ? "b.md" : "c.md");
+		assert_int_equal(fx->res.counts[STATUS_PENDING], 0);
+		assert_int_equal(fx->res.counts[STATUS_DONE], round ? 3 : 450);
+		fx_story(fx, "a.md", 2, 0);
+		fx_story(fx, "b.md", 2, 0);
+		fx_story(fx, "c.md", 2, 0);
+	}
+}
+
+/* A pending story of the batch that the config no longer names stops
+ * the loop with an error naming it (a done one does not). */
+static void
+test_story_left_config(void **state)
+{
+	static const char *const ids[] = {"gone", "a"};
+	static const int pos[] = {0, 1, 2};
+	static const int at[] = {1, 2};
+	struct fx *fx = *state;
+
+	fx_story(fx, "a.md", 2, 0);
+	fx_config(fx, "[\"a.md\"]", BOTH, FIXED);
+	fx_batch_by_hand(fx, pos, 3, ids, at, 2);
+	fx_script(fx, NULL, 0);
+	memset(&fx->err, 0, sizeof(fx->err));
+	assert_int_equal(batch_run(&fx->res, &fx->o, &fx->err), SC_EDATA);
+	assert_non_null(strstr(fx->err.msg,
+	    "story gone of batch 1 is no "
+	    "longer in the config"));
+	assert_int_equal(fx->ncalls, 0);
+}
+
 int
 main(void)
 {
@@ -1885,6 +2044,12 @@ main(void)
 		test_secrets_redacted, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_only_named_story, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_blocked_dependents, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_position_order, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_story_left_config, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

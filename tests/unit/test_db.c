@@ -282,7 +282,7 @@ test_open_settings(void **state)
 	assert_int_equal(info.busy_timeout_ms, DB_BUSY_TIMEOUT_MS);
 	/* WAL and the version are in the file, seen by any connection */
 	assert_raw(f->file, "PRAGMA journal_mode", "wal");
-	assert_raw(f->file, "PRAGMA user_version", "1");
+	assert_raw(f->file, "PRAGMA user_version", "2");
 }
 
 static void
@@ -1098,6 +1098,156 @@ test_free_null(void **state)
 	assert_true(1);
 }
 
+/* counts[] of batch f->batch, as a "pending/running/done" string */
+static void
+assert_counts(struct fx *f, int pending, int running, int done)
+{
+	int counts[STATUS__COUNT];
+	struct sc_err err = {0};
+
+	assert_int_equal(db_status_counts(f->db, counts, f->batch, &err), 0);
+	assert_int_equal(counts[STATUS_PENDING], pending);
+	assert_int_equal(counts[STATUS_RUNNING], running);
+	assert_int_equal(counts[STATUS_DONE], done);
+}
+
+static void
+test_status_counts_follow_updates(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct story_row s;
+	int found = 0;
+
+	add_story(f, "a", 0);
+	add_story(f, "b", 1);
+	add_story(f, "a", 0); /* already there: not counted twice */
+	assert_counts(f, 2, 0, 0);
+	assert_int_equal(
+	    db_story_get(f->db, &s, &found, f->batch, "a", &err), 0);
+	s.status = STATUS_RUNNING;
+	assert_int_equal(db_story_update(f->db, &s, &err), 0);
+	assert_counts(f, 1, 1, 0);
+	/* an update that keeps the status changes no count */
+	s.tasks_completed = 3;
+	assert_int_equal(db_story_update(f->db, &s, &err), 0);
+	assert_counts(f, 1, 1, 0);
+	s.status = STATUS_DONE;
+	assert_int_equal(db_story_update(f->db, &s, &err), 0);
+	assert_counts(f, 1, 0, 1);
+	/* a rolled-back change leaves the counts as they were */
+	assert_int_equal(db_tx_begin(f->db, &err), 0);
+	s.status = STATUS_PENDING;
+	assert_int_equal(db_story_update(f->db, &s, &err), 0);
+	db_tx_rollback(f->db);
+	assert_counts(f, 1, 0, 1);
+	/* the same as counting the rows */
+	assert_raw(f->file,
+	    "SELECT group_concat(status || '=' || n, ',') FROM (SELECT status,"
+	    " count(*) AS n FROM stories GROUP BY status ORDER BY status)",
+	    "done=1,pending=1");
+}
+
+static void
+test_migration_2_counts_existing_stories(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct story_row s;
+	int found = 0;
+
+	add_story(f, "a", 0);
+	add_story(f, "b", 1);
+	add_story(f, "c", 2);
+	assert_int_equal(
+	    db_story_get(f->db, &s, &found, f->batch, "c", &err), 0);
+	s.status = STATUS_DONE;
+	assert_int_equal(db_story_update(f->db, &s, &err), 0);
+	db_close(f->db);
+	f->db = NULL;
+	/* back to a version 1 database, as an older storyctl left it */
+	raw_exec(f->file,
+	    "DROP TRIGGER story_counts_insert; DROP TRIGGER "
+	    "story_counts_delete;"
+	    " DROP TRIGGER story_counts_update; DROP TABLE story_counts;"
+	    " PRAGMA user_version = 1;");
+	assert_int_equal(db_open(&f->db, f->state, &err), 0);
+	assert_raw(f->file, "PRAGMA user_version", "2");
+	assert_counts(f, 2, 0, 1);
+	add_story(f, "d", 3);
+	assert_counts(f, 3, 0, 1);
+}
+
+static void
+test_group_commit_flags(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct attempt_row r;
+	struct db_info info;
+
+	add_story(f, "a", 0);
+	attempt_init(&r, f->batch, "a", 1);
+	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+	assert_false(db_unsynced(f->db));
+	attempt_end(&r, OUTCOME_CRASH, 1, DECISION_RETRY);
+	db_defer_sync(f->db);
+	assert_int_equal(
+	    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
+	assert_true(db_unsynced(f->db));
+	/* back to FULL for everything else */
+	assert_int_equal(db_info(f->db, &info, &err), 0);
+	assert_int_equal(info.synchronous, 2);
+	assert_int_equal(db_flush(f->db, &err), 0);
+	assert_false(db_unsynced(f->db));
+	assert_int_equal(db_flush(f->db, &err), 0);
+
+	/* the next FULL commit that writes makes it durable too */
+	attempt_init(&r, f->batch, "a", 2);
+	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+	attempt_end(&r, OUTCOME_CRASH, 1, DECISION_RETRY);
+	db_defer_sync(f->db);
+	assert_int_equal(
+	    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
+	assert_true(db_unsynced(f->db));
+	/* an empty transaction writes nothing and syncs nothing */
+	assert_int_equal(db_tx_begin(f->db, &err), 0);
+	assert_int_equal(db_tx_commit(f->db, &err), 0);
+	assert_true(db_unsynced(f->db));
+	attempt_init(&r, f->batch, "a", 3);
+	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+	assert_false(db_unsynced(f->db));
+	/* a plain finish is FULL, and a defer is used up by one finish */
+	attempt_end(&r, OUTCOME_CRASH, 1, DECISION_RETRY);
+	assert_int_equal(
+	    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
+	assert_false(db_unsynced(f->db));
+	assert_raw(f->file,
+	    "SELECT count(*) FROM attempts WHERE outcome = 'crash'", "3");
+}
+
+static void
+test_batch_spend(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct story_row s;
+	double usd = -1;
+
+	assert_int_equal(db_batch_spend(f->db, &usd, f->batch, &err), 0);
+	assert_true(usd == 0);
+	story_init(&s, f->batch, "a", 0);
+	s.cost_usd = 0.25;
+	assert_int_equal(db_story_add(f->db, &s, &err), 0);
+	story_init(&s, f->batch, "b", 1);
+	s.cost_usd = 1.5;
+	assert_int_equal(db_story_add(f->db, &s, &err), 0);
+	assert_int_equal(db_batch_spend(f->db, &usd, f->batch, &err), 0);
+	assert_true(usd > 1.7499 && usd < 1.7501);
+	assert_int_equal(db_batch_spend(f->db, &usd, f->batch + 7, &err), 0);
+	assert_true(usd == 0);
+}
+
 int
 main(void)
 {
@@ -1148,6 +1298,13 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_tx_nesting, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_fifty_thousand_attempts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_status_counts_follow_updates, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_migration_2_counts_existing_stories, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_group_commit_flags, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_spend, setup, teardown),
 	    cmocka_unit_test(test_free_null),
 	};
 

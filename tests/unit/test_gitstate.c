@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
@@ -926,6 +927,107 @@ group_teardown(void **state)
 	return 0;
 }
 
+/* Loose object files under dir/.git/objects (fan-out directories). */
+static size_t
+count_loose(const char *dir)
+{
+	char path[PATH_MAX + 64];
+	struct dirent *de, *fe;
+	DIR *d, *f;
+	size_t n = 0;
+
+	snprintf(path, sizeof(path), "%s/.git/objects", dir);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
+			continue;
+		snprintf(
+		    path, sizeof(path), "%s/.git/objects/%s", dir, de->d_name);
+		if ((f = opendir(path)) == NULL)
+			continue;
+		while ((fe = readdir(f)) != NULL)
+			if (fe->d_name[0] != '.')
+				n++;
+		closedir(f);
+	}
+	closedir(d);
+	return n;
+}
+
+static void
+test_tx_replace_and_pack(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	struct gitstate_tx *tx = NULL;
+	struct gitstate *gs;
+	git_repository *repo = repo_init(fx->dir);
+	struct gitstate_file f[2] = {
+	    {"old/a.json", "{}", 2}, {"progress.md", "one", 3}};
+	char path[64], text[64];
+	int committed = -1, i;
+
+	gs = open_ok(fx->dir);
+	commit_files(gs, f, 2, "first", 1, 1);
+	/* replace: only what is added is in the new tree */
+	assert_int_equal(gitstate_tx_begin(gs, &tx, 1, &err), 0);
+	for (i = 0; i < 2100; i++) {
+		snprintf(path, sizeof(path), "stories/%04d/s%d.json",
+		    i / 200 + 1, i);
+		snprintf(text, sizeof(text), "{\"id\": \"s%d\"}\n", i);
+		assert_int_equal(
+		    gitstate_tx_add(tx, path, text, strlen(text), &err), 0);
+	}
+	assert_int_equal(gitstate_tx_add(tx, "progress.md", "two", 3, &err), 0);
+	/* a bad path fails at once, a path twice at the commit */
+	assert_int_equal(gitstate_tx_add(tx, "../x", "x", 1, &err), SC_EDATA);
+	assert_int_equal(
+	    gitstate_tx_commit(tx, &committed, "many", 2, &err), 0);
+	assert_int_equal(committed, 1);
+	gitstate_tx_free(tx);
+	assert_file(gs, "progress.md", "two");
+	assert_file(gs, "stories/0008/s1499.json", "{\"id\": \"s1499\"}\n");
+	assert_no_file(gs, "old/a.json");
+	/* over GS_PACK_AT objects: the commit packed them */
+	assert_true(count_loose(fx->dir) < 100);
+
+	/* a path given twice */
+	assert_int_equal(gitstate_tx_begin(gs, &tx, 0, &err), 0);
+	assert_int_equal(gitstate_tx_add(tx, "a", "1", 1, &err), 0);
+	assert_int_equal(gitstate_tx_add(tx, "b", "2", 1, &err), 0);
+	assert_int_equal(gitstate_tx_add(tx, "a", "3", 1, &err), 0);
+	assert_int_equal(
+	    gitstate_tx_commit(tx, &committed, "twice", 3, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "'a' given twice"));
+	assert_int_equal(committed, 0);
+	gitstate_tx_free(tx);
+	gitstate_tx_free(NULL);
+
+	/* a few decisions stay loose until gitstate_flush() */
+	for (i = 0; i < 5; i++) {
+		struct gitstate_file g = {"stories/0001/s1.json", text, 0};
+		snprintf(text, sizeof(text), "{\"v\": %d}\n", i);
+		g.len = strlen(text);
+		commit_files(gs, &g, 1, "decision", 10 + i, 1);
+	}
+	assert_true(count_loose(fx->dir) >= 5 * 5);
+	assert_int_equal(gitstate_flush(gs, &err), 0);
+	assert_int_equal(count_loose(fx->dir), 0);
+	assert_int_equal(gitstate_flush(gs, &err), 0);
+	assert_file(gs, "stories/0001/s1.json", "{\"v\": 4}\n");
+	assert_int_equal(count(gs), 7);
+	gitstate_free(gs);
+
+	/* a fresh handle reads everything back from the packs */
+	gs = open_ok(fx->dir);
+	assert_file(gs, "stories/0001/s1.json", "{\"v\": 4}\n");
+	assert_file(gs, "stories/0004/s700.json", "{\"id\": \"s700\"}\n");
+	assert_int_equal(count(gs), 7);
+	gitstate_free(gs);
+	git_repository_free(repo);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 
 int
@@ -949,6 +1051,7 @@ main(void)
 	    T(test_checked_out_branch_refused),
 	    T(test_lost_tip_object_reported),
 	    T(test_concurrent_writers),
+	    T(test_tx_replace_and_pack),
 	    cmocka_unit_test(test_bad_arguments),
 	};
 

@@ -759,6 +759,278 @@ test_no_fd_leak(void **state)
 	runner_result_release(&r);
 }
 
+/* Create tmpdir/dir/name holding text, with mode. */
+static void
+put_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char path[PATH_MAX];
+	size_t len = strlen(text);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, dir);
+	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+	snprintf(path, sizeof(path), "%s/%s/%s", tmpdir, dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	assert_int_equal(fchmod(fd, mode), 0);
+	close(fd);
+}
+
+/* The programs the PATH tests look for, in tmpdir: good/ runs them,
+ * noexec/ has them without execute permission, notdir is a file. */
+static void
+put_agents(void)
+{
+	put_file(
+	    "good", "storyctl-t-agent", "#!/bin/sh\necho \"agent $*\"\n", 0755);
+	/* No #! line: execvp() runs it with /bin/sh. */
+	put_file("good", "storyctl-t-bare", "echo \"bare $0 $*\"\n", 0755);
+	put_file(
+	    "noexec", "storyctl-t-agent", "#!/bin/sh\necho noexec\n", 0644);
+	put_file("noexec", "storyctl-t-bare", "echo noexec\n", 0644);
+	put_file(".", "notdir", "", 0644);
+}
+
+/* Run argv with the agent's PATH set to path_fmt (%1$s is tmpdir; NULL:
+ * no PATH in env_add) in tmpdir/cwd_sub (NULL: root). */
+static void
+run_with_path(struct runner_result *r, const char *const *argv,
+    const char *path_fmt, const char *cwd_sub)
+{
+	struct runner_opts o = {.wake_fd = -1, .argv = argv};
+	struct strlist add = {0};
+	struct sc_err err = {0};
+	char cwd[PATH_MAX], var[3 * PATH_MAX];
+
+	if (path_fmt != NULL) {
+		memcpy(var, "PATH=", 5);
+		snprintf(var + 5, sizeof(var) - 5, path_fmt, tmpdir);
+		assert_int_equal(strlist_push(&add, var), 0);
+		o.env_add = &add;
+	}
+	o.cwd = root;
+	if (cwd_sub != NULL) {
+		snprintf(cwd, sizeof(cwd), "%s/%s", tmpdir, cwd_sub);
+		o.cwd = cwd;
+	}
+	if (runner_run(r, &o, &err) < 0)
+		fail_msg("runner_run: %s", err.msg);
+	strlist_release(&add);
+}
+
+/*
+ * The program is looked up in the agent's PATH the way execvp() looks,
+ * not in the controller's: ENOENT, ENOTDIR and EACCES go on to the next
+ * element, EACCES wins when nothing ran, an empty element is the agent's
+ * working directory, a name with '/' is not searched.
+ */
+static void
+test_spawn_path_search(void **state)
+{
+	static const struct {
+		const char *what;
+		const char *path; /* %1$s = tmpdir */
+		const char *prog;
+		const char *cwd; /* under tmpdir, NULL = root */
+		int want_errno; /* 0: it runs */
+		const char *want_tail; /* %1$s = tmpdir */
+	} cases[] = {
+	    {"only in the agent's PATH", "/nonexistent:%1$s/good",
+		"storyctl-t-agent", NULL, 0, "agent a b\n"},
+	    {"missing everywhere", "/nonexistent:%1$s/notdir",
+		"storyctl-t-agent", NULL, ENOTDIR,
+		"cannot execute storyctl-t-agent: Not a directory"},
+	    {"missing", "%1$s/notdir:/nonexistent", "storyctl-t-agent", NULL,
+		ENOENT,
+		"cannot execute storyctl-t-agent: No such file or directory"},
+	    {"not executable", "%1$s/noexec", "storyctl-t-agent", NULL, EACCES,
+		"cannot execute storyctl-t-agent: Permission denied"},
+	    {"not executable, then missing", "%1$s/noexec:/nonexistent",
+		"storyctl-t-agent", NULL, EACCES, "Permission denied"},
+	    {"not executable, then found", "%1$s/noexec:%1$s/good",
+		"storyctl-t-agent", NULL, 0, "agent a b\n"},
+	    {"empty element = the agent's cwd", "/nonexistent::/nonexistent",
+		"storyctl-t-agent", "good", 0, "agent a b\n"},
+	    {"empty PATH = the agent's cwd", "", "storyctl-t-agent", "good", 0,
+		"agent a b\n"},
+	    {"no #! line, via PATH", "%1$s/noexec:%1$s/good", "storyctl-t-bare",
+		NULL, 0, "bare %1$s/good/storyctl-t-bare a b\n"},
+	    {"no #! line, in the cwd", ":/nonexistent", "storyctl-t-bare",
+		"good", 0, "bare storyctl-t-bare a b\n"},
+	    {"no #! line, not executable", "%1$s/noexec", "storyctl-t-bare",
+		NULL, EACCES, "Permission denied"},
+	    {"relative name with '/': the cwd's, no search",
+		"%1$s/noexec:%1$s/good", "good/storyctl-t-agent", "", 0,
+		"agent a b\n"},
+	    {"name with '/' is not searched", "%1$s/good",
+		"nonexistent/storyctl-t-agent", "", ENOENT,
+		"No such file or directory"},
+	    {"absolute, no #! line", "/nonexistent",
+		"%1$s/good/storyctl-t-bare", NULL, 0,
+		"bare %1$s/good/storyctl-t-bare a b\n"},
+	    {"empty name", "%1$s/good", "", "good", ENOENT,
+		"No such file or directory"},
+	};
+	struct runner_result r;
+	char prog[PATH_MAX], want[2 * PATH_MAX];
+	const char *argv[] = {prog, "a", "b", NULL};
+	size_t i;
+
+	put_agents();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		print_message("case: %s\n", cases[i].what);
+		snprintf(prog, sizeof(prog), cases[i].prog, tmpdir);
+		snprintf(want, sizeof(want), cases[i].want_tail, tmpdir);
+		run_with_path(&r, argv, cases[i].path, cases[i].cwd);
+		assert_int_equal(r.spawn_failed, cases[i].want_errno != 0);
+		assert_int_equal(r.spawn_errno, cases[i].want_errno);
+		assert_int_equal(r.exit_code,
+		    cases[i].want_errno == 0		? 0
+			: cases[i].want_errno == ENOENT ? 127
+							: 126);
+		if (cases[i].want_errno == 0)
+			assert_string_equal(r.tail, want);
+		else
+			assert_non_null(strstr(r.tail, want));
+		runner_result_release(&r);
+	}
+}
+
+/* Without PATH in the agent's environment, execvp()'s default applies:
+ * /bin:/usr/bin, not the controller's last PATH or the current dir. */
+static void
+test_spawn_default_path(void **state)
+{
+	struct runner_result r;
+	const char *argv[] = {"true", NULL};
+	const char *bare[] = {"storyctl-t-agent", NULL};
+	char *saved = NULL;
+
+	put_agents();
+	saved = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	assert_int_equal(unsetenv("PATH"), 0);
+	run_with_path(&r, argv, NULL, NULL);
+	assert_false(r.spawn_failed);
+	assert_int_equal(r.exit_code, 0);
+	runner_result_release(&r);
+	run_with_path(&r, bare, NULL, "good");
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.spawn_errno, ENOENT);
+	runner_result_release(&r);
+	if (saved != NULL)
+		assert_int_equal(setenv("PATH", saved, 1), 0);
+	free(saved);
+}
+
+/* A name longer than NAME_MAX is not searched for (ENAMETOOLONG, 126). */
+static void
+test_spawn_name_too_long(void **state)
+{
+	struct runner_result r;
+	char name[NAME_MAX + 2];
+	const char *argv[] = {name, NULL};
+
+	memset(name, 'a', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	run_with_path(&r, argv, "/bin:/usr/bin", NULL);
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.spawn_errno, ENAMETOOLONG);
+	assert_int_equal(r.exit_code, 126);
+	runner_result_release(&r);
+}
+
+/* The child shares the controller's memory until it execs: the agent's
+ * environment must reach it without touching ours (environ, PATH). */
+static void
+test_spawn_env_untouched(void **state)
+{
+	struct runner_result r;
+	const char *argv[] = {"storyctl-t-agent", "x", NULL};
+	char **env_before = environ;
+	const char *path_before = getenv("PATH");
+	char *path_copy = NULL;
+	int i;
+
+	assert_non_null(path_before);
+	path_copy = strdup(path_before);
+	assert_non_null(path_copy);
+	put_agents();
+	for (i = 0; i < 3; i++) {
+		run_with_path(&r, argv, "%1$s/good", NULL);
+		assert_int_equal(r.exit_code, 0);
+		assert_string_equal(r.tail, "agent x\n");
+		runner_result_release(&r);
+		assert_ptr_equal(environ, env_before);
+		assert_ptr_equal(getenv("PATH"), path_before);
+		assert_string_equal(getenv("PATH"), path_copy);
+	}
+	/* And the controller's PATH cannot find the agent's program. */
+	run_with_path(&r, argv, NULL, NULL);
+	assert_true(r.spawn_failed);
+	runner_result_release(&r);
+	free(path_copy);
+}
+
+static void
+on_usr1(int sig)
+{
+}
+
+/* The agent leads its own process group, starts with default signal
+ * dispositions and an empty mask whatever the controller has, and the
+ * controller's own handlers and mask are unchanged by the spawn. */
+static void
+test_spawn_group_and_signals(void **state)
+{
+	struct runner_opts o = {.wake_fd = -1};
+	const char *grp[] = {
+	    "/bin/sh", "-c", "echo $$ $(cut -d' ' -f5 /proc/$$/stat)", NULL};
+	const char *sig[] = {
+	    "/bin/grep", "-E", "^Sig(Blk|Ign):", "/proc/self/status", NULL};
+	struct sigaction sa, old_usr1, now;
+	sigset_t usr2, old_mask, mask;
+	struct runner_result r;
+	unsigned long long blk = 1, ign = 1;
+	char want[64];
+
+	o.argv = grp;
+	assert_int_equal(runner_run(&r, &o, NULL), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_true(r.pid != getpgrp());
+	snprintf(want, sizeof(want), "%d %d\n", r.pid, r.pid);
+	assert_string_equal(r.tail, want);
+	runner_result_release(&r);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGUSR1, &sa, &old_usr1), 0);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	assert_int_equal(sigprocmask(SIG_BLOCK, &usr2, &old_mask), 0);
+	o.argv = sig; /* SIGPIPE is ignored here (setup()) */
+	assert_int_equal(runner_run(&r, &o, NULL), 0);
+	assert_int_equal(r.exit_code, 0);
+	/* signals 1-31 only: glibc keeps 32 and 33 for itself (its
+	 * sigaction() refuses them), so an "ignored" inherited from
+	 * whatever started this test can show there */
+	assert_int_equal(
+	    sscanf(r.tail, "SigBlk:\t%llx\nSigIgn:\t%llx", &blk, &ign), 2);
+	assert_true((blk & 0x7fffffffULL) == 0);
+	assert_true((ign & 0x7fffffffULL) == 0);
+	runner_result_release(&r);
+	assert_int_equal(sigaction(SIGUSR1, NULL, &now), 0);
+	assert_ptr_equal(now.sa_handler, on_usr1);
+	assert_int_equal(sigaction(SIGPIPE, NULL, &now), 0);
+	assert_ptr_equal(now.sa_handler, SIG_IGN);
+	assert_int_equal(sigprocmask(SIG_SETMASK, NULL, &mask), 0);
+	assert_true(sigismember(&mask, SIGUSR2));
+	assert_false(sigismember(&mask, SIGUSR1));
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	sigaction(SIGUSR1, &old_usr1, NULL);
+}
+
 /* Read a process's parent and process group from /proc. */
 static void
 proc_parent_group(int pid, int *ppid, int *pgrp)
@@ -1524,6 +1796,11 @@ main(void)
 	    cmocka_unit_test(test_spawn_not_executable),
 	    cmocka_unit_test(test_empty_argv),
 	    cmocka_unit_test(test_no_fd_leak),
+	    cmocka_unit_test(test_spawn_path_search),
+	    cmocka_unit_test(test_spawn_default_path),
+	    cmocka_unit_test(test_spawn_name_too_long),
+	    cmocka_unit_test(test_spawn_env_untouched),
+	    cmocka_unit_test(test_spawn_group_and_signals),
 	    cmocka_unit_test(test_controller_death),
 	    cmocka_unit_test(test_kill_stale_group_leaderless),
 	    cmocka_unit_test(test_kill_stale_group_reused_pid),

@@ -119,6 +119,7 @@ test_load(void **state)
 	struct tmp *t = *state;
 	struct config c;
 	struct story *s = NULL;
+	struct progress pr;
 	struct sc_err err;
 	size_t n = 0;
 	char want[PATH_MAX];
@@ -141,20 +142,23 @@ test_load(void **state)
 	assert_string_equal(s[0].file, "docs/1-1.md");
 	fmt_into(want, sizeof(want), "%s/docs/1-1.md", t->root);
 	assert_string_equal(s[0].abspath, want);
-	assert_int_equal(s[0].progress.tasks_total, 3);
-	assert_int_equal(s[0].progress.tasks_completed, 1);
-	assert_string_equal(s[0].progress.stalled_task, "two");
+	assert_int_equal(s[0].tasks_total, 3);
+	assert_int_equal(s[0].tasks_completed, 1);
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
-	assert_string_equal(s[0].reason, "");
+	assert_null(s[0].reason);
+	/* the stalled task is not kept per story: read when needed */
+	assert_int_equal(story_read_progress(&pr, s[0].abspath, &err), 0);
+	assert_string_equal(pr.stalled_task, "two");
+	assert_int_equal(pr.tasks_completed, 1);
 
 	assert_string_equal(s[1].id, "second");
-	assert_int_equal(s[1].progress.tasks_total, 0);
+	assert_int_equal(s[1].tasks_total, 0);
 	assert_int_equal(s[1].load_status, STATUS_INVALID);
 	assert_string_equal(
 	    s[1].reason, "no tasks (no unindented checkbox items)");
 
 	assert_string_equal(s[2].id, "1-3");
-	assert_int_equal(s[2].progress.tasks_completed, 1);
+	assert_int_equal(s[2].tasks_completed, 1);
 	assert_int_equal(s[2].load_status, STATUS_PENDING);
 
 	stories_free(s, n);
@@ -337,7 +341,7 @@ test_symlink_inside_ok(void **state)
 	assert_string_equal(s[0].file, "current.md");
 	fmt_into(want, sizeof(want), "%s/real.md", t->root);
 	assert_string_equal(s[0].abspath, want);
-	assert_int_equal(s[0].progress.tasks_total, 2);
+	assert_int_equal(s[0].tasks_total, 2);
 	stories_free(s, n);
 	config_release(&c);
 }
