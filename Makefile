@@ -7,7 +7,7 @@ BINDIR   ?= $(PREFIX)/bin
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= cc
-PKGS      = libgit2 sqlite3 jansson
+PKGS      = libgit2 sqlite3 jansson zlib
 
 # Recursively expanded on purpose: pkg-config must run after scripts/deps
 # has installed the -dev packages, i.e. when a recipe is expanded.

@@ -137,10 +137,9 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 	size_t len = 0;
 	int rc = 0;
 
-	snprintf(s->id, sizeof(s->id), "%s", sc->id);
-	s->file = strdup(sc->file);
-	if (s->file == NULL ||
-	    asprintf(&joined, "%s%s%s", root,
+	s->id = sc->id;
+	s->file = sc->file;
+	if (asprintf(&joined, "%s%s%s", root,
 		root[strlen(root) - 1] == '/' ? "" : "/", sc->file) < 0) {
 		joined = NULL;
 		rc = err_set(err, SC_EOS, "%s: out of memory", sc->file);
@@ -224,10 +223,8 @@ stories_free(struct story *s, size_t n)
 
 	if (s == NULL)
 		return;
-	for (i = 0; i < n; i++) {
-		free(s[i].file);
+	for (i = 0; i < n; i++)
 		free(s[i].abspath);
-	}
 	free(s);
 }
 

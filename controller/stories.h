@@ -21,9 +21,11 @@
 /* One per configured story, for the whole run: kept small (a batch may
  * hold thousands). */
 struct story {
-	char id[128];
-	char *file; /* path relative to root, as configured */
-	char *abspath; /* resolved absolute path */
+	/* the config's own strings (cfg->stories[i]): valid while the
+	 * config passed to stories_load() is */
+	const char *id;
+	const char *file; /* path relative to root, as configured */
+	char *abspath; /* resolved absolute path, owned */
 	int tasks_completed, tasks_total; /* the file's progress at load */
 	/* STATUS_PENDING, or STATUS_INVALID when tasks_total == 0 */
 	enum story_status load_status;

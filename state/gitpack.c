@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include <git2.h>
+#include <zlib.h>
 #include <git2/sys/odb_backend.h>
 
 #include "state/gitpack.h"
@@ -185,11 +187,229 @@ out:
 	return rc;
 }
 
+/*
+ * SHA-1 (FIPS 180-4), for the pack's trailer: the indexer checks it and
+ * libgit2 has no public raw hash.  Not used for object ids.
+ */
+struct gp_sha1 {
+	uint32_t h[5];
+	uint64_t len;
+	unsigned char buf[64];
+	size_t used;
+};
+
+static uint32_t
+gp_rol(uint32_t x, int k)
+{
+	return (x << k) | (x >> (32 - k));
+}
+
+static void
+gp_sha1_block(struct gp_sha1 *c, const unsigned char *p)
+{
+	uint32_t w[80], a, b, d, e, f, k, t, cc;
+	int i;
+
+	for (i = 0; i < 16; i++)
+		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
+		    (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+	for (; i < 80; i++)
+		w[i] = gp_rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+	a = c->h[0];
+	b = c->h[1];
+	cc = c->h[2];
+	d = c->h[3];
+	e = c->h[4];
+	for (i = 0; i < 80; i++) {
+		if (i < 20) {
+			f = (b & cc) | (~b & d);
+			k = 0x5a827999;
+		} else if (i < 40) {
+			f = b ^ cc ^ d;
+			k = 0x6ed9eba1;
+		} else if (i < 60) {
+			f = (b & cc) | (b & d) | (cc & d);
+			k = 0x8f1bbcdc;
+		} else {
+			f = b ^ cc ^ d;
+			k = 0xca62c1d6;
+		}
+		t = gp_rol(a, 5) + f + e + k + w[i];
+		e = d;
+		d = cc;
+		cc = gp_rol(b, 30);
+		b = a;
+		a = t;
+	}
+	c->h[0] += a;
+	c->h[1] += b;
+	c->h[2] += cc;
+	c->h[3] += d;
+	c->h[4] += e;
+}
+
+static void
+gp_sha1_init(struct gp_sha1 *c)
+{
+	static const uint32_t h0[5] = {
+	    0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
+
+	memcpy(c->h, h0, sizeof(h0));
+	c->len = 0;
+	c->used = 0;
+}
+
+static void
+gp_sha1_update(struct gp_sha1 *c, const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	size_t take;
+
+	c->len += n;
+	while (n > 0) {
+		take = 64 - c->used < n ? 64 - c->used : n;
+		memcpy(c->buf + c->used, p, take);
+		c->used += take;
+		p += take;
+		n -= take;
+		if (c->used == 64) {
+			gp_sha1_block(c, c->buf);
+			c->used = 0;
+		}
+	}
+}
+
+static void
+gp_sha1_final(struct gp_sha1 *c, unsigned char out[20])
+{
+	unsigned char pad[72] = {0x80};
+	uint64_t bits = c->len * 8;
+	size_t npad = c->used < 56 ? 56 - c->used : 120 - c->used;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		pad[npad + i] = (unsigned char)(bits >> (56 - 8 * i));
+	gp_sha1_update(c, pad, npad + 8);
+	for (i = 0; i < 20; i++)
+		out[i] = (unsigned char)(c->h[i / 4] >> (24 - 8 * (i % 4)));
+}
+
+/* Hand bytes to the indexer and to the trailer's hash. */
+static int
+gp_emit(git_indexer *ix, struct gp_sha1 *c, const void *data, size_t n,
+    git_indexer_progress *st)
+{
+	gp_sha1_update(c, data, n);
+	return git_indexer_append(ix, data, n, st);
+}
+
+static int
+gp_oid_cmp(const void *a, const void *b)
+{
+	return git_oid_cmp(a, b);
+}
+
+/*
+ * Write ids[0..n) (all in odb) as one pack through libgit2's indexer
+ * (which writes pack-<name>.pack and .idx into packdir): every object
+ * whole, deflated at the fastest level, no delta search.  git's own
+ * packer looks for deltas between objects, which here cost more than
+ * the whole rest of a decision; a later `git gc` may still make them.
+ * The objects are read one at a time, so memory does not grow with n.
+ * *ix is the caller's (git_indexer_free); *name points into it.
+ */
+static int
+gp_write_pack(const char **name, git_indexer **ix, git_odb *odb,
+    const char *packdir, const git_oid *ids, size_t n, struct sc_err *err)
+{
+	git_indexer_progress st;
+	git_odb_object *obj = NULL;
+	git_oid *sorted = NULL;
+	struct gp_sha1 sha;
+	unsigned char hdr[16], trailer[20], *z = NULL;
+	uLongf zlen;
+	size_t i, k, m = 0, zcap = 0, len;
+	int type, rc = 0;
+
+	*name = NULL;
+	/* sorted, so a duplicate id is written once */
+	if ((sorted = malloc(n * sizeof(*sorted))) == NULL) {
+		git_error_set_oom();
+		goto git_fail;
+	}
+	memcpy(sorted, ids, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), gp_oid_cmp);
+	for (i = 0; i < n; i++)
+		if (m == 0 || !git_oid_equal(&sorted[m - 1], &sorted[i]))
+			git_oid_cpy(&sorted[m++], &sorted[i]);
+	if (git_indexer_new(ix, packdir, 0, odb, NULL) < 0)
+		goto git_fail;
+	memset(&st, 0, sizeof(st));
+	gp_sha1_init(&sha);
+	memcpy(hdr, "PACK\0\0\0\2", 8);
+	for (k = 0; k < 4; k++)
+		hdr[8 + k] = (unsigned char)((uint32_t)m >> (24 - 8 * k));
+	if (gp_emit(*ix, &sha, hdr, 12, &st) < 0)
+		goto git_fail;
+	for (i = 0; i < m; i++) {
+		if (git_odb_read(&obj, odb, &sorted[i]) < 0)
+			goto git_fail;
+		type = (int)git_odb_object_type(obj);
+		len = git_odb_object_size(obj);
+		/* type and size: 3 + 4 bits, then 7 bits a byte */
+		k = 0;
+		hdr[k] = (unsigned char)(type << 4 | (len & 0x0f));
+		for (len >>= 4; len > 0; len >>= 7) {
+			hdr[k++] |= 0x80;
+			hdr[k] = (unsigned char)(len & 0x7f);
+		}
+		k++;
+		len = git_odb_object_size(obj);
+		zlen = compressBound((uLong)len);
+		if (zlen > zcap) {
+			free(z);
+			if ((z = malloc(zlen)) == NULL) {
+				git_error_set_oom();
+				goto git_fail;
+			}
+			zcap = zlen;
+		}
+		if (compress2(z, &zlen, git_odb_object_data(obj), (uLong)len,
+			Z_BEST_SPEED) != Z_OK) {
+			git_error_set_str(GIT_ERROR_ZLIB, "deflate failed");
+			goto git_fail;
+		}
+		if (gp_emit(*ix, &sha, hdr, k, &st) < 0 ||
+		    gp_emit(*ix, &sha, z, zlen, &st) < 0)
+			goto git_fail;
+		git_odb_object_free(obj);
+		obj = NULL;
+	}
+	gp_sha1_final(&sha, trailer);
+	if (git_indexer_append(*ix, trailer, sizeof(trailer), &st) < 0 ||
+	    git_indexer_commit(*ix, &st) < 0)
+		goto git_fail;
+	if ((*name = git_indexer_name(*ix)) == NULL) {
+		git_error_set_str(GIT_ERROR_INVALID, "the pack has no name");
+		goto git_fail;
+	}
+	goto out;
+git_fail:
+	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir, n,
+	    gp_git_msg());
+out:
+	git_odb_object_free(obj);
+	free(z);
+	free(sorted);
+	return rc;
+}
+
 int
 gitpack_objects(
     git_repository *repo, const git_oid *ids, size_t n, struct sc_err *err)
 {
-	git_packbuilder *pb = NULL;
+	git_indexer *ix = NULL;
+	git_odb *odb = NULL;
 	char *objdir = NULL, *packdir = NULL, *prefix = NULL, *stem = NULL;
 	char *packfile = NULL, *idxfile = NULL;
 	const char *common, *name;
@@ -211,6 +431,8 @@ gitpack_objects(
 		    common == NULL ? "no git directory" : "out of memory");
 		goto out;
 	}
+	if (git_repository_odb(&odb, repo) < 0)
+		goto git_fail;
 	/* git creates objects/pack at init, but it may have been removed:
 	 * libgit2's indexer only creates files in it */
 	if (mkdir(packdir, 0777) == 0)
@@ -221,27 +443,18 @@ gitpack_objects(
 		goto out;
 	}
 
-	if (git_packbuilder_new(&pb, repo) < 0)
-		goto git_fail;
-	/* no threads of libgit2's own in storyctl's process */
-	git_packbuilder_set_threads(pb, 1);
-	/*
-	 * One by one, never insert_tree/insert_commit: those would walk
-	 * whole trees already packed.  Newest first, as pack.h advises for
-	 * locality (callers give the ids in the order they were written).
-	 * A duplicate id is skipped by libgit2; an id not in the odb fails
-	 * here, before any file is written.
-	 */
-	for (i = n; i > 0; i--)
-		if (git_packbuilder_insert(pb, &ids[i - 1], NULL) < 0)
-			goto git_fail;
-	if (git_packbuilder_write(pb, packdir, 0, NULL, NULL) < 0)
-		goto git_fail;
-	name = git_packbuilder_name(pb);
-	if (name == NULL) {
-		git_error_set_str(GIT_ERROR_INVALID, "the pack has no name");
-		goto git_fail;
+	/* an id not in the odb fails here, before any file is written */
+	if ((i = gp_first_missing(odb, ids, n)) < n) {
+		char hex[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(hex, sizeof(hex), &ids[i]);
+		rc = err_set(err, SC_EIO,
+		    "%s: cannot pack %zu objects: object %s not found", packdir,
+		    n, hex);
+		goto out;
 	}
+	rc = gp_write_pack(&name, &ix, odb, packdir, ids, n, err);
+	if (rc < 0)
+		goto out;
 	/* "<packdir>/pack-<name>", then ".pack" and ".idx" */
 	if ((prefix = gp_join(packdir, "/pack-")) == NULL ||
 	    (stem = gp_join(prefix, name)) == NULL ||
@@ -262,7 +475,8 @@ git_fail:
 	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir, n,
 	    gp_git_msg());
 out:
-	git_packbuilder_free(pb);
+	git_indexer_free(ix);
+	git_odb_free(odb);
 	free(idxfile);
 	free(packfile);
 	free(stem);

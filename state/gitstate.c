@@ -235,8 +235,15 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 	/* The state branch never reads back what it wrote except its tip:
 	 * a small object cache keeps the controller's memory flat over a
 	 * night of decisions (the default allows 256 MiB). */
+	git_libgit2_opts(GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(128 * 1024));
+	/* Packs are read through mmap'd windows, which count as resident
+	 * while mapped; the defaults (1 GiB windows, 8 GiB in all) would
+	 * keep every pack the night wrote mapped.  The state writer reads
+	 * only what the last decisions wrote, so a small working set does
+	 * (docs/performance.md, memory). */
+	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)(256 * 1024));
 	git_libgit2_opts(
-	    GIT_OPT_SET_CACHE_MAX_SIZE, (ssize_t)(4 * 1024 * 1024));
+	    GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)(1024 * 1024));
 	if ((gs = calloc(1, sizeof(*gs))) == NULL)
 		goto oom;
 	if ((gs->branch = gs_strdup(branch)) == NULL)
