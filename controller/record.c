@@ -260,12 +260,6 @@ record_sync(struct batch *b, struct sc_err *err)
 	    "two writes); this commit carries the missing state.",
 	    err);
 out:
-	/* whatever is still loose goes into a pack (best effort: loose
-	 * objects are as readable, only larger) */
-	if (rc == 0) {
-		struct sc_err ignore;
-		gitstate_flush(b->gs, &ignore);
-	}
 	free(tip);
 	return rc;
 }

@@ -32,12 +32,15 @@
  */
 #define GITSTATE_CAS_TRIES 100
 /*
- * Loose objects are packed once this many have been written (about 260
- * decisions), and at gitstate_flush().  A loose object takes at least
- * one file-system block and one inode; packed, a decision's objects are
- * a few hundred bytes (docs/performance.md).
+ * Loose objects are packed once this many have been written (about
+ * 2000 decisions of a large batch), as `git gc --auto` packs a
+ * repository once 6700 objects are loose.  A loose object takes at least
+ * one file-system block and one inode; packed, a decision is about 8 KiB.
+ * Packing costs about 80 us an object (read, deflate, index, unlink), a
+ * third of a decision's bookkeeping if done every few hundred decisions,
+ * so it is done rarely (docs/performance.md).
  */
-#define GS_PACK_AT 2048
+#define GS_PACK_AT 16384
 #define GS_RETRY_MOVED 1
 #define GS_RETRY_LOCKED 2
 
@@ -50,6 +53,7 @@ struct gitstate {
 	/* objects written since the last pack (gitpack_objects) */
 	git_oid *fresh;
 	size_t nfresh, afresh;
+	size_t pack_at; /* pack once nfresh reaches it (GS_PACK_AT) */
 };
 
 /* A commit being put together: blobs are written as files are added,
@@ -407,6 +411,13 @@ gs_note_trees(struct gitstate *gs, git_tree *root,
 	}
 }
 
+void
+gitstate_pack_at(struct gitstate *gs, size_t nobjects)
+{
+	if (gs != NULL)
+		gs->pack_at = nobjects;
+}
+
 int
 gitstate_flush(struct gitstate *gs, struct sc_err *err)
 {
@@ -684,7 +695,7 @@ gitstate_tx_commit(struct gitstate_tx *tx, int *out_committed,
 	goto out;
 done:
 	/* the commit is made; a failed pack only leaves objects loose */
-	if (rc == 0 && gs->nfresh >= GS_PACK_AT) {
+	if (rc == 0 && gs->nfresh >= (gs->pack_at ? gs->pack_at : GS_PACK_AT)) {
 		struct sc_err ignore;
 		gitstate_flush(gs, &ignore);
 	}

@@ -100,12 +100,14 @@ void gitstate_tx_free(struct gitstate_tx *tx);
 
 /*
  * Pack the objects the commits of this handle wrote as loose files
- * (git_packbuilder, then the loose copies go), as commits also do by
- * themselves every GS_PACK_AT objects (state/gitstate.c).  Call it when
- * a batch ends.  On failure (SC_EIO) the objects stay loose and
- * readable; nothing is lost.
+ * (state/gitpack.c, then the loose copies go), as commits also do by
+ * themselves once GS_PACK_AT objects are loose (state/gitstate.c; tests
+ * set another threshold with gitstate_pack_at(), 0 for the default).
+ * On failure (SC_EIO) the objects stay loose and readable; nothing is
+ * lost.
  */
 int gitstate_flush(struct gitstate *gs, struct sc_err *err);
+void gitstate_pack_at(struct gitstate *gs, size_t nobjects);
 
 /*
  * Read path at the tip of the branch.  *found = 0 (and *out = NULL)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # A batch larger than one progress page (RENDER_PAGE = 200 stories): the
-# state branch's paged layout, its objects packed, every commit true, and
+# state branch's paged layout, a sound repository, every commit true, and
 # the flat layout again for the next, small batch (docs/state-branch.md).
 . "$(dirname "$0")/lib.sh"
 
@@ -51,14 +51,8 @@ check "a commit in the middle counts every story" bash -c \
 check "that commit's story is done on its page ($id)" bash -c \
 	'git -C "$1" show "$2:progress/0001.md" "$2:progress/0002.md" 2>/dev/null | grep -q "^| $3 | done |"' _ "$P" "$mid" "$id"
 
-# the branch's objects are packed: nothing it reaches is a loose file
-loose_reached() {
-	git -C "$P" rev-list --objects storyctl/state | cut -d' ' -f1 |
-		while read -r o; do
-			[ -e "$P/.git/objects/${o:0:2}/${o:2}" ] && echo "$o"
-		done | wc -l
-}
-check "no object of the state branch is left loose" [ "$(loose_reached)" -eq 0 ]
+# (packing the branch's objects once 16384 are loose is a unit test of
+# state/gitstate.c: 250 stories stay below it)
 check "git fsck finds the repository sound" git -C "$P" fsck --strict --no-progress
 check "the work tree is only the checked boxes, HEAD untouched" bash -c \
 	'[ -z "$(git -C "$1" status --porcelain | grep -v "^ M docs/stories/s[0-9]*.md$")" ] && [ "$(git -C "$1" rev-parse --abbrev-ref HEAD)" = main ]' _ "$P"

@@ -969,6 +969,7 @@ test_tx_replace_and_pack(void **state)
 	int committed = -1, i;
 
 	gs = open_ok(fx->dir);
+	gitstate_pack_at(gs, 2048);
 	commit_files(gs, f, 2, "first", 1, 1);
 	/* replace: only what is added is in the new tree */
 	assert_int_equal(gitstate_tx_begin(gs, &tx, 1, &err), 0);
@@ -989,7 +990,7 @@ test_tx_replace_and_pack(void **state)
 	assert_file(gs, "progress.md", "two");
 	assert_file(gs, "stories/0008/s1499.json", "{\"id\": \"s1499\"}\n");
 	assert_no_file(gs, "old/a.json");
-	/* over GS_PACK_AT objects: the commit packed them */
+	/* over the threshold (2048 objects): the commit packed them */
 	assert_true(count_loose(fx->dir) < 100);
 
 	/* a path given twice */
