@@ -188,8 +188,9 @@ out:
 }
 
 /*
- * SHA-1 (FIPS 180-4), for the pack's trailer: the indexer checks it and
- * libgit2 has no public raw hash.  Not used for object ids.
+ * SHA-1 (FIPS 180-4), for the checksums that end a pack and its index
+ * (git checks both; libgit2 has no public raw hash).  Object ids come
+ * from libgit2.
  */
 struct gp_sha1 {
 	uint32_t h[5];
@@ -294,13 +295,73 @@ gp_sha1_final(struct gp_sha1 *c, unsigned char out[20])
 		out[i] = (unsigned char)(c->h[i / 4] >> (24 - 8 * (i % 4)));
 }
 
-/* Hand bytes to the indexer and to the trailer's hash. */
-static int
-gp_emit(git_indexer *ix, struct gp_sha1 *c, const void *data, size_t n,
-    git_indexer_progress *st)
+/* A file written through stdio while its SHA-1 is computed. */
+struct gp_out {
+	FILE *f;
+	struct gp_sha1 sha;
+	uint64_t off;
+	int failed;
+};
+
+static void
+gp_put(struct gp_out *o, const void *data, size_t n)
 {
-	gp_sha1_update(c, data, n);
-	return git_indexer_append(ix, data, n, st);
+	gp_sha1_update(&o->sha, data, n);
+	o->off += n;
+	if (fwrite(data, 1, n, o->f) != n)
+		o->failed = 1;
+}
+
+static void
+gp_put32(struct gp_out *o, uint32_t v)
+{
+	unsigned char b[4] = {(unsigned char)(v >> 24),
+	    (unsigned char)(v >> 16), (unsigned char)(v >> 8),
+	    (unsigned char)v};
+
+	gp_put(o, b, 4);
+}
+
+/* Open a new temporary file in dir for o; its name into path. */
+static int
+gp_open_tmp(struct gp_out *o, char *path, size_t size, const char *dir)
+{
+	int fd;
+
+	memset(o, 0, sizeof(*o));
+	gp_sha1_init(&o->sha);
+	snprintf(path, size, "%s/tmp_storyctl_XXXXXX", dir);
+	if ((fd = mkstemp(path)) < 0) {
+		path[0] = '\0';
+		return -1;
+	}
+	if ((o->f = fdopen(fd, "wb")) == NULL) {
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+/* Flush, fsync and close o's file; -1 (errno set) if anything failed. */
+static int
+gp_close(struct gp_out *o)
+{
+	int rc = o->failed ? -1 : 0, saved = EIO;
+
+	if (o->f == NULL)
+		return rc;
+	if (rc == 0 && (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0)) {
+		saved = errno;
+		rc = -1;
+	}
+	if (fclose(o->f) != 0 && rc == 0) {
+		saved = errno;
+		rc = -1;
+	}
+	o->f = NULL;
+	if (rc < 0)
+		errno = saved;
+	return rc;
 }
 
 static int
@@ -309,31 +370,86 @@ gp_oid_cmp(const void *a, const void *b)
 	return git_oid_cmp(a, b);
 }
 
+/* Write one object of odb as a whole (undeltified) pack entry. */
+static int
+gp_put_object(struct gp_out *o, uint32_t *crc, git_odb *odb, const git_oid *id,
+    unsigned char **z, size_t *zcap)
+{
+	git_odb_object *obj = NULL;
+	unsigned char hdr[16];
+	uLongf zlen;
+	size_t k, len;
+	int rc = -1;
+
+	if (git_odb_read(&obj, odb, id) < 0)
+		return -1;
+	len = git_odb_object_size(obj);
+	/* type and size: 3 + 4 bits, then 7 bits a byte */
+	k = 0;
+	hdr[k] =
+	    (unsigned char)((int)git_odb_object_type(obj) << 4 | (len & 0x0f));
+	for (len >>= 4; len > 0; len >>= 7) {
+		hdr[k++] |= 0x80;
+		hdr[k] = (unsigned char)(len & 0x7f);
+	}
+	k++;
+	len = git_odb_object_size(obj);
+	zlen = compressBound((uLong)len);
+	if (zlen > *zcap) {
+		free(*z);
+		if ((*z = malloc(zlen)) == NULL) {
+			*zcap = 0;
+			git_error_set_oom();
+			goto out;
+		}
+		*zcap = zlen;
+	}
+	if (compress2(*z, &zlen, git_odb_object_data(obj), (uLong)len,
+		Z_BEST_SPEED) != Z_OK) {
+		git_error_set_str(GIT_ERROR_ZLIB, "deflate failed");
+		goto out;
+	}
+	*crc = (uint32_t)crc32(crc32(0L, hdr, (uInt)k), *z, (uInt)zlen);
+	gp_put(o, hdr, k);
+	gp_put(o, *z, zlen);
+	rc = 0;
+out:
+	git_odb_object_free(obj);
+	return rc;
+}
+
 /*
- * Write ids[0..n) (all in odb) as one pack through libgit2's indexer
- * (which writes pack-<name>.pack and .idx into packdir): every object
- * whole, deflated at the fastest level, no delta search.  git's own
- * packer looks for deltas between objects, which here cost more than
- * the whole rest of a decision; a later `git gc` may still make them.
- * The objects are read one at a time, so memory does not grow with n.
- * *ix is the caller's (git_indexer_free); *name points into it.
+ * Write ids[0..n) (all in odb) as packdir/pack-<hex>.pack and its
+ * version 2 .idx, the way git names them (hex = the pack's checksum):
+ * every object whole, deflated at the fastest level, no delta search and
+ * no indexer.  git's packer searches for deltas, and libgit2's indexer
+ * inflates and hashes every object again and maps the whole pack; here
+ * the objects are read one at a time, the index is built from what was
+ * written (sorted ids, CRC-32s, offsets), and memory does not grow with
+ * the pack.  Both files are written under temporary names, fsynced and
+ * renamed, the .idx last (readers find a pack by its .idx).  A later
+ * `git gc` may still find deltas.
  */
 static int
-gp_write_pack(const char **name, git_indexer **ix, git_odb *odb,
-    const char *packdir, const git_oid *ids, size_t n, struct sc_err *err)
+gp_write_pack(char hex[GIT_OID_HEXSZ + 1], git_odb *odb, const char *packdir,
+    const git_oid *ids, size_t n, struct sc_err *err)
 {
-	git_indexer_progress st;
-	git_odb_object *obj = NULL;
+	struct gp_out o;
 	git_oid *sorted = NULL;
-	struct gp_sha1 sha;
-	unsigned char hdr[16], trailer[20], *z = NULL;
-	uLongf zlen;
-	size_t i, k, m = 0, zcap = 0, len;
-	int type, rc = 0;
+	uint64_t *off = NULL;
+	uint32_t *crc = NULL, fan[256];
+	unsigned char trailer[20], sum[20], *z = NULL, big[8];
+	char tpack[4096] = "", tidx[4096] = "", path[4200];
+	const char *what = "pack";
+	size_t i, k, m = 0, zcap = 0, nbig = 0;
+	int rc = 0;
 
-	*name = NULL;
-	/* sorted, so a duplicate id is written once */
-	if ((sorted = malloc(n * sizeof(*sorted))) == NULL) {
+	memset(&o, 0, sizeof(o));
+	/* sorted, so a duplicate id is written once, in index order */
+	sorted = malloc(n * sizeof(*sorted));
+	off = malloc(n * sizeof(*off));
+	crc = malloc(n * sizeof(*crc));
+	if (sorted == NULL || off == NULL || crc == NULL) {
 		git_error_set_oom();
 		goto git_fail;
 	}
@@ -342,64 +458,88 @@ gp_write_pack(const char **name, git_indexer **ix, git_odb *odb,
 	for (i = 0; i < n; i++)
 		if (m == 0 || !git_oid_equal(&sorted[m - 1], &sorted[i]))
 			git_oid_cpy(&sorted[m++], &sorted[i]);
-	if (git_indexer_new(ix, packdir, 0, odb, NULL) < 0)
-		goto git_fail;
-	memset(&st, 0, sizeof(st));
-	gp_sha1_init(&sha);
-	memcpy(hdr, "PACK\0\0\0\2", 8);
-	for (k = 0; k < 4; k++)
-		hdr[8 + k] = (unsigned char)((uint32_t)m >> (24 - 8 * k));
-	if (gp_emit(*ix, &sha, hdr, 12, &st) < 0)
-		goto git_fail;
+
+	if (gp_open_tmp(&o, tpack, sizeof(tpack), packdir) < 0)
+		goto sys_fail;
+	gp_put(&o, "PACK", 4);
+	gp_put32(&o, 2);
+	gp_put32(&o, (uint32_t)m);
 	for (i = 0; i < m; i++) {
-		if (git_odb_read(&obj, odb, &sorted[i]) < 0)
+		off[i] = o.off;
+		if (gp_put_object(&o, &crc[i], odb, &sorted[i], &z, &zcap) < 0)
 			goto git_fail;
-		type = (int)git_odb_object_type(obj);
-		len = git_odb_object_size(obj);
-		/* type and size: 3 + 4 bits, then 7 bits a byte */
-		k = 0;
-		hdr[k] = (unsigned char)(type << 4 | (len & 0x0f));
-		for (len >>= 4; len > 0; len >>= 7) {
-			hdr[k++] |= 0x80;
-			hdr[k] = (unsigned char)(len & 0x7f);
-		}
-		k++;
-		len = git_odb_object_size(obj);
-		zlen = compressBound((uLong)len);
-		if (zlen > zcap) {
-			free(z);
-			if ((z = malloc(zlen)) == NULL) {
-				git_error_set_oom();
-				goto git_fail;
-			}
-			zcap = zlen;
-		}
-		if (compress2(z, &zlen, git_odb_object_data(obj), (uLong)len,
-			Z_BEST_SPEED) != Z_OK) {
-			git_error_set_str(GIT_ERROR_ZLIB, "deflate failed");
-			goto git_fail;
-		}
-		if (gp_emit(*ix, &sha, hdr, k, &st) < 0 ||
-		    gp_emit(*ix, &sha, z, zlen, &st) < 0)
-			goto git_fail;
-		git_odb_object_free(obj);
-		obj = NULL;
 	}
-	gp_sha1_final(&sha, trailer);
-	if (git_indexer_append(*ix, trailer, sizeof(trailer), &st) < 0 ||
-	    git_indexer_commit(*ix, &st) < 0)
-		goto git_fail;
-	if ((*name = git_indexer_name(*ix)) == NULL) {
-		git_error_set_str(GIT_ERROR_INVALID, "the pack has no name");
-		goto git_fail;
+	gp_sha1_final(&o.sha, trailer);
+	if (fwrite(trailer, 1, 20, o.f) != 20)
+		o.failed = 1;
+	if (gp_close(&o) < 0)
+		goto sys_fail;
+
+	what = "index";
+	if (gp_open_tmp(&o, tidx, sizeof(tidx), packdir) < 0)
+		goto sys_fail;
+	gp_put(&o, "\377tOc", 4);
+	gp_put32(&o, 2);
+	memset(fan, 0, sizeof(fan));
+	for (i = 0; i < m; i++)
+		fan[sorted[i].id[0]]++;
+	for (k = 1; k < 256; k++)
+		fan[k] += fan[k - 1];
+	for (k = 0; k < 256; k++)
+		gp_put32(&o, fan[k]);
+	for (i = 0; i < m; i++)
+		gp_put(&o, sorted[i].id, GIT_OID_RAWSZ);
+	for (i = 0; i < m; i++)
+		gp_put32(&o, crc[i]);
+	/* offsets past 2 GiB go to a table of 8-byte ones */
+	for (i = 0; i < m; i++)
+		gp_put32(&o,
+		    off[i] < 0x80000000u ? (uint32_t)off[i]
+					 : 0x80000000u | (uint32_t)nbig++);
+	for (i = 0; i < m; i++) {
+		if (off[i] < 0x80000000u)
+			continue;
+		for (k = 0; k < 8; k++)
+			big[k] = (unsigned char)(off[i] >> (56 - 8 * k));
+		gp_put(&o, big, 8);
 	}
+	gp_put(&o, trailer, 20);
+	gp_sha1_final(&o.sha, sum);
+	if (fwrite(sum, 1, 20, o.f) != 20)
+		o.failed = 1;
+	if (gp_close(&o) < 0)
+		goto sys_fail;
+
+	for (k = 0; k < 20; k++)
+		snprintf(hex + 2 * k, 3, "%02x", trailer[k]);
+	snprintf(path, sizeof(path), "%s/pack-%s.pack", packdir, hex);
+	if (rename(tpack, path) < 0)
+		goto sys_fail;
+	tpack[0] = '\0';
+	what = "index";
+	snprintf(path, sizeof(path), "%s/pack-%s.idx", packdir, hex);
+	if (rename(tidx, path) < 0)
+		goto sys_fail;
+	tidx[0] = '\0';
+	goto out;
+sys_fail:
+	rc = err_set(err, SC_EIO,
+	    "%s: cannot pack %zu objects: writing the %s: %s", packdir, n, what,
+	    strerror(errno));
 	goto out;
 git_fail:
 	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir, n,
 	    gp_git_msg());
 out:
-	git_odb_object_free(obj);
+	if (o.f != NULL)
+		fclose(o.f);
+	if (tpack[0] != '\0')
+		unlink(tpack);
+	if (tidx[0] != '\0')
+		unlink(tidx);
 	free(z);
+	free(crc);
+	free(off);
 	free(sorted);
 	return rc;
 }
@@ -408,11 +548,11 @@ int
 gitpack_objects(
     git_repository *repo, const git_oid *ids, size_t n, struct sc_err *err)
 {
-	git_indexer *ix = NULL;
 	git_odb *odb = NULL;
+	char name[GIT_OID_HEXSZ + 1];
 	char *objdir = NULL, *packdir = NULL, *prefix = NULL, *stem = NULL;
 	char *packfile = NULL, *idxfile = NULL;
-	const char *common, *name;
+	const char *common;
 	size_t i;
 	int made_packdir = 0, rc = 0;
 
@@ -434,7 +574,7 @@ gitpack_objects(
 	if (git_repository_odb(&odb, repo) < 0)
 		goto git_fail;
 	/* git creates objects/pack at init, but it may have been removed:
-	 * libgit2's indexer only creates files in it */
+	 * only files are created in it */
 	if (mkdir(packdir, 0777) == 0)
 		made_packdir = 1;
 	else if (errno != EEXIST) {
@@ -452,7 +592,7 @@ gitpack_objects(
 		    n, hex);
 		goto out;
 	}
-	rc = gp_write_pack(&name, &ix, odb, packdir, ids, n, err);
+	rc = gp_write_pack(name, odb, packdir, ids, n, err);
 	if (rc < 0)
 		goto out;
 	/* "<packdir>/pack-<name>", then ".pack" and ".idx" */
@@ -475,7 +615,6 @@ git_fail:
 	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir, n,
 	    gp_git_msg());
 out:
-	git_indexer_free(ix);
 	git_odb_free(odb);
 	free(idxfile);
 	free(packfile);
