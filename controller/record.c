@@ -80,6 +80,56 @@ add_text(struct gitstate_tx *tx, const char *path, int rendered, char *text,
 }
 
 /*
+ * The table of the page of stories from position `from` (progress.md
+ * itself in a batch of at most RENDER_PAGE stories) and the JSON of
+ * `only`, or of every story on it.  A decision reads only the columns
+ * the table shows (db_story_lines); the whole story rows are read only
+ * when every story's JSON is written.
+ */
+static int
+add_page(struct batch *b, struct gitstate_tx *tx, const struct story_row *only,
+    int from, int total, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	struct story_line *lines = NULL;
+	char *block = NULL, *text = NULL, path[32];
+	const char *name = "progress.md";
+	size_t n = 0, i;
+	int page = from / RENDER_PAGE, rc;
+
+	if (only != NULL) {
+		rc = db_story_lines(b->db, &lines, &block, &n, b->batch_id,
+		    from, RENDER_PAGE, err);
+	} else {
+		rc = db_story_range(
+		    b->db, &rows, &n, b->batch_id, from, RENDER_PAGE, err);
+		if (rc == 0 && n > 0 &&
+		    (lines = calloc(n, sizeof(*lines))) == NULL)
+			rc = err_set(err, SC_EOS, "out of memory");
+		for (i = 0; rc == 0 && i < n; i++)
+			render_line_of(&lines[i], &rows[i]);
+	}
+	if (rc < 0)
+		goto out;
+	if (total > RENDER_PAGE) {
+		snprintf(path, sizeof(path), "progress/%04d.md", page + 1);
+		name = path;
+		rc = render_progress_page(&text, lines, n, page, b->batch_id);
+	} else {
+		rc = render_progress_md(&text, lines, n, b->batch_id);
+	}
+	rc = add_text(tx, name, rc, text, err);
+	if (rc == 0)
+		rc = only != NULL ? add_stories(b, tx, only, 1, total, err)
+				  : add_stories(b, tx, rows, n, total, err);
+out:
+	free(lines);
+	free(block);
+	free(rows);
+	return rc;
+}
+
+/*
  * One commit on the state branch.  With `only` (a decision about one
  * story) the work is bounded: the story's JSON, and either the whole
  * progress.md of a small batch or, above RENDER_PAGE stories, the
@@ -93,10 +143,9 @@ commit_files(struct batch *b, const struct story_row *only, const char *subject,
     const char *body, struct sc_err *err)
 {
 	struct gitstate_tx *tx = NULL;
-	struct story_row *rows = NULL;
 	int counts[STATUS__COUNT];
-	char *text = NULL, *msg = NULL, path[32];
-	size_t n = 0, k;
+	char *text = NULL, *msg = NULL;
+	size_t k;
 	int64_t seq = 0;
 	int committed = 0, total = 0, from, end;
 	int rc;
@@ -112,41 +161,18 @@ commit_files(struct batch *b, const struct story_row *only, const char *subject,
 	rc = gitstate_tx_begin(b->gs, &tx, only == NULL, err);
 	if (rc < 0)
 		goto out;
-	if (total <= RENDER_PAGE) {
-		rc = db_story_list(b->db, &rows, &n, b->batch_id, NULL, err);
-		if (rc == 0) {
-			int r = render_progress_md(&text, rows, n, b->batch_id);
-			rc = add_text(tx, "progress.md", r, text, err);
-		}
-		if (rc == 0 && only != NULL)
-			rc = add_stories(b, tx, only, 1, total, err);
-		else if (rc == 0)
-			rc = add_stories(b, tx, rows, n, total, err);
-		goto commit;
+	if (total > RENDER_PAGE) {
+		rc = render_progress_index(&text, counts, total, b->batch_id);
+		rc = add_text(tx, "progress.md", rc, text, err);
 	}
-	rc = render_progress_index(&text, counts, total, b->batch_id);
-	rc = add_text(tx, "progress.md", rc, text, err);
-	/* the page of `only`, or every page */
-	from = only != NULL ? only->position / RENDER_PAGE * RENDER_PAGE : 0;
-	end = only != NULL ? from + RENDER_PAGE : total;
-	for (; rc == 0 && from < end; from += RENDER_PAGE) {
-		free(rows);
-		rows = NULL;
-		rc = db_story_range(
-		    b->db, &rows, &n, b->batch_id, from, RENDER_PAGE, err);
-		if (rc < 0)
-			break;
-		snprintf(path, sizeof(path), "progress/%04d.md",
-		    from / RENDER_PAGE + 1);
-		rc = render_progress_page(
-		    &text, rows, n, from / RENDER_PAGE, b->batch_id);
-		rc = add_text(tx, path, rc, text, err);
-		if (rc == 0)
-			rc = only != NULL
-			    ? add_stories(b, tx, only, 1, total, err)
-			    : add_stories(b, tx, rows, n, total, err);
-	}
-commit:
+	/* the page of `only`, or every page (a small batch is one page,
+	 * its table progress.md itself) */
+	from = only != NULL && total > RENDER_PAGE
+	    ? only->position / RENDER_PAGE * RENDER_PAGE
+	    : 0;
+	end = only != NULL ? from + 1 : total > 0 ? total : 1;
+	for (; rc == 0 && from < end; from += RENDER_PAGE)
+		rc = add_page(b, tx, only, from, total, err);
 	if (rc < 0)
 		goto out;
 	if (asprintf(&msg, "%s\n\n%s%s" SEQ_TRAILER "%" PRId64 "\n", subject,
@@ -160,7 +186,6 @@ commit:
 out:
 	gitstate_tx_free(tx);
 	free(msg);
-	free(rows);
 	return rc;
 }
 

@@ -195,6 +195,7 @@ enum db_sql {
 	SQL_STORY_RANGE,
 	SQL_STATUS_COUNTS,
 	SQL_BATCH_SPEND,
+	SQL_STORY_LINES,
 	SQL_ATTEMPT_NEXT_SEQ,
 	SQL_ATTEMPT_INSERT,
 	SQL_ATTEMPT_SET_PID,
@@ -251,6 +252,11 @@ static const char *const db_sql_text[SQL__COUNT] = {
 			" ORDER BY position, id",
     [SQL_STATUS_COUNTS] = "SELECT status, n FROM story_counts"
 			  " WHERE batch_id = ? AND n > 0",
+    [SQL_STORY_LINES] = "SELECT id, position, status, attempts,"
+			" tasks_completed, tasks_total, last_agent,"
+			" last_outcome, reason FROM stories"
+			" WHERE batch_id = ? AND position >= ? AND position < ?"
+			" ORDER BY position, id",
     [SQL_BATCH_SPEND] = "SELECT coalesce(sum(cost_usd), 0) FROM stories"
 			" WHERE batch_id = ?",
     [SQL_ATTEMPT_NEXT_SEQ] = "SELECT coalesce(max(seq), 0) + 1"
@@ -1373,6 +1379,130 @@ db_story_range(struct db *db, struct story_row **out, size_t *n,
 		ret = db_story_rows(db, st, out, n, batch_id, err);
 out:
 	db_done(st);
+	return ret;
+}
+
+/* Append the column's text and its NUL to the block; its offset. */
+static int
+db_text_put(char **block, size_t *used, size_t *alloc, sqlite3_stmt *st,
+    int col, size_t *off)
+{
+	const char *t = (const char *)sqlite3_column_text(st, col);
+	size_t len = t == NULL ? 0 : (size_t)sqlite3_column_bytes(st, col);
+	size_t want;
+	void *p;
+
+	if (*used + len + 1 > *alloc) {
+		want = *alloc ? *alloc : 4096;
+		while (want < *used + len + 1)
+			want *= 2;
+		if ((p = realloc(*block, want)) == NULL)
+			return -1;
+		*block = p;
+		*alloc = want;
+	}
+	if (len > 0)
+		memcpy(*block + *used, t, len);
+	(*block)[*used + len] = '\0';
+	*off = *used;
+	*used += len + 1;
+	return 0;
+}
+
+int
+db_story_lines(struct db *db, struct story_line **out, char **text, size_t *n,
+    int64_t batch_id, int from, int count, struct sc_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct db_bind b = {0};
+	struct story_line *v = NULL;
+	/* offsets into the block until it stops moving */
+	size_t(*offs)[3] = NULL;
+	char *block = NULL;
+	const char *name;
+	size_t k = 0, alloc = 0, used = 0, balloc = 0, i;
+	int rc, ret;
+
+	*out = NULL;
+	*text = NULL;
+	*n = 0;
+	if ((ret = db_prep(db, &st, SQL_STORY_LINES, err)) < 0)
+		goto out;
+	b.st = st;
+	bind_int(&b, batch_id);
+	bind_int(&b, from);
+	bind_int(&b, (int64_t)from + count);
+	if ((ret = db_bind_check(db, &b, err)) < 0)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (k == alloc) {
+			void *p1, *p2;
+			alloc = alloc ? alloc * 2 : 64;
+			p1 = realloc(v, alloc * sizeof(*v));
+			if (p1 != NULL)
+				v = p1;
+			p2 = realloc(offs, alloc * sizeof(*offs));
+			if (p2 != NULL)
+				offs = p2;
+			if (p1 == NULL || p2 == NULL) {
+				ret = db_oom(db, err);
+				goto out;
+			}
+		}
+		memset(&v[k], 0, sizeof(v[k]));
+		v[k].position = sqlite3_column_int(st, 1);
+		name = (const char *)sqlite3_column_text(st, 2);
+		if (status_parse(&v[k].status, name) < 0) {
+			ret = err_set(err, SC_EIO,
+			    "%s: batch %lld: unknown story status '%s'",
+			    db->path, (long long)batch_id,
+			    name == NULL ? "" : name);
+			goto out;
+		}
+		v[k].attempts = sqlite3_column_int(st, 3);
+		v[k].tasks_completed = sqlite3_column_int(st, 4);
+		v[k].tasks_total = sqlite3_column_int(st, 5);
+		name = (const char *)sqlite3_column_text(st, 7);
+		if (name != NULL &&
+		    outcome_parse(&v[k].last_outcome, name) < 0) {
+			ret = err_set(err, SC_EIO,
+			    "%s: batch %lld: unknown outcome '%s'", db->path,
+			    (long long)batch_id, name);
+			goto out;
+		}
+		if (db_text_put(&block, &used, &balloc, st, 0, &offs[k][0]) <
+			0 ||
+		    db_text_put(&block, &used, &balloc, st, 6, &offs[k][1]) <
+			0 ||
+		    db_text_put(&block, &used, &balloc, st, 8, &offs[k][2]) <
+			0) {
+			ret = db_oom(db, err);
+			goto out;
+		}
+		k++;
+	}
+	if (rc != SQLITE_DONE) {
+		ret = db_fail(db, err, "cannot list the stories of batch %lld",
+		    (long long)batch_id);
+		goto out;
+	}
+	for (i = 0; i < k; i++) {
+		v[i].id = block + offs[i][0];
+		v[i].last_agent = block + offs[i][1];
+		v[i].reason = block + offs[i][2];
+	}
+	if (k > 0) {
+		*out = v;
+		*text = block;
+		*n = k;
+		v = NULL;
+		block = NULL;
+	}
+out:
+	db_done(st);
+	free(offs);
+	free(v);
+	free(block);
 	return ret;
 }
 

@@ -206,6 +206,26 @@ int db_story_range(struct db *db, struct story_row **out, size_t *n,
     int64_t batch_id, int from, int count, struct sc_err *err);
 int db_status_counts(struct db *db, int counts[STATUS__COUNT], int64_t batch_id,
     struct sc_err *err);
+
+/* One row of the progress table: only what it shows.  The strings point
+ * into the text block of the db_story_lines() call that made it. */
+struct story_line {
+	const char *id;
+	int position;
+	enum story_status status;
+	int attempts, tasks_completed, tasks_total;
+	const char *last_agent;
+	enum outcome last_outcome;
+	const char *reason;
+};
+/*
+ * The table rows of the stories at positions [from, from + count), by
+ * position: the light read a decision's commit makes of its page (a
+ * story_row is 1.5 kB; a line is the few columns the table shows).
+ * *out and *text (malloc, NULL when *n == 0) are the caller's to free().
+ */
+int db_story_lines(struct db *db, struct story_line **out, char **text,
+    size_t *n, int64_t batch_id, int from, int count, struct sc_err *err);
 /* *out = the sum of the batch's stories' cost_usd (0 when none). */
 int db_batch_spend(
     struct db *db, double *out, int64_t batch_id, struct sc_err *err);

@@ -128,8 +128,23 @@ cell(char *dst, size_t len, const char *s)
 	dst[i] = '\0';
 }
 
+void
+render_line_of(struct story_line *out, const struct story_row *r)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = r->id;
+	out->position = r->position;
+	out->status = r->status;
+	out->attempts = r->attempts;
+	out->tasks_completed = r->tasks_completed;
+	out->tasks_total = r->tasks_total;
+	out->last_agent = r->last_agent;
+	out->last_outcome = r->last_outcome;
+	out->reason = r->reason;
+}
+
 static void
-table_rows(FILE *f, const struct story_row *rows, size_t n)
+table_rows(FILE *f, const struct story_line *rows, size_t n)
 {
 	char reason[600], agent[80];
 	size_t i;
@@ -138,7 +153,7 @@ table_rows(FILE *f, const struct story_row *rows, size_t n)
 	    "| story | status | attempts | tasks | last agent | last "
 	    "outcome | reason |\n|---|---|---|---|---|---|---|\n");
 	for (i = 0; i < n; i++) {
-		const struct story_row *s = &rows[i];
+		const struct story_line *s = &rows[i];
 		cell(reason, sizeof(reason), s->reason);
 		cell(agent, sizeof(agent), s->last_agent);
 		fprintf(f, "| %s | %s | %d | %d/%d | %s | %s | %s |\n", s->id,
@@ -166,7 +181,7 @@ memstream_done(char **out, FILE *f, char **buf)
 
 int
 render_progress_md(
-    char **out, const struct story_row *rows, size_t n, int64_t batch_id)
+    char **out, const struct story_line *rows, size_t n, int64_t batch_id)
 {
 	char *buf = NULL;
 	size_t size = 0;
@@ -221,7 +236,7 @@ render_progress_index(
 }
 
 int
-render_progress_page(char **out, const struct story_row *rows, size_t n,
+render_progress_page(char **out, const struct story_line *rows, size_t n,
     int page, int64_t batch_id)
 {
 	char *buf = NULL;

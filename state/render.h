@@ -23,7 +23,9 @@ json_t *render_story_json(
  * attempts, tasks, last agent, last outcome, reason).  *out malloc'd;
  * 0 or SC_EOS. */
 int render_progress_md(
-    char **out, const struct story_row *rows, size_t n, int64_t batch_id);
+    char **out, const struct story_line *rows, size_t n, int64_t batch_id);
+/* The table line of a full row (pointers into r). */
+void render_line_of(struct story_line *out, const struct story_row *r);
 
 /* Batches larger than this have progress.md as a summary and the table
  * in pages progress/NNNN.md of this many stories, so that a decision
@@ -35,7 +37,7 @@ int render_progress_index(
     char **out, const int counts[STATUS__COUNT], int total, int64_t batch_id);
 
 /* One page of the table: rows are the stories of page `page` (0-based). */
-int render_progress_page(char **out, const struct story_row *rows, size_t n,
+int render_progress_page(char **out, const struct story_line *rows, size_t n,
     int page, int64_t batch_id);
 
 /* Where a story's JSON lives on the state branch: "stories/<id>.json",

@@ -1248,6 +1248,56 @@ test_batch_spend(void **state)
 	assert_true(usd == 0);
 }
 
+static void
+test_story_lines(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct story_line *l = NULL;
+	struct story_row s;
+	char *text = NULL;
+	size_t n = 9;
+	int found = 0;
+
+	add_story(f, "c", 2);
+	add_story(f, "a", 0);
+	add_story(f, "b", 1);
+	assert_int_equal(
+	    db_story_get(f->db, &s, &found, f->batch, "b", &err), 0);
+	s.status = STATUS_DEFERRED;
+	s.attempts = 4;
+	s.tasks_completed = 5;
+	snprintf(s.reason, sizeof(s.reason), "D8: plateau | at 5/9");
+	snprintf(s.last_agent, sizeof(s.last_agent), "codex");
+	s.last_outcome = OUTCOME_INCOMPLETE;
+	assert_int_equal(db_story_update(f->db, &s, &err), 0);
+	/* positions 1 and 2 only, in position order */
+	assert_int_equal(
+	    db_story_lines(f->db, &l, &text, &n, f->batch, 1, 2, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(l[0].id, "b");
+	assert_int_equal(l[0].position, 1);
+	assert_int_equal(l[0].status, STATUS_DEFERRED);
+	assert_int_equal(l[0].attempts, 4);
+	assert_int_equal(l[0].tasks_completed, 5);
+	assert_int_equal(l[0].tasks_total, 9);
+	assert_string_equal(l[0].last_agent, "codex");
+	assert_int_equal(l[0].last_outcome, OUTCOME_INCOMPLETE);
+	assert_string_equal(l[0].reason, "D8: plateau | at 5/9");
+	assert_string_equal(l[1].id, "c");
+	assert_int_equal(l[1].status, STATUS_PENDING);
+	assert_int_equal(l[1].last_outcome, OUTCOME_NONE);
+	assert_string_equal(l[1].last_agent, "");
+	free(l);
+	free(text);
+	/* an empty range */
+	assert_int_equal(
+	    db_story_lines(f->db, &l, &text, &n, f->batch, 3, 200, &err), 0);
+	assert_int_equal(n, 0);
+	assert_null(l);
+	assert_null(text);
+}
+
 int
 main(void)
 {
@@ -1305,6 +1355,7 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_group_commit_flags, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_spend, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_story_lines, setup, teardown),
 	    cmocka_unit_test(test_free_null),
 	};
 
