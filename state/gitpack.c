@@ -36,6 +36,14 @@ gp_git_msg(void)
 	return e->message;
 }
 
+/* The libgit2 failure just seen, as SC_EIO naming the pack dir. */
+static int
+gp_fail(struct sc_err *err, const char *packdir, size_t n)
+{
+	return err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir,
+	    n, gp_git_msg());
+}
+
 /* "<a><b>" in a new buffer, or NULL when out of memory. */
 static char *
 gp_join(const char *a, const char *b)
@@ -180,8 +188,7 @@ gp_reload(git_repository *repo, const char *objdir, const git_oid *ids,
 	}
 	goto out;
 git_fail:
-	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir, n,
-	    gp_git_msg());
+	rc = gp_fail(err, packdir, n);
 out:
 	git_odb_free(odb);
 	return rc;
@@ -528,8 +535,7 @@ sys_fail:
 	    strerror(errno));
 	goto out;
 git_fail:
-	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir, n,
-	    gp_git_msg());
+	rc = gp_fail(err, packdir, n);
 out:
 	if (o.f != NULL)
 		fclose(o.f);
@@ -612,8 +618,7 @@ gitpack_objects(
 	goto out;
 
 git_fail:
-	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir, n,
-	    gp_git_msg());
+	rc = gp_fail(err, packdir, n);
 out:
 	git_odb_free(odb);
 	free(idxfile);
