@@ -340,8 +340,8 @@ gitstate_branch(const struct gitstate *gs)
 }
 
 /* message with trailing blank space trimmed and one '\n' appended. */
-static char *
-gs_clean_message(const char *message)
+char *
+gitstate_clean_message(const char *message)
 {
 	size_t n = strlen(message);
 	char *m;
@@ -648,7 +648,7 @@ gitstate_tx_commit(struct gitstate_tx *tx, int *out_committed,
 		return err_set(
 		    err, SC_ESOFTWARE, "gitstate_commit: bad arguments");
 	gs = tx->gs;
-	if ((msg = gs_clean_message(message)) == NULL) {
+	if ((msg = gitstate_clean_message(message)) == NULL) {
 		rc = err_set(
 		    err, SC_EOS, "state branch %s: out of memory", gs->branch);
 		goto out;

@@ -141,6 +141,11 @@ int gitstate_tip_id(
  * for "/" itself).  Valid until gitstate_free(). */
 const char *gitstate_workdir(const struct gitstate *gs);
 
+/* message as git stores a commit message: trailing blank space trimmed
+ * and one '\n' appended.  malloc'd (the caller's), NULL on OOM.  Also
+ * used by state/gitwork.c for work commits. */
+char *gitstate_clean_message(const char *message);
+
 /* The branch name as given to gitstate_open().  Valid until
  * gitstate_free(). */
 const char *gitstate_branch(const struct gitstate *gs);

@@ -22,6 +22,7 @@
 
 #include <git2.h>
 
+#include "state/gitstate.h"
 #include "state/gitwork.h"
 
 #define GW_NAME "storyctl"
@@ -511,26 +512,6 @@ gw_stage_cb(const char *path, const char *matched, void *payload)
 	return gw_excluded(path, (const char *)payload) ? 1 : 0;
 }
 
-/* message with trailing blank space trimmed and one '\n' appended;
- * NULL when out of memory. */
-static char *
-gw_clean_message(const char *message)
-{
-	size_t n = strlen(message);
-	char *m;
-
-	while (n > 0 &&
-	    (message[n - 1] == '\n' || message[n - 1] == '\r' ||
-		message[n - 1] == ' ' || message[n - 1] == '\t'))
-		n--;
-	if ((m = malloc(n + 2)) == NULL)
-		return NULL;
-	memcpy(m, message, n);
-	m[n] = '\n';
-	m[n + 1] = '\0';
-	return m;
-}
-
 /*
  * Where a commit goes: *current = 1 when onto HEAD (branch NULL or the
  * branch checked out here), else the branch's ref (NULL when it does not
@@ -656,7 +637,7 @@ gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
 	if (out_committed == NULL || dir == NULL || msg == NULL)
 		return err_set(
 		    err, SC_ESOFTWARE, "gitwork_commit_all: bad arguments");
-	if ((cmsg = gw_clean_message(msg)) == NULL)
+	if ((cmsg = gitstate_clean_message(msg)) == NULL)
 		return err_set(err, SC_EOS, "%s: out of memory", dir);
 	if (cmsg[0] == '\n') {
 		rc =
