@@ -19,35 +19,8 @@ SEED=${CHAOS_SEED:-1121}
 KILLS=${CHAOS_KILLS:-20}
 RANDOM=$SEED
 echo "# chaos seed $SEED (replay with CHAOS_SEED=$SEED)"
-BG=
-BG_RC=
-BG_PIDS=()
-
-# alive PID: the process exists and is not a zombie.
-alive() {
-	local line rest
-	[ -n "${1:-}" ] || return 1
-	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
-	rest=${line##*) }
-	case ${rest%% *} in
-	Z | X | x | "") return 1 ;;
-	esac
-	return 0
-}
-gone() { ! alive "${1:-}"; }
-
-# wait_for SECONDS COMMAND...: poll every 0.05 s until the command succeeds.
-wait_for() {
-	local n=$(($1 * 20)) i=0
-	shift
-	until "$@"; do
-		i=$((i + 1))
-		[ "$i" -lt "$n" ] || return 1
-		sleep 0.05
-	done
-}
-
-now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+. "$STORYCTL_SRC/tests/e2e/lib_ps.sh"
+BG_APPEND=1 # every round's output, for the report
 
 # project_procs: the live processes working in the project (the
 # controller, its watchdog, the agents and whatever they started all run
@@ -69,40 +42,6 @@ project_procs() {
 # the repo path, {repo}).
 sim_procs() { pgrep -f -- "sim-agent .*$P" 2>/dev/null; }
 nothing_left() { [ -z "$(project_procs)" ] && [ -z "$(sim_procs)" ]; }
-
-# start_bg ARGS...: storyctl -C $P ARGS in the background, in a process
-# group of its own; BG is its pid.
-start_bg() {
-	set -m
-	"$STORYCTL" -C "$P" "$@" >>"$T_TMP/bg.out" 2>>"$T_TMP/bg.err" &
-	BG=$!
-	set +m
-	BG_PIDS+=("$BG")
-}
-
-# wait_bg SECONDS: wait at most SECONDS for BG; BG_RC is its exit status
-# (or "hung" after a SIGKILL).
-wait_bg() {
-	if wait_for "$1" gone "$BG"; then
-		wait "$BG" 2>/dev/null
-		BG_RC=$?
-	else
-		kill -KILL "$BG" 2>/dev/null
-		wait "$BG" 2>/dev/null
-		BG_RC=hung
-	fi
-}
-
-# kill_ours PID: SIGKILL a leftover process of ours, never a recycled pid
-# of someone else.
-kill_ours() {
-	local cmd
-	alive "$1" || return 0
-	cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)
-	case $cmd in
-	*storyctl* | *agent* | *sleep*) kill -KILL "$1" 2>/dev/null ;;
-	esac
-}
 
 cleanup() {
 	local p

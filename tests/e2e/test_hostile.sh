@@ -10,28 +10,8 @@ HOSTILE="$STORYCTL_SRC/tests/e2e/agents/hostile-agent"
 RSS_LIMIT_KB=$((64 * 1024))
 PIDDIRS=()
 
-# alive PID: the process exists and is not a zombie.
-alive() {
-	local line rest
-	[ -n "${1:-}" ] || return 1
-	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
-	rest=${line##*) }
-	case ${rest%% *} in
-	Z | X | x | "") return 1 ;;
-	esac
-	return 0
-}
+. "$STORYCTL_SRC/tests/e2e/lib_ps.sh"
 
-# kill_ours PID: SIGKILL a leftover sleep or agent of ours (never a
-# recycled pid of someone else), so a failed case leaves nothing behind.
-kill_ours() {
-	local cmd
-	alive "$1" || return 0
-	cmd=$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)
-	case $cmd in
-	*sleep* | *agent*) kill -KILL "$1" 2>/dev/null ;;
-	esac
-}
 cleanup() {
 	local d f p
 	for d in "${PIDDIRS[@]}"; do

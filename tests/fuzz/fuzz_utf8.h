@@ -1,7 +1,8 @@
 /*
  * fuzz_utf8.h - a check shared by the fuzz targets whose output text
- * promises "valid UTF-8, no control characters but tab and newline".
- * Header-only (static) so that each target stays one .c file.
+ * promises "valid UTF-8, no control characters but tab and newline",
+ * and of the unit tests of the same modules (test_agentout.c,
+ * test_review.c).  Header-only (static) so that each stays one .c file.
  */
 #ifndef STORYCTL_FUZZ_UTF8_H
 #define STORYCTL_FUZZ_UTF8_H

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "strategies/review.h"
+#include "tests/fuzz/fuzz_utf8.h"
 
 #define ELL "\xe2\x80\xa6"
 
@@ -24,61 +25,14 @@ parse_str(struct review_vote *v, const char *s)
 	review_parse(v, s, strlen(s));
 }
 
-/* RFC 3629 well-formed */
-static int
-valid_utf8(const char *str, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0, k, j;
-	unsigned char lo, hi;
-
-	while (i < n) {
-		lo = 0x80;
-		hi = 0xbf;
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		if (s[i] >= 0xc2 && s[i] <= 0xdf) {
-			k = 2;
-		} else if (s[i] >= 0xe0 && s[i] <= 0xef) {
-			k = 3;
-			if (s[i] == 0xe0)
-				lo = 0xa0;
-			if (s[i] == 0xed)
-				hi = 0x9f;
-		} else if (s[i] >= 0xf0 && s[i] <= 0xf4) {
-			k = 4;
-			if (s[i] == 0xf0)
-				lo = 0x90;
-			if (s[i] == 0xf4)
-				hi = 0x8f;
-		} else {
-			return 0;
-		}
-		if (i + k > n || s[i + 1] < lo || s[i + 1] > hi)
-			return 0;
-		for (j = 2; j < k; j++)
-			if ((s[i + j] & 0xc0) != 0x80)
-				return 0;
-		i += k;
-	}
-	return 1;
-}
-
 /* what every reason keeps, whatever the input */
 static void
 assert_sane_text(const char *s, size_t cap)
 {
-	size_t n = strnlen(s, cap), i;
+	size_t n = strnlen(s, cap);
 
 	assert_true(n < cap);
-	assert_true(valid_utf8(s, n));
-	for (i = 0; i < n; i++) {
-		assert_true((unsigned char)s[i] >= 0x20 || s[i] == '\n' ||
-		    s[i] == '\t');
-		assert_true(s[i] != 0x7f);
-	}
+	assert_true(fuzz_clean_utf8(s));
 }
 
 static void
