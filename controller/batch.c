@@ -3,6 +3,7 @@
  * dead controller left running, pick or create the batch, and run its
  * pending stories in order.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -488,6 +489,49 @@ mkdir_private(const char *path, struct sc_err *err)
 	return 0;
 }
 
+static int worktree_settle(struct batch *b, const struct story_row *st,
+    const char *worktree, struct sc_err *err);
+
+/*
+ * The progress of a dead controller's attempt is read where its agent
+ * worked: under -j N that is the story's worktree
+ * (<state dir>/worktrees/<id>), not the main tree's copy of the file,
+ * which the agent never touched (docs/git-work.md#recovery).  *wt is the
+ * worktree's path (malloc'd) when there is one, else NULL.  A file that
+ * cannot be read leaves pr as it was (the row's last heartbeat).
+ * SC_EOS only when out of memory.
+ */
+static int
+recovered_progress(struct progress *pr, char **wt, const struct batch *b,
+    const struct story *s)
+{
+	struct progress now;
+	struct stat sb;
+	char *file = NULL;
+	int rc = 0;
+
+	*wt = NULL;
+	if (asprintf(wt, "%s/%s", b->wtdir, s->id) < 0) {
+		*wt = NULL;
+		rc = SC_EOS;
+		goto out;
+	}
+	if (stat(*wt, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		free(*wt);
+		*wt = NULL;
+	} else if (asprintf(&file, "%s/%s", *wt, s->file) < 0) {
+		file = NULL;
+		rc = SC_EOS;
+		goto out;
+	}
+	if (story_read_progress(&now, file != NULL ? file : s->abspath, NULL) ==
+	    0)
+		*pr = now;
+out:
+	free(file);
+	return rc;
+}
+
 /*
  * A `running` attempt whose controller is gone (we hold the lock, so
  * every one is): kill its process group if it survived, close it as a
@@ -497,6 +541,9 @@ mkdir_private(const char *path, struct sc_err *err)
 static int
 reconcile(struct batch *b, struct sc_err *err)
 {
+	char *wt = NULL;
+	const char *stop_why = "";
+	int64_t stop_pid;
 	struct attempt_row *rows = NULL;
 	struct story_row st;
 	struct progress pr;
@@ -506,6 +553,7 @@ reconcile(struct batch *b, struct sc_err *err)
 	int64_t keep = b->batch_id;
 	int rc;
 
+	stop_pid = lock_prev_stop(b->lock, &stop_why);
 	rc = db_attempts_running(b->db, &rows, &n, err);
 	if (rc < 0 || n == 0)
 		goto out;
@@ -535,35 +583,63 @@ reconcile(struct batch *b, struct sc_err *err)
 		memset(&pr, 0, sizeof(pr));
 		pr.tasks_completed = r->tasks_completed;
 		pr.tasks_total = r->tasks_total;
+		free(wt);
+		wt = NULL;
 		if (s != NULL)
-			story_read_progress(&pr, s->abspath, NULL);
+			rc = recovered_progress(&pr, &wt, b, s);
+		if (rc < 0) {
+			rc = err_set(err, SC_EOS, "out of memory");
+			goto out;
+		}
 		r->ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
 		if (r->heartbeat_ms > r->started_ms &&
 		    r->heartbeat_ms < r->ended_ms)
 			r->ended_ms = r->heartbeat_ms;
 		r->exit_code = -1;
-		r->outcome = OUTCOME_CRASH;
-		r->error_code = ERRC_CRASH;
-		snprintf(r->error_message, sizeof(r->error_message),
-		    "the controller (pid %lld) died during this attempt; "
-		    "closed "
-		    "as a crash at start-up",
-		    (long long)r->controller_pid);
+		if (stop_pid > 0 && r->controller_pid == stop_pid) {
+			/* it stopped on an error it reported (a full disk):
+			 * what happened, not a crash, and not counted (D4) */
+			r->outcome = OUTCOME_INTERRUPTED;
+			r->error_code = ERRC_INTERRUPTED;
+			snprintf(r->error_message, sizeof(r->error_message),
+			    "the controller (pid %lld) stopped on an error "
+			    "during this attempt and could not record its "
+			    "end: %.300s",
+			    (long long)r->controller_pid, stop_why);
+		} else {
+			r->outcome = OUTCOME_CRASH;
+			r->error_code = ERRC_CRASH;
+			snprintf(r->error_message, sizeof(r->error_message),
+			    "the controller (pid %lld) died during this "
+			    "attempt; closed as a crash at start-up",
+			    (long long)r->controller_pid);
+		}
 		r->tasks_completed = pr.tasks_completed;
 		r->tasks_total = pr.tasks_total;
 		snprintf(r->stalled_task, sizeof(r->stalled_task), "%s",
 		    pr.stalled_task);
 		record_line(b,
-		    "%s: attempt %d was left running by a dead "
-		    "controller (pid %lld): closed as crash",
-		    r->story_id, r->attempt, (long long)r->controller_pid);
+		    "%s: attempt %d was left running by a %s "
+		    "controller (pid %lld): closed as %s",
+		    r->story_id, r->attempt,
+		    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
+		    (long long)r->controller_pid, outcome_name(r->outcome));
 		rc = batch_decide_and_record(b, r, &st, NULL, -1, err);
+		if (rc < 0)
+			goto out;
+		/* decided final: its work is committed and its worktree goes,
+		 * exactly as after a live decision */
+		if (wt != NULL && !status_open(st.status))
+			rc = worktree_settle(b, &st, wt, err);
 		if (rc < 0)
 			goto out;
 	}
 	rc = record_flush(b, err);
 out:
+	if (rc == 0)
+		lock_clear_stop(b->lock);
 	b->batch_id = keep;
+	free(wt);
 	attempt_rows_free(rows, n);
 	return rc;
 }
@@ -986,35 +1062,88 @@ slot_worktree(struct batch *b, struct slot *sl, const struct sched *sc,
 	return 0;
 }
 
+/*
+ * The worktree of story st (-j N > 1) once the story is final: its work
+ * is committed on its branch and the worktree goes (the branch stays).
+ * Used by a live decision (slot_release), by start-up recovery after a
+ * decision made for a dead controller's attempt, and by the sweep of
+ * worktrees whose story was decided just before a crash
+ * (docs/git-work.md#recovery).
+ */
+static int
+worktree_settle(struct batch *b, const struct story_row *st,
+    const char *worktree, struct sc_err *err)
+{
+	char msg[900];
+	int committed = 0;
+	int rc;
+
+	work_message(msg, sizeof(msg), b, st);
+	rc = gitwork_commit_all(&committed, NULL, worktree, NULL, NULL, msg,
+	    b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
+	if (rc == 0)
+		rc = gitwork_worktree_remove(b->cfg->root, st->id, err);
+	if (rc == 0)
+		record_line(b, "%s: work %s on branch storyctl/story/%s",
+		    st->id, committed ? "committed" : "(no changes)", st->id);
+	return rc;
+}
+
 /* A story reached its final status: in a worktree, its work is
  * committed on its branch and the worktree goes (the branch stays). */
 static int
 slot_release(struct batch *b, struct slot *sl, struct sc_err *err)
 {
-	char msg[900];
-	int committed = 0;
 	int rc = 0;
 
 	if (sl->worktree == NULL && sl->st->status != STATUS_PENDING &&
 	    sl->st->status != STATUS_RUNNING)
 		rc = commit_work_end(b, sl->st, err);
 	if (sl->worktree != NULL && sl->st->status != STATUS_PENDING &&
-	    sl->st->status != STATUS_RUNNING) {
-		work_message(msg, sizeof(msg), b, sl->st);
-		rc = gitwork_commit_all(&committed, NULL, sl->worktree, NULL,
-		    NULL, msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
-		if (rc == 0)
-			rc = gitwork_worktree_remove(
-			    b->cfg->root, sl->st->id, err);
-		if (rc == 0)
-			record_line(b, "%s: work %s on branch %s", sl->st->id,
-			    committed ? "committed" : "(no changes)",
-			    sl->st->branch);
-	}
+	    sl->st->status != STATUS_RUNNING)
+		rc = worktree_settle(b, sl->st, sl->worktree, err);
 	free(sl->worktree);
 	free(sl->abspath);
 	free(sl->cwd);
 	memset(sl, 0, sizeof(*sl));
+	return rc;
+}
+
+/*
+ * Start-up, after recovery: a worktree whose story is already final in
+ * this batch belongs to a controller that died between the decision and
+ * the commit of the work (or to a decision recovery just made).  Settle
+ * it as the live decision would have.  Worktrees of open stories stay:
+ * the story's next attempt continues in them.
+ */
+static int
+worktree_sweep(struct batch *b, struct sc_err *err)
+{
+	struct story_row st;
+	struct dirent *de;
+	struct stat sb;
+	char path[1100];
+	DIR *d = NULL;
+	int found = 0, rc = 0;
+
+	d = opendir(b->wtdir);
+	if (d == NULL)
+		goto out; /* no worktree was ever made here */
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", b->wtdir, de->d_name);
+		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode))
+			continue;
+		rc = db_story_get(
+		    b->db, &st, &found, b->batch_id, de->d_name, err);
+		if (rc < 0 || !found || status_open(st.status))
+			continue;
+		rc = worktree_settle(b, &st, path, err);
+	}
+out:
+	if (d != NULL)
+		closedir(d);
 	return rc;
 }
 
@@ -1244,6 +1373,28 @@ out:
 	return rc;
 }
 
+/*
+ * A usage-limit pause outlives the controller: the agent's pause.<role>
+ * (wall ms) is read back, so that `resume` does not start an agent that
+ * is still paused (docs/retry-strategy.md#usage-limits).
+ */
+static int
+batch_load_pauses(struct batch *b, struct sc_err *err)
+{
+	char key[32], *val = NULL;
+	int i, rc = 0;
+
+	for (i = 0; rc == 0 && i < 2; i++) {
+		snprintf(key, sizeof(key), "pause.%s", role_name((enum role)i));
+		rc = db_meta_get(b->db, key, &val, err);
+		if (rc == 0 && val != NULL)
+			b->pause_until[i] = strtoll(val, NULL, 10);
+		free(val);
+		val = NULL;
+	}
+	return rc;
+}
+
 static int
 finish(struct batch *b, struct batch_result *res, struct sc_err *err)
 {
@@ -1339,6 +1490,12 @@ batch_run(
 	rc = commit_work_check(&b, err);
 	if (rc < 0)
 		goto out;
+	rc = worktree_sweep(&b, err);
+	if (rc < 0)
+		goto out;
+	rc = batch_load_pauses(&b, err);
+	if (rc < 0)
+		goto out;
 	rc = batch_spend(&b, err);
 	if (rc < 0)
 		goto out;
@@ -1361,6 +1518,10 @@ batch_run(
 	snprintf(
 	    out->stop_reason, sizeof(out->stop_reason), "%s", b.stop_reason);
 out:
+	/* attempts this stop could not close are recorded as this stop,
+	 * not as a crash, by the next start (reconcile) */
+	if (rc < 0)
+		lock_note_stop(b.lock, err->msg);
 	record_clear_line(&b);
 	free(b.slots);
 	free(b.pending_msg);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,21 @@
  * holds the lock for well under this. */
 #define LOCK_RETRIES 25
 
+/*
+ * The file's layout: the holder's pid on a line at offset 0, and at
+ * LOCK_NOTE_OFF a note "stopped PID WHY" that a controller stopping on
+ * an error leaves for the next one.  Both are written in place into
+ * LOCK_SIZE bytes written out at acquire, so that the note needs no new
+ * block on a disk that has just filled up.
+ */
+#define LOCK_SIZE 1024
+#define LOCK_NOTE_OFF 64
+
 struct state_lock {
 	int fd;
+	bool noted; /* lock_note_stop() wrote a note: keep it */
+	int64_t prev_pid; /* the note found at acquire: its pid, or 0 */
+	char prev_why[LOCK_SIZE - LOCK_NOTE_OFF];
 };
 
 static char *
@@ -71,14 +85,50 @@ lock_nap(void)
 		;
 }
 
-static int
-lock_write_pid(int fd)
+/* The note a previous controller left ("stopped PID WHY"), if any. */
+static void
+lock_read_note(int fd, int64_t *pid, char *why, size_t len)
 {
-	char buf[32];
-	int len;
+	char buf[LOCK_SIZE - LOCK_NOTE_OFF + 1];
+	char *end = NULL;
+	ssize_t n;
+	long long v;
 
-	len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)len, 0) != len)
+	*pid = 0;
+	why[0] = '\0';
+	n = pread(fd, buf, sizeof(buf) - 1, LOCK_NOTE_OFF);
+	if (n <= 8)
+		return;
+	buf[n] = '\0';
+	if (strncmp(buf, "stopped ", 8) != 0)
+		return;
+	errno = 0;
+	v = strtoll(buf + 8, &end, 10);
+	if (errno != 0 || v <= 0 || *end != ' ')
+		return;
+	*pid = v;
+	snprintf(why, len, "%.*s", (int)strcspn(end + 1, "\n"), end + 1);
+}
+
+/* Our pid at offset 0 and room for a note, LOCK_SIZE bytes in all.  An
+ * earlier note is read and kept until lock_clear_stop(): a controller
+ * that dies before it has recovered the attempts leaves it for the
+ * next. */
+static int
+lock_write_pid(struct state_lock *l, int fd)
+{
+	char buf[LOCK_SIZE];
+	struct stat sb;
+	size_t len = 32;
+
+	lock_read_note(fd, &l->prev_pid, l->prev_why, sizeof(l->prev_why));
+	if (fstat(fd, &sb) < 0)
+		return -1;
+	memset(buf, 0, sizeof(buf));
+	snprintf(buf, 32, "%ld\n", (long)getpid());
+	if (l->prev_pid == 0 || sb.st_size < LOCK_SIZE)
+		len = sizeof(buf); /* real blocks for a later note */
+	if (pwrite(fd, buf, len, 0) != (ssize_t)len)
 		return -1;
 	return 0;
 }
@@ -136,13 +186,13 @@ lock_acquire(struct state_lock **out, const char *state_dir, struct sc_err *err)
 		}
 		lock_nap();
 	}
-	if (lock_write_pid(fd) < 0) {
-		ret = err_set(err, SC_EIO, "cannot write lock file %s: %s",
-		    path, strerror(errno));
-		goto out;
-	}
 	if ((l = calloc(1, sizeof(*l))) == NULL) {
 		ret = err_set(err, SC_EOS, "%s: out of memory", path);
+		goto out;
+	}
+	if (lock_write_pid(l, fd) < 0) {
+		ret = err_set(err, SC_EIO, "cannot write lock file %s: %s",
+		    path, strerror(errno));
 		goto out;
 	}
 	l->fd = fd;
@@ -151,18 +201,74 @@ lock_acquire(struct state_lock **out, const char *state_dir, struct sc_err *err)
 out:
 	if (fd >= 0)
 		close(fd); /* drops the lock if we had it */
+	if (ret < 0)
+		free(l);
 	free(path);
 	return ret;
 }
 
 void
+lock_note_stop(struct state_lock *l, const char *why)
+{
+	char buf[LOCK_SIZE - LOCK_NOTE_OFF];
+	size_t i;
+	int len;
+
+	if (l == NULL)
+		return;
+	len = snprintf(buf, sizeof(buf) - 1, "stopped %ld %s", (long)getpid(),
+	    why != NULL && why[0] != '\0' ? why : "an error");
+	if (len < 0)
+		return;
+	if ((size_t)len > sizeof(buf) - 2)
+		len = (int)sizeof(buf) - 2;
+	for (i = 0; i < (size_t)len; i++)
+		if (buf[i] == '\n' || buf[i] == '\0')
+			buf[i] = ' ';
+	buf[len++] = '\n';
+	memset(buf + len, 0, sizeof(buf) - (size_t)len);
+	/* in place: no new block is needed (a full disk is the usual why) */
+	if (pwrite(l->fd, buf, sizeof(buf), LOCK_NOTE_OFF) ==
+	    (ssize_t)sizeof(buf))
+		l->noted = true;
+}
+
+void
+lock_clear_stop(struct state_lock *l)
+{
+	char buf[LOCK_SIZE - LOCK_NOTE_OFF];
+
+	if (l == NULL || l->prev_pid == 0)
+		return;
+	memset(buf, 0, sizeof(buf));
+	if (pwrite(l->fd, buf, sizeof(buf), LOCK_NOTE_OFF) ==
+	    (ssize_t)sizeof(buf))
+		l->prev_pid = 0;
+}
+
+int64_t
+lock_prev_stop(const struct state_lock *l, const char **why)
+{
+	if (why != NULL)
+		*why = l != NULL ? l->prev_why : "";
+	return l != NULL ? l->prev_pid : 0;
+}
+
+void
 lock_release(struct state_lock *l)
 {
+	static const char zero[32];
+
 	if (l == NULL)
 		return;
 	/* no pid left behind for the next reader; the kernel drops the
-	 * lock with the last descriptor */
-	if (ftruncate(l->fd, 0) < 0) {
+	 * lock with the last descriptor.  A note stays for the next
+	 * controller, so only the pid is cleared then. */
+	if (l->noted || l->prev_pid != 0) {
+		if (pwrite(l->fd, zero, sizeof(zero), 0) < 0) {
+			/* the note says the pid anyway */
+		}
+	} else if (ftruncate(l->fd, 0) < 0) {
 		/* nothing to do: the lock is dropped below all the same */
 	}
 	close(l->fd);

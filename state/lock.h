@@ -27,7 +27,22 @@ struct state_lock;
  */
 int lock_acquire(
     struct state_lock **out, const char *state_dir, struct sc_err *err);
-/* Clear the pid and drop the lock.  NULL ok. */
+/*
+ * The controller stops on an error (why, e.g. the database's "disk is
+ * full"): leave a note for the next controller, so that an attempt it
+ * could not close is recorded as that stop and not as a crash
+ * (docs/reliability.md).  Written in place, so it works on a full disk;
+ * best effort.  NULL ok.
+ */
+void lock_note_stop(struct state_lock *l, const char *why);
+/*
+ * The note the previous holder left: its pid (0 when it left none) and
+ * *why (owned by l).
+ */
+int64_t lock_prev_stop(const struct state_lock *l, const char **why);
+/* The previous holder's note has been acted on: clear it.  NULL ok. */
+void lock_clear_stop(struct state_lock *l);
+/* Clear the pid (keeping a note) and drop the lock.  NULL ok. */
 void lock_release(struct state_lock *l);
 
 /*

@@ -303,6 +303,50 @@ test_acquire_error_names_dir(void **state)
 	assert_non_null(strstr(err.msg, f->state));
 }
 
+/* A controller that stops on an error leaves a note for the next one
+ * (docs/git-work.md#recovery); the note survives a start that does not
+ * clear it, and is gone once cleared. */
+static void
+test_stop_note(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct state_lock *l = NULL;
+	const char *why = NULL;
+	struct stat sb;
+	int64_t pid = -1;
+
+	assert_int_equal(lock_acquire(&l, f->state, &err), 0);
+	assert_int_equal(lock_prev_stop(l, &why), 0);
+	assert_string_equal(why, "");
+	/* room for the note is real bytes, not a hole */
+	assert_int_equal(stat(f->file, &sb), 0);
+	assert_true(sb.st_size >= 512);
+	assert_true(sb.st_blocks > 0);
+	lock_note_stop(l, "state.db: database or disk is full\nsecond line");
+	lock_release(l);
+	assert_int_equal(lock_holder_pid(f->state, &pid), 1);
+	assert_int_equal(pid, 0);
+
+	assert_int_equal(lock_acquire(&l, f->state, &err), 0);
+	assert_int_equal(lock_prev_stop(l, &why), getpid());
+	assert_string_equal(
+	    why, "state.db: database or disk is full second line");
+	lock_release(l); /* not cleared: still there next time */
+
+	assert_int_equal(lock_acquire(&l, f->state, &err), 0);
+	assert_int_equal(lock_prev_stop(l, &why), getpid());
+	lock_clear_stop(l);
+	assert_int_equal(lock_prev_stop(l, &why), 0);
+	lock_release(l);
+	assert_int_equal(lock_acquire(&l, f->state, &err), 0);
+	assert_int_equal(lock_prev_stop(l, &why), 0);
+	lock_release(l);
+	lock_note_stop(NULL, "x");
+	lock_clear_stop(NULL);
+	assert_int_equal(lock_prev_stop(NULL, NULL), 0);
+}
+
 int
 main(void)
 {
@@ -323,6 +367,7 @@ main(void)
 		test_holder_pid_without_state_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_acquire_error_names_dir, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_stop_note, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
