@@ -133,6 +133,18 @@ print_decision(struct batch *b, const struct attempt_row *r,
 		    r->agent);
 }
 
+/* A usage limit pauses agent r->role until its reset: the hint, or
+ * D3's default wait when the output named none. */
+static void
+pause_agent(struct batch *b, const struct attempt_row *r, int64_t hint_ms)
+{
+	int64_t until = r->ended_ms +
+	    (hint_ms >= 0 ? hint_ms : DECIDE_USAGE_WAIT_DEFAULT_MS);
+
+	if (until > b->pause_until[r->role])
+		b->pause_until[r->role] = until;
+}
+
 int
 batch_decide_and_record(struct batch *b, struct attempt_row *r,
     struct story_row *st, const struct classification *cls, int64_t hint_ms,
@@ -172,6 +184,10 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	in.retry_on_matched = cls == NULL || cls->retry_on_matched;
 	in.budget_spent = b->cfg->budget.story_max_cost_usd > 0 &&
 	    st->cost_usd >= b->cfg->budget.story_max_cost_usd;
+	if (r->outcome == OUTCOME_USAGE_LIMIT)
+		pause_agent(b, r, hint_ms);
+	in.paused_until[0] = b->pause_until[0];
+	in.paused_until[1] = b->pause_until[1];
 	rc = decide(&d, &in);
 	if (rc < 0) {
 		err_set(err, rc, "%s", d.reason);
@@ -189,23 +205,29 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	r->poll_factor = d.poll_factor;
 	if (d.disable_role >= 0)
 		b->disabled[d.disable_role] = true;
-	if (d.decision == DECISION_WAIT) {
+	if (r->outcome == OUTCOME_USAGE_LIMIT) {
 		/* a usage limit is the agent's, not the story's: no attempt
-		 * of that agent anywhere in the batch before the reset */
-		int64_t until = r->ended_ms + r->delay_ms;
+		 * of that agent anywhere in the batch before the reset, and
+		 * a restart honours it (batch_load_pauses) */
 		char key[32], val[32];
-		if (until > b->pause_until[r->role])
-			b->pause_until[r->role] = until;
 		snprintf(key, sizeof(key), "pause.%s", role_name(r->role));
-		snprintf(val, sizeof(val), "%lld", (long long)until);
+		snprintf(val, sizeof(val), "%lld",
+		    (long long)b->pause_until[r->role]);
 		rc = db_meta_set(b->db, key, val, err);
 		if (rc < 0)
 			goto out;
 	}
 	if (d.stop_batch) {
+		char when[40];
 		b->stop_batch = true;
-		snprintf(
-		    b->stop_reason, sizeof(b->stop_reason), "%s", d.reason);
+		if (d.resume_after_ms > 0) {
+			clock_fmt_iso(when, sizeof(when), d.resume_after_ms);
+			snprintf(b->stop_reason, sizeof(b->stop_reason),
+			    "%.400s (resume after %s)", d.reason, when);
+		} else {
+			snprintf(b->stop_reason, sizeof(b->stop_reason), "%s",
+			    d.reason);
+		}
 	}
 	st->status = status_of(d.decision);
 	snprintf(st->reason, sizeof(st->reason), "%s", d.reason);
@@ -385,10 +407,12 @@ next_attempt(struct next *nx, struct batch *b, const struct attempt_row *rows,
 	in.disabled[1] = b->disabled[1];
 	in.now_ms = last->ended_ms;
 	in.retry_on_matched = true;
+	in.paused_until[0] = b->pause_until[0];
+	in.paused_until[1] = b->pause_until[1];
 	decide(&d, &in);
 	nx->attempt = last->counted ? last->attempt + 1 : last->attempt;
 	nx->role = d.next_role;
-	if (!last->counted)
+	if (!last->counted && last->outcome != OUTCOME_USAGE_LIMIT)
 		nx->role = last->role;
 out:
 	if (b->disabled[nx->role] && fb && !b->disabled[!nx->role])
@@ -670,6 +694,58 @@ out:
 	return rc;
 }
 
+/* policy.max_wait_s from now, or until when no cap is set. */
+static int64_t
+capped_wait(const struct batch *b, int64_t until, int64_t now)
+{
+	int64_t cap = (int64_t)(b->cfg->policy.max_wait_s * 1000.0);
+
+	return cap > 0 && until > now + cap ? now + cap : until;
+}
+
+/*
+ * D3 at the start of an attempt (a pause read back after a restart, or
+ * left by another story): the agent role is paused past max_wait_s and
+ * so is every other enabled agent.  Nothing can run within the longest
+ * wait the policy allows: the batch stops (exit 75) instead of starting
+ * an agent that is still paused.
+ */
+static bool
+paused_past_cap(const struct batch *b, enum role role, int64_t now)
+{
+	int64_t cap = (int64_t)(b->cfg->policy.max_wait_s * 1000.0);
+	enum role o = role == ROLE_PRIMARY ? ROLE_FALLBACK : ROLE_PRIMARY;
+	bool other_on = b->cfg->agents[ROLE_FALLBACK].configured &&
+	    !b->disabled[o];
+
+	if (b->pause_until[role] <= now ||
+	    (cap > 0 && b->pause_until[role] <= now + cap))
+		return false;
+	if (cap <= 0)
+		return false; /* no cap: the wait is simply the pause */
+	return !other_on || b->pause_until[o] > now + cap;
+}
+
+/* b->stop_reason for paused_past_cap(): every pause and when to resume. */
+static void
+paused_reason(struct batch *b, int64_t now)
+{
+	char when[40], wait[32];
+	int64_t first = 0;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (b->pause_until[i] > now && !b->disabled[i] &&
+		    (first == 0 || b->pause_until[i] < first))
+			first = b->pause_until[i];
+	clock_fmt_iso(when, sizeof(when), first);
+	clock_fmt_duration(wait, sizeof(wait), first - now);
+	snprintf(b->stop_reason, sizeof(b->stop_reason),
+	    "D3: every enabled agent is paused by a usage limit past "
+	    "policy.max_wait_s; the batch stops: resume after %s (in %s)",
+	    when, wait);
+}
+
 /* Where the story of slot sl stands before its next attempt. */
 int
 slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
@@ -729,9 +805,17 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		    "no enabled agent remains");
 		goto out;
 	}
-	if (b->pause_until[nx.role] > nx.not_before_ms)
-		nx.not_before_ms = b->pause_until[nx.role];
 	now = b->o->clock.now_ms(b->o->clock.ctx);
+	if (paused_past_cap(b, nx.role, now)) {
+		b->stop_batch = true;
+		paused_reason(b, now);
+		goto out;
+	}
+	/* the pause holds no story longer than max_wait_s after its last
+	 * decision (or from now for its first attempt) */
+	if (b->pause_until[nx.role] > nx.not_before_ms)
+		nx.not_before_ms = capped_wait(b, b->pause_until[nx.role],
+		    nx.prev != NULL ? nx.prev->ended_ms : now);
 	if (nx.not_before_ms > now) {
 		sl->state = SLOT_WAITING;
 		sl->until_ms = nx.not_before_ms;

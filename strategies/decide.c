@@ -9,6 +9,7 @@
 
 #include "strategies/backoff.h"
 #include "strategies/decide.h"
+#include "strategies/duration.h"
 #include "strategies/err.h"
 
 /* The plateau evidence found in a history. */
@@ -143,6 +144,30 @@ zero_progress(const struct decide_input *in)
 	return true;
 }
 
+/*
+ * D6's wording: "likely API or connection issue" only when the attempts
+ * failed that way.  When every counted attempt ended normally
+ * (incomplete: the agent exited 0) and nothing transient happened, the
+ * agent answered and checked no box, and the reason says so
+ * (docs/retry-strategy.md#d6).
+ */
+static bool
+answered_normally(const struct decide_input *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->n; i++) {
+		switch (in->history[i].outcome) {
+		case OUTCOME_INCOMPLETE:
+		case OUTCOME_INTERRUPTED:
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
 /* The counted attempt numbered n (the last row with that number). */
 static const struct attempt_rec *
 attempt_numbered(const struct decide_input *in, int n)
@@ -196,16 +221,40 @@ retry_delay(struct decision_out *out, const struct decide_input *in,
 	}
 }
 
+/* The other agent when it can take the attempt now: configured,
+ * enabled and not paused itself; -1 otherwise. */
+static int
+free_other(const struct decide_input *in, const bool disabled[2], enum role r)
+{
+	enum role o = r == ROLE_PRIMARY ? ROLE_FALLBACK : ROLE_PRIMARY;
+
+	if (!in->has_fallback || disabled[o] ||
+	    in->paused_until[o] > in->now_ms)
+		return -1;
+	return (int)o;
+}
+
+/*
+ * D3 (docs/retry-strategy.md#usage-limits): the agent waits for its reset
+ * (or hands the attempt to the other agent with on_usage_limit
+ * "switch"); the batch stops instead when no enabled agent can run
+ * within policy.max_wait_s, or when this attempt has waited
+ * max_limit_waits times in a row already.
+ */
 static void
 usage_wait(struct decision_out *out, const struct decide_input *in,
-    const struct attempt_rec *last)
+    const struct attempt_rec *last, const bool disabled[2])
 {
-	int64_t cap = (int64_t)(in->policy->max_wait_s * 1000.0);
+	const struct policy *p = in->policy;
+	int64_t cap = (int64_t)(p->max_wait_s * 1000.0);
 	int64_t d =
 	    last->hint_ms >= 0 ? last->hint_ms : DECIDE_USAGE_WAIT_DEFAULT_MS;
-	int64_t floor_ms;
+	int64_t floor_ms, until, other_until = 0;
+	enum role o = last->role == ROLE_PRIMARY ? ROLE_FALLBACK : ROLE_PRIMARY;
+	bool other_on = in->has_fallback && !disabled[o];
+	char w[32], w2[32];
 	size_t i;
-	int reruns = 0;
+	int reruns = 0, sw;
 
 	/* A reset time already past (a wrong clock, a stale banner) must not
 	 * turn into a tight loop: wait at least the backoff of the reruns
@@ -217,25 +266,60 @@ usage_wait(struct decision_out *out, const struct decide_input *in,
 			break;
 		reruns++;
 	}
-	floor_ms = backoff_delay_ms(&in->policy->backoff, reruns);
+	floor_ms = backoff_delay_ms(&p->backoff, reruns);
 	if (floor_ms <= 0)
 		floor_ms = 1000;
 	if (d < floor_ms)
 		d = floor_ms;
-	if (cap > 0 && d > cap)
-		d = cap;
+	until = in->now_ms + d;
 	set_rule(out, DECISION_WAIT, "D3");
-	out->delay_ms = d;
-	out->jitter = in->policy->backoff.jitter;
-	out->max_delay_ms = cap;
 	out->counted = false;
 	out->next_attempt = last->attempt;
 	out->next_role = last->role;
+	duration_fmt(w, sizeof(w), d);
+	sw = free_other(in, disabled, last->role);
+	if (p->on_usage_limit == ON_LIMIT_SWITCH && sw >= 0) {
+		out->next_role = (enum role)sw;
+		reason_add(out,
+		    "D3: usage limit of %s (reset in %s); on_usage_limit "
+		    "switch: attempt %d runs again at once with %s (not "
+		    "counted)",
+		    role_name(last->role), w, last->attempt,
+		    role_name((enum role)sw));
+		return;
+	}
+	if (other_on)
+		other_until = in->paused_until[o];
+	if (p->max_limit_waits > 0 && reruns >= p->max_limit_waits) {
+		out->stop_batch = true;
+		out->resume_after_ms = until;
+		reason_add(out,
+		    "D3: usage limit again after %d waits in a row on "
+		    "attempt %d (policy.max_limit_waits %d): the batch "
+		    "stops; resume in %s, after the reset",
+		    reruns, last->attempt, p->max_limit_waits, w);
+		return;
+	}
+	if (cap > 0 && d > cap &&
+	    (!other_on || other_until > in->now_ms + cap)) {
+		out->stop_batch = true;
+		out->resume_after_ms = until;
+		if (other_on && other_until < until)
+			out->resume_after_ms = other_until;
+		duration_fmt(w2, sizeof(w2), cap);
+		reason_add(out,
+		    "D3: usage limit of %s, reset in %s; every enabled agent "
+		    "is paused past policy.max_wait_s (%s): the batch stops; "
+		    "resume after the reset",
+		    role_name(last->role), w, w2);
+		return;
+	}
+	out->delay_ms = d;
+	out->jitter = p->backoff.jitter;
 	reason_add(out,
-	    "D3: usage limit; wait %lld s %s, then attempt %d "
+	    "D3: usage limit; wait %s %s, then attempt %d "
 	    "runs again (not counted)",
-	    (long long)(d / 1000),
-	    last->hint_ms >= 0 ? "until the reset" : "(no reset time given)",
+	    w, last->hint_ms >= 0 ? "until the reset" : "(no reset time given)",
 	    last->attempt);
 }
 
@@ -316,8 +400,10 @@ decide_adaptive(
 		} else if (zero_progress(in)) {
 			set_rule(out, DECISION_ESCALATE, "D6");
 			reason_add(out,
-			    "D6: zero progress on all attempts: "
-			    "likely API or connection issue; %s",
+			    "D6: zero progress on all attempts: %s; %s",
+			    answered_normally(in)
+				? "the agent ran to the end and checked no box"
+				: "likely API or connection issue",
 			    why);
 		} else {
 			set_rule(out, DECISION_ESCALATE, "D7");
@@ -424,6 +510,33 @@ decide_retry(struct decision_out *out, const struct decide_input *in,
 	    role_name(last->role), permanent ? ", permanent failure" : "");
 }
 
+/*
+ * Every wait, whatever its cause (backoff, network sleep, a rate limit's
+ * hint, a usage limit's reset), is capped by policy.max_wait_s, after
+ * the jitter too; the reason says when the cap cut a wait short, so that
+ * `show` tells it (docs/retry-strategy.md#delays).
+ */
+static void
+cap_wait(struct decision_out *out, const struct decide_input *in)
+{
+	int64_t cap = (int64_t)(in->policy->max_wait_s * 1000.0);
+	char a[32], c[32];
+
+	if (cap <= 0 ||
+	    (out->decision != DECISION_RETRY && out->decision != DECISION_WAIT))
+		return;
+	out->max_delay_ms = cap;
+	if (out->delay_ms <= cap)
+		return;
+	out->wait_capped = true;
+	out->uncapped_delay_ms = out->delay_ms;
+	out->delay_ms = cap;
+	duration_fmt(a, sizeof(a), out->uncapped_delay_ms);
+	duration_fmt(c, sizeof(c), cap);
+	reason_add(
+	    out, "; wait capped at %s by policy.max_wait_s (%s asked)", c, a);
+}
+
 int
 decide(struct decision_out *out, const struct decide_input *in)
 {
@@ -463,7 +576,8 @@ decide(struct decision_out *out, const struct decide_input *in)
 		    role_name(last->role));
 	}
 	if (last->outcome == OUTCOME_USAGE_LIMIT) {
-		usage_wait(out, in, last);
+		usage_wait(out, in, last, disabled);
+		cap_wait(out, in);
 		return 0;
 	}
 	if (last->outcome == OUTCOME_INTERRUPTED) {
@@ -492,6 +606,7 @@ decide(struct decision_out *out, const struct decide_input *in)
 		    last->tasks_total);
 		break;
 	}
+	cap_wait(out, in);
 	if (out->decision == DECISION_RETRY && disabled[out->next_role]) {
 		/* cannot happen while an agent remains; keep it loud */
 		snprintf(out->reason, sizeof(out->reason),

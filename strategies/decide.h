@@ -37,6 +37,9 @@ struct decide_input {
 	int64_t now_ms; /* wall clock now (same origin as started_ms) */
 	bool retry_on_matched; /* the failure matched policy.retry_on */
 	bool budget_spent; /* the story's cost budget is spent (SPEC 9) */
+	/* usage-limit pauses of the agents (wall ms, 0 none): an agent is
+	 * paused while now_ms < paused_until[role] (D3) */
+	int64_t paused_until[2];
 };
 
 #define DECIDE_REASON_MAX 512
@@ -54,7 +57,13 @@ struct decision_out {
 	double timeout_factor; /* for the next attempt: D9 */
 	double poll_factor; /* for the next attempt: D10 */
 	int disable_role; /* -1, or the role D2 disables now */
-	bool stop_batch; /* no enabled agent remains: the batch stops */
+	bool stop_batch; /* no agent can run: the batch stops */
+	/* when stop_batch after a usage limit: when resuming makes sense
+	 * (wall ms, the earliest reset of an enabled agent); 0 otherwise */
+	int64_t resume_after_ms;
+	/* policy.max_wait_s cut the wait short: what was asked */
+	bool wait_capped;
+	int64_t uncapped_delay_ms;
 	/* The plateau, when one was confirmed (D5/D8). */
 	int plateau_tasks;
 	int plateau_attempt[2]; /* by role; 0 when unused */
@@ -73,7 +82,7 @@ enum role decide_role_for(int n, bool has_fallback, const bool disabled[2]);
 int64_t decide_delay_with_jitter(const struct decision_out *d, double u);
 
 /* Default wait when a usage limit gives no reset time (1 hour, capped by
- * policy.max_wait_s). */
+ * policy.max_wait_s like every wait). */
 #define DECIDE_USAGE_WAIT_DEFAULT_MS (3600 * 1000LL)
 
 #endif

@@ -12,6 +12,8 @@ policy_init_default(struct policy *p)
 	p->max_time_s = 0;
 	p->network_sleep_s = 60;
 	p->max_wait_s = 21600;
+	p->on_usage_limit = ON_LIMIT_WAIT;
+	p->max_limit_waits = 4;
 	p->poll_interval_s = 30;
 	p->stall_timeout_s = 0;
 	p->kill_grace_s = 10;
@@ -78,6 +80,31 @@ backoff_kind_parse(enum backoff_kind *out, const char *s)
 	for (i = 0; i < sizeof(backoff_names) / sizeof(*backoff_names); i++) {
 		if (s != NULL && strcmp(s, backoff_names[i]) == 0) {
 			*out = (enum backoff_kind)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static const char *const on_limit_names[] = {"wait", "switch"};
+
+const char *
+on_usage_limit_name(enum on_usage_limit m)
+{
+	if ((int)m < 0 ||
+	    (size_t)m >= sizeof(on_limit_names) / sizeof(*on_limit_names))
+		return "?";
+	return on_limit_names[m];
+}
+
+int
+on_usage_limit_parse(enum on_usage_limit *out, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(on_limit_names) / sizeof(*on_limit_names); i++) {
+		if (s != NULL && strcmp(s, on_limit_names[i]) == 0) {
+			*out = (enum on_usage_limit)i;
 			return 0;
 		}
 	}

@@ -29,12 +29,18 @@ struct backoff {
 	double jitter; /* 0..1, default 0.5 */
 };
 
+/* What a usage limit (D3) does: wait for the reset, or hand the same
+ * attempt number to the other agent at once. */
+enum on_usage_limit { ON_LIMIT_WAIT = 0, ON_LIMIT_SWITCH };
+
 struct policy {
 	enum strategy_kind strategy;
 	int max_attempts; /* >= 1, default 5 */
 	double max_time_s; /* a story's time budget, 0 = none */
 	double network_sleep_s; /* default 60 */
-	double max_wait_s; /* cap of a usage-limit wait, 21600 */
+	double max_wait_s; /* cap of every wait, 21600; 0 = no cap */
+	enum on_usage_limit on_usage_limit; /* default wait */
+	int max_limit_waits; /* usage-limit waits in a row, default 4 */
 	double poll_interval_s; /* default 30 */
 	double stall_timeout_s; /* default 0 = off */
 	double kill_grace_s; /* default 10 */
@@ -53,6 +59,8 @@ void policy_release(struct policy *p);
 const char *strategy_name(enum strategy_kind s);
 int strategy_parse(enum strategy_kind *out, const char *s);
 const char *backoff_kind_name(enum backoff_kind k);
+const char *on_usage_limit_name(enum on_usage_limit m);
+int on_usage_limit_parse(enum on_usage_limit *out, const char *s);
 int backoff_kind_parse(enum backoff_kind *out, const char *s);
 
 #endif

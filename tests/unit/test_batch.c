@@ -1702,6 +1702,103 @@ test_usage_wait_survives_restart(void **state)
 	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
 }
 
+/* Issue 12: a usage limit whose reset is past max_wait_s, with a free
+ * fallback, waits at most max_wait_s each time and stops the batch (75)
+ * after max_limit_waits waits in a row: never a loop that must be
+ * killed by hand. */
+static void
+test_usage_limit_waits_bounded(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 36000},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 36000},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 36000},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 36000},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 36000},
+	};
+	struct fx *fx = *state;
+	size_t i;
+
+	fx_story(fx, "s1.md", 1, 0);
+	fx_config(fx, "[\"s1.md\"]", BOTH, "{\"max_wait_s\": 60}");
+	fx->rnd = 1.0;
+	fx_script(fx, steps, 5);
+	fx_run(fx);
+	assert_true(fx->res.stopped);
+	assert_int_equal(fx->nsleeps, 4);
+	for (i = 0; i < fx->nsleeps; i++)
+		assert_true(fx->sleeps[i] - fx->sleep_from[i] <= 60 * 1000);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(fx->calls[i].attempt, 1);
+	assert_non_null(strstr(fx->res.stop_reason, "max_limit_waits"));
+	assert_non_null(strstr(fx->res.stop_reason, "resume after"));
+}
+
+/* Every enabled agent paused past max_wait_s: the batch stops at once
+ * (75) and says when to resume; a resume before the reset starts no
+ * agent (the pause is read back from the database), one after it runs
+ * the same attempt number again. */
+static void
+test_paused_past_cap_stops_and_resume_honours(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 7200},
+	};
+	static const struct step more[] = {
+	    {.done = 1, .dur_ms = 1000, .exit_code = 0},
+	};
+	struct fx *fx = *state;
+	int64_t reset_ms;
+
+	fx_story(fx, "s1.md", 1, 0);
+	fx_config(fx, "[\"s1.md\"]", ONLY_PRIMARY, "{\"max_wait_s\": 1800}");
+	fx_script(fx, steps, 1);
+	fx_run(fx);
+	reset_ms = fx->epoch_s * 1000;
+	assert_true(fx->res.stopped);
+	assert_int_equal(fx->nsleeps, 0);
+	assert_non_null(strstr(fx->res.stop_reason,
+	    "every enabled agent is paused past policy.max_wait_s"));
+
+	fx->now += 600 * 1000; /* ten minutes later: still paused */
+	fx_script(fx, more, 0);
+	fx_run(fx);
+	assert_true(fx->res.stopped);
+	assert_int_equal(fx->ncalls, 0);
+	assert_non_null(strstr(fx->res.stop_reason, "resume after"));
+
+	fx->now = reset_ms + 1000; /* after the reset */
+	fx_script(fx, more, 1);
+	fx_run(fx);
+	assert_false(fx->res.stopped);
+	assert_int_equal(fx->calls[0].attempt, 1);
+	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
+}
+
 /* How the runner's flags end up in the rows. */
 static void
 test_runner_flags_recorded(void **state)
@@ -2038,6 +2135,11 @@ main(void)
 		test_usage_limit_capped, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_usage_wait_survives_restart, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_usage_limit_waits_bounded, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_paused_past_cap_stops_and_resume_honours, fx_setup,
+		fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_runner_flags_recorded, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(

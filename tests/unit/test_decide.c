@@ -595,6 +595,169 @@ test_simulate_stops_at_terminal(void **state)
 	free(rows);
 }
 
+/* Issue 12: every wait is capped by max_wait_s, whatever its cause,
+ * and the reason says when the cap cut it short. */
+static void
+test_every_wait_capped(void **state)
+{
+	struct attempt_rec h[1];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	pol.max_wait_s = 30;
+	pol.network_sleep_s = 120;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_NETWORK, 0);
+	input(&in, h, 1);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 30000);
+	assert_true(d.wait_capped);
+	assert_int_equal(d.uncapped_delay_ms, 120000);
+	assert_non_null(strstr(
+	    d.reason, "wait capped at 30s by policy.max_wait_s (2m00s asked)"));
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_RATE_LIMIT, 0);
+	h[0].hint_ms = 3600 * 1000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 30000);
+	assert_int_equal(decide_delay_with_jitter(&d, 1.0), 30000);
+	assert_true(d.wait_capped);
+	/* under the cap: untouched, nothing said */
+	h[0].hint_ms = 5000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 5000);
+	assert_false(d.wait_capped);
+	assert_null(strstr(d.reason, "capped"));
+	/* the jitter never pushes past the cap either */
+	h[0].hint_ms = 29000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(decide_delay_with_jitter(&d, 1.0), 30000);
+	/* 0: no cap */
+	pol.max_wait_s = 0;
+	h[0].hint_ms = 3600 * 1000;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.delay_ms, 3600 * 1000);
+}
+
+struct limit_case {
+	const char *name;
+	enum on_usage_limit mode;
+	bool has_fallback;
+	bool fb_disabled;
+	int64_t reset_s; /* the hint */
+	int64_t fb_paused_s; /* fallback paused for this long from now */
+	int reruns; /* earlier usage limits of the same attempt */
+	/* expected */
+	enum decision decision;
+	enum role next_role;
+	int64_t delay_s;
+	bool stop;
+	int64_t resume_s; /* resume_after_ms - now, in s; 0 none */
+	const char *words;
+};
+
+static const struct limit_case limit_cases[] = {
+    {"wait: reset within max_wait_s", ON_LIMIT_WAIT, true, false, 600, 0, 0,
+	DECISION_WAIT, ROLE_PRIMARY, 600, false, 0, "until the reset"},
+    {"wait: reset past the cap, fallback free: capped wait", ON_LIMIT_WAIT,
+	true, false, 7200, 0, 0, DECISION_WAIT, ROLE_PRIMARY, 1800, false, 0,
+	"capped"},
+    {"wait: reset past the cap, no fallback: stop", ON_LIMIT_WAIT, false, false,
+	7200, 0, 0, DECISION_WAIT, ROLE_PRIMARY, 0, true, 7200,
+	"every enabled agent is paused past policy.max_wait_s"},
+    {"wait: reset past the cap, fallback disabled: stop", ON_LIMIT_WAIT, true,
+	true, 7200, 0, 0, DECISION_WAIT, ROLE_PRIMARY, 0, true, 7200,
+	"the batch stops"},
+    {"wait: both paused past the cap: stop, resume at the first reset",
+	ON_LIMIT_WAIT, true, false, 9000, 5000, 0, DECISION_WAIT, ROLE_PRIMARY,
+	0, true, 5000, "resume after the reset"},
+    {"wait: fallback paused but within the cap: capped wait", ON_LIMIT_WAIT,
+	true, false, 9000, 1000, 0, DECISION_WAIT, ROLE_PRIMARY, 1800, false, 0,
+	"capped"},
+    {"switch: the fallback takes the attempt at once", ON_LIMIT_SWITCH, true,
+	false, 7200, 0, 0, DECISION_WAIT, ROLE_FALLBACK, 0, false, 0,
+	"on_usage_limit switch"},
+    {"switch: fallback paused itself: wait", ON_LIMIT_SWITCH, true, false, 600,
+	300, 0, DECISION_WAIT, ROLE_PRIMARY, 600, false, 0, "until the reset"},
+    {"switch: no fallback: wait", ON_LIMIT_SWITCH, false, false, 600, 0, 0,
+	DECISION_WAIT, ROLE_PRIMARY, 600, false, 0, "until the reset"},
+    {"max_limit_waits: the 5th limit in a row stops", ON_LIMIT_WAIT, true,
+	false, 600, 0, 4, DECISION_WAIT, ROLE_PRIMARY, 0, true, 600,
+	"after 4 waits in a row"},
+    {"max_limit_waits: the 4th still waits", ON_LIMIT_WAIT, true, false, 600, 0,
+	3, DECISION_WAIT, ROLE_PRIMARY, 600, false, 0, "until the reset"},
+};
+
+static void
+test_usage_limit_policy(void **state)
+{
+	const int64_t now = 1000000000;
+	struct attempt_rec h[8];
+	struct decide_input in;
+	struct decision_out d;
+	size_t i;
+	int k;
+
+	(void)state;
+	for (i = 0; i < sizeof(limit_cases) / sizeof(*limit_cases); i++) {
+		const struct limit_case *c = &limit_cases[i];
+		print_message("case: %s\n", c->name);
+		pol.max_wait_s = 1800;
+		pol.on_usage_limit = c->mode;
+		pol.max_limit_waits = 4;
+		for (k = 0; k <= c->reruns; k++) {
+			h[k] = rec(1, ROLE_PRIMARY, OUTCOME_USAGE_LIMIT, 0);
+			h[k].hint_ms = c->reset_s * 1000;
+		}
+		input(&in, h, (size_t)c->reruns + 1);
+		in.now_ms = now;
+		in.has_fallback = c->has_fallback;
+		in.disabled[ROLE_FALLBACK] = c->fb_disabled;
+		in.paused_until[ROLE_PRIMARY] = now + c->reset_s * 1000;
+		in.paused_until[ROLE_FALLBACK] =
+		    c->fb_paused_s ? now + c->fb_paused_s * 1000 : 0;
+		assert_int_equal(decide(&d, &in), 0);
+		assert_int_equal(d.decision, c->decision);
+		assert_false(d.counted);
+		assert_int_equal(d.next_attempt, 1);
+		assert_int_equal(d.next_role, c->next_role);
+		assert_int_equal(d.stop_batch, c->stop);
+		if (!c->stop)
+			assert_int_equal(d.delay_ms, c->delay_s * 1000);
+		assert_int_equal(d.resume_after_ms,
+		    c->resume_s ? now + c->resume_s * 1000 : 0);
+		if (strstr(d.reason, c->words) == NULL)
+			fail_msg("%s: no \"%s\" in \"%s\"", c->name, c->words,
+			    d.reason);
+	}
+}
+
+/* D6 blames the API or the connection only when the attempts failed
+ * that way; an agent that answered and checked nothing is told so. */
+static void
+test_d6_reason(void **state)
+{
+	struct attempt_rec h[5];
+	struct decide_input in;
+	struct decision_out d;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 5; i++)
+		h[i] = rec(i + 1, i % 2 ? ROLE_FALLBACK : ROLE_PRIMARY,
+		    OUTCOME_INCOMPLETE, 0);
+	input(&in, h, 5);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_string_equal(d.rule, "D6");
+	assert_non_null(strstr(d.reason,
+	    "zero progress on all attempts: the agent ran to the "
+	    "end and checked no box"));
+	assert_null(strstr(d.reason, "API"));
+	h[2].outcome = OUTCOME_CRASH;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_non_null(strstr(d.reason,
+	    "zero progress on all attempts: likely API or connection issue"));
+}
+
 int
 main(void)
 {
@@ -643,6 +806,11 @@ main(void)
 		test_usage_wait_capped_and_uncounted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_usage_wait_reruns_back_off, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_every_wait_capped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_usage_limit_policy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_d6_reason, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_time_budget_counts_as_exhausted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
