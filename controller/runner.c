@@ -690,7 +690,9 @@ group_wait(int pgid, int64_t deadline)
  * tells it which groups are live, and when the controller dies, however
  * it dies, the kernel closes the other end, and the watchdog terminates
  * those groups (SIGTERM, the grace, SIGKILL) and exits.  When the
- * controller exits normally no group is live and it simply exits.
+ * controller exits normally no group is live and it simply exits.  It
+ * runs in its own session, so that killing the controller's whole
+ * process group leaves it alive to do that (docs/runner.md).
  */
 #define WD_MAX 256
 enum { WD_UNWATCH = 0, WD_WATCH = 1 };
@@ -754,6 +756,11 @@ static void __attribute__((noreturn)) wd_main(int sk)
 	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* A session (and so a process group) of its own: a kill of the
+	 * controller's whole group (a terminal's kill of the job, kill -9
+	 * -- -PGID) must not take the watchdog with it, or the agents'
+	 * grandchildren would outlive both (test_watchdog.sh). */
+	setsid();
 	prctl(PR_SET_NAME, "storyctl-watch", 0, 0, 0);
 	wd_close_all_but(sk);
 
