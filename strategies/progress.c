@@ -249,6 +249,11 @@ progress_parse(struct progress *out, const char *text, size_t len)
 	memset(&scoped, 0, sizeof(scoped));
 	if (text != NULL)
 		end = text + len;
+	/* A UTF-8 byte-order mark (editors on Windows write one) is not
+	 * text: left in place it would hide the first line's task or
+	 * heading.  Only at the very start, as a BOM is nowhere else. */
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
+		p += 3;
 
 	while (p != end) {
 		line = p;

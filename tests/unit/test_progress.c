@@ -38,6 +38,12 @@ static const struct pcase cases[] = {
     {"stalled text trimmed", "- [x] a\n- [ ]   spaced out \t \n", 2, 1,
 	"spaced out"},
     {"crlf", "- [x] a\r\n- [ ] b\r\n- [ ] c\r\n", 3, 1, "b"},
+    /* issue 11: a UTF-8 byte-order mark hides nothing */
+    {"bom before a task", "\xEF\xBB\xBF- [ ] a\n- [x] b", 2, 1, "a"},
+    {"bom before the tasks heading",
+	"\xEF\xBB\xBF## Tasks\n- [ ] a\n## Notes\n- [x] b\n", 1, 0, "a"},
+    {"bom and crlf", "\xEF\xBB\xBF- [x] a\r\n- [ ] b\r\n", 2, 1, "b"},
+    {"bom in the middle is text", "- [ ] a\n\xEF\xBB\xBF- [x] b\n", 1, 0, "a"},
     {"crlf empty text", "- [ ]\r\n", 1, 0, "task 1"},
     {"no trailing newline", "- [x] a\n- [ ] last", 2, 1, "last"},
     {"no trailing newline checked", "- [ ] a\n- [X]", 2, 1, "a"},
