@@ -29,6 +29,11 @@
 #define KEY_MAX 512
 /* Upper bound of every duration: keeps conversions to ms in range. */
 #define SECONDS_MAX 1e9
+/* The shortest timeout_s of an agent or a gate: below a millisecond the
+ * runner's limit rounded to 0, which means no limit at all, and nothing
+ * can start, let alone finish, in less than this anyway
+ * (docs/configuration.md). */
+#define TIMEOUT_MIN_S 0.1
 #define MS_MAX 1000000000000LL
 #define USD_MAX 1e9
 /* timeout_s x factor x 1000 must stay far inside int64 milliseconds. */
@@ -678,8 +683,8 @@ parse_agent(
 			    sizeof(a->name) - 1);
 		printable(a->name, sizeof(a->name), json_string_value(nv));
 	}
-	if ((rc = get_number(ld, v, path, "timeout_s", &a->timeout_s, 0,
-		 SECONDS_MAX, true)) != 0)
+	if ((rc = get_number(ld, v, path, "timeout_s", &a->timeout_s,
+		 TIMEOUT_MIN_S, SECONDS_MAX, false)) != 0)
 		return rc;
 	if ((rc = get_number(ld, v, path, "stall_timeout_s",
 		 &a->stall_timeout_s, 0, SECONDS_MAX, false)) != 0)
@@ -791,7 +796,7 @@ static const char *const policy_keys[] = {"strategy", "max_attempts",
     "max_time_s", "network_sleep_s", "max_wait_s", "poll_interval_s",
     "stall_timeout_s", "kill_grace_s", "extended_timeout_factor", "retry_count",
     "retry_max_time_ms", "retry_on", "network_on", "permanent_on", "backoff",
-    NULL};
+    "on_usage_limit", "max_limit_waits", NULL};
 
 static int
 parse_policy(struct loader *ld, json_t *v, struct policy *p)
@@ -817,6 +822,20 @@ parse_policy(struct loader *ld, json_t *v, struct policy *p)
 			    "must be adaptive, retry or none, got \"%s\"",
 			    json_string_value(sv));
 	}
+	sv = json_object_get(v, "on_usage_limit");
+	if (sv != NULL) {
+		if (!json_is_string(sv))
+			return wrong_type(
+			    ld, "policy.on_usage_limit", "a string", sv);
+		if (on_usage_limit_parse(
+			&p->on_usage_limit, json_string_value(sv)) < 0)
+			return fail(ld, "policy.on_usage_limit",
+			    "must be wait or switch, got \"%s\"",
+			    json_string_value(sv));
+	}
+	if ((rc = get_int(ld, v, path, "max_limit_waits", &p->max_limit_waits,
+		 0, INT_MAX)) != 0)
+		return rc;
 	if ((rc = get_int(ld, v, path, "max_attempts", &p->max_attempts, 1,
 		 INT_MAX)) != 0 ||
 	    (rc = get_number(ld, v, path, "max_time_s", &p->max_time_s, 0,
@@ -892,7 +911,7 @@ parse_gates(struct loader *ld, json_t *v, struct config *c)
 		if ((rc = parse_argv(ld, cv, ckey, &g->command)) != 0 ||
 		    (rc = get_string(ld, item, key, "name", &g->name)) != 0 ||
 		    (rc = get_number(ld, item, key, "timeout_s", &g->timeout_s,
-			 0, SECONDS_MAX, true)) != 0)
+			 TIMEOUT_MIN_S, SECONDS_MAX, false)) != 0)
 			return rc;
 		if (g->name == NULL) {
 			base = strrchr(g->command.items[0], '/');

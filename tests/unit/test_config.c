@@ -336,6 +336,7 @@ test_all_values(void **state)
 		"\"kill_grace_s\": 0,"
 		" \"extended_timeout_factor\": 1.5, \"retry_count\": 3,"
 		" \"retry_max_time_ms\": 1e3, \"retry_on\": [\"a\", \"b\"],"
+		" \"on_usage_limit\": \"switch\", \"max_limit_waits\": 2,"
 		" \"network_on\": [\"n\"], \"permanent_on\": [\"p\"],"
 		" \"backoff\": {\"strategy\": \"linear\", \"base_delay_ms\": 5,"
 		" \"max_delay_ms\": 5.0, \"jitter\": 0}},"
@@ -367,6 +368,8 @@ test_all_values(void **state)
 	assert_true(c.policy.extended_timeout_factor == 1.5);
 	assert_int_equal(c.policy.retry_count, 3);
 	assert_int_equal(c.policy.retry_max_time_ms, 1000);
+	assert_int_equal(c.policy.on_usage_limit, ON_LIMIT_SWITCH);
+	assert_int_equal(c.policy.max_limit_waits, 2);
 	assert_int_equal(c.policy.retry_on.n, 2);
 	assert_string_equal(c.policy.permanent_on.items[0], "p");
 	assert_int_equal(c.policy.backoff.kind, BACKOFF_LINEAR);
@@ -875,7 +878,22 @@ static const struct ecase ecases[] = {
     {"agent timeout 0",
 	"{\"agents\": {\"primary\": {\"preset\": \"claude\", "
 	"\"timeout_s\": 0}}}",
-	": agents.primary.timeout_s: must be > 0, got 0"},
+	": agents.primary.timeout_s: must be >= 0.1, got 0"},
+    /* issue 11: below a millisecond it used to mean no limit at all */
+    {"agent timeout under a millisecond",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\", "
+	"\"timeout_s\": 0.0004}}}",
+	": agents.primary.timeout_s: must be >= 0.1, got 0.0004"},
+    {"agent timeout under the minimum",
+	"{\"agents\": {\"primary\": {\"preset\": \"claude\", "
+	"\"timeout_s\": 0.05}}}",
+	": agents.primary.timeout_s: must be >= 0.1, got 0.05"},
+    {"on_usage_limit unknown", "{\"policy\": {\"on_usage_limit\": \"sleep\"}}",
+	": policy.on_usage_limit: must be wait or switch, got \"sleep\""},
+    {"on_usage_limit not a string", "{\"policy\": {\"on_usage_limit\": 1}}",
+	": policy.on_usage_limit: expected a string, got a number"},
+    {"max_limit_waits negative", "{\"policy\": {\"max_limit_waits\": -1}}",
+	": policy.max_limit_waits: must be"},
     {"agent stall negative",
 	"{\"agents\": {\"primary\": {\"preset\": \"claude\","
 	" \"stall_timeout_s\": -1}}}",
@@ -903,7 +921,10 @@ static const struct ecase ecases[] = {
 	": gates: expected an array, got an object"},
     {"gate timeout negative",
 	"{\"gates\": [{\"command\": [\"make\"], \"timeout_s\": -1}]}",
-	": gates[0].timeout_s: must be > 0, got -1"},
+	": gates[0].timeout_s: must be >= 0.1, got -1"},
+    {"gate timeout under a millisecond",
+	"{\"gates\": [{\"command\": [\"make\"], \"timeout_s\": 1e-6}]}",
+	": gates[0].timeout_s: must be >= 0.1, got 1e-06"},
     {"quorum too big",
 	"{\"review\": {\"agents\": [[\"a\"], [\"b\"], [\"c\"]], "
 	"\"quorum\": 4}}",
