@@ -94,49 +94,6 @@ utf8_cut(const char *s, size_t n, size_t max)
 	return m;
 }
 
-/*
- * Copy the visible text of src[0..n) to dst (at most cap - 1 bytes and a
- * NUL; cap > 0): escape sequences, control characters (C0, DEL, C1) other
- * than tab and, with keep_nl, newline, and bytes that are not well-formed
- * UTF-8 are dropped.  Only whole characters are copied.  Returns the
- * length written.
- */
-static size_t
-text_clean(char *dst, size_t cap, const char *src, size_t n, bool keep_nl)
-{
-	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0, o = 0, k;
-
-	while (i < n) {
-		if (s[i] == 0x1b) {
-			i += text_esc_len(s + i, n - i);
-			continue;
-		}
-		if ((s[i] < 0x20 && s[i] != '\t' &&
-			!(keep_nl && s[i] == '\n')) ||
-		    s[i] == 0x7f) {
-			i++;
-			continue;
-		}
-		k = text_utf8_len(s + i, n - i);
-		if (k == 0) {
-			i++;
-			continue;
-		}
-		if (k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0) {
-			i += 2;
-			continue;
-		}
-		if (o + k >= cap)
-			break;
-		memcpy(dst + o, s + i, k);
-		o += k;
-		i += k;
-	}
-	dst[o] = '\0';
-	return o;
-}
-
 /* Set (or append to) the bounded message buffer dst from the valid UTF-8
  * src[0..n), cutting at a character boundary. */
 static void
@@ -585,7 +542,7 @@ text_line(struct pstate *st, size_t p, size_t e)
 	if (e - p <= VIEW_MAX &&
 	    (memmem(t + p, e - p, "Cost:", 5) != NULL ||
 		memmem(t + p, e - p, "Tokens:", 7) != NULL)) {
-		k = text_clean(st->tmp, sizeof(st->tmp), t + p, e - p, false);
+		k = text_clean(st->tmp, sizeof(st->tmp), t + p, e - p, 0, NULL);
 		aider_line(st, st->tmp, k);
 	}
 	for (;;) {
@@ -599,7 +556,7 @@ text_line(struct pstate *st, size_t p, size_t e)
 				voff++;
 		}
 		k = text_clean(
-		    st->tmp, sizeof(st->tmp), t + voff, end - voff, false);
+		    st->tmp, sizeof(st->tmp), t + voff, end - voff, 0, NULL);
 		if (has_visible(st->tmp, k)) {
 			st->ring[st->nring % AGENTOUT_TEXT_LINES].off = voff;
 			st->ring[st->nring % AGENTOUT_TEXT_LINES].len =
@@ -672,7 +629,7 @@ text_fallback(struct pstate *st)
 	for (i = 0; i < n; i++) {
 		sp = &st->ring[(st->nring - 1 - i) % AGENTOUT_TEXT_LINES];
 		k = text_clean(st->tmp, sizeof(st->tmp), st->tail + sp->off,
-		    sp->len, false);
+		    sp->len, 0, NULL);
 		l = st->tmp;
 		while (k > 0 && is_space((unsigned char)l[k - 1]))
 			k--;
@@ -706,7 +663,7 @@ finish(struct pstate *st)
 
 	if (st->have_msg) {
 		k = text_clean(st->tmp, sizeof(st->tmp), out->result_text,
-		    st->msg_len, true);
+		    st->msg_len, TEXT_KEEP_NL, NULL);
 		memcpy(out->result_text, st->tmp, k + 1);
 		if (trim_inplace(out->result_text, k) > 0) {
 			out->structured = true;

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "strategies/classify.h"
+#include "strategies/text.h"
 
 #define CLASSIFY_WINDOW 40
 /* lines read as one error block, from the newest matching line up: a
@@ -639,88 +640,18 @@ kind_code(enum kind k, enum kind builtin, const struct ctx *c)
 }
 
 /*
- * The message stored with a classification: control characters and
- * ANSI escapes become single spaces, invalid UTF-8 bytes become '?',
- * and the result is cut at a character boundary to fit cap bytes.
+ * The message stored with a classification: control characters, C1
+ * controls and escape sequences become single spaces (text_clean()),
+ * invalid UTF-8 bytes become '?', and the result is cut at a character
+ * boundary to fit cap bytes.
  */
 static void
 msg_set(char *dst, size_t cap, const char *s, size_t n)
 {
-	size_t i = 0, o = 0, len, k;
-	bool space = false;
-	unsigned char c;
-
 	dst[0] = '\0';
 	if (s == NULL)
 		return;
-	while (i < n) {
-		c = (unsigned char)s[i];
-		if (c == 0x1b) {
-			/* CSI "ESC [ ... final" or a two-byte escape */
-			i++;
-			if (i < n && s[i] == '[') {
-				i++;
-				while (i < n &&
-				    ((unsigned char)s[i] < 0x40 ||
-					(unsigned char)s[i] > 0x7e))
-					i++;
-			}
-			i++;
-			space = o > 0;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f || c == ' ') {
-			space = o > 0;
-			i++;
-			continue;
-		}
-		len = 1;
-		if (c >= 0x80) {
-			unsigned char c1 = 0;
-
-			if (i + 1 < n)
-				c1 = (unsigned char)s[i + 1];
-
-			if (c >= 0xc2 && c <= 0xdf)
-				len = 2;
-			else if (c >= 0xe0 && c <= 0xef)
-				len = 3;
-			else if (c >= 0xf0 && c <= 0xf4)
-				len = 4;
-			else
-				len = 0;
-			/* overlong forms, surrogates, above U+10FFFF */
-			if ((c == 0xe0 && c1 < 0xa0) ||
-			    (c == 0xed && c1 > 0x9f) ||
-			    (c == 0xf0 && c1 < 0x90) ||
-			    (c == 0xf4 && c1 > 0x8f))
-				len = 0;
-			for (k = 1; len > 0 && k < len; k++)
-				if (i + k >= n ||
-				    ((unsigned char)s[i + k] & 0xc0) != 0x80)
-					len = 0;
-		}
-		if (space) {
-			if (o + 1 >= cap - 1)
-				break;
-			dst[o++] = ' ';
-			space = false;
-		}
-		if (len == 0) {
-			/* an invalid byte */
-			if (o + 1 > cap - 1)
-				break;
-			dst[o++] = '?';
-			i++;
-			continue;
-		}
-		if (o + len > cap - 1)
-			break;
-		memcpy(dst + o, s + i, len);
-		o += len;
-		i += len;
-	}
-	dst[o] = '\0';
+	text_clean(dst, cap, s, n, TEXT_COLLAPSE | TEXT_MARK_INVALID, NULL);
 }
 
 static const char *

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "strategies/progress.h"
+#include "strategies/text.h"
 
 struct tally {
 	int total;
@@ -162,73 +163,19 @@ tally_add(struct tally *t, bool checked, const char *text, size_t text_len)
 	}
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid
- * (bad lead, bad continuation, overlong, surrogate, above U+10FFFF). */
-static size_t
-utf8_seq(const unsigned char *s, size_t len)
-{
-	size_t n, k;
-	unsigned int cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n > len)
-		return 0;
-	for (k = 1; k < n; k++) {
-		if ((s[k] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[k] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
-
 /*
- * Copy text into dst (size cap) as valid UTF-8: an invalid byte becomes
- * '?', a control character a space; stop before a sequence that does
- * not fit whole, so the cut is always at a character boundary.
+ * Copy text into dst (size cap) as valid UTF-8 (text_clean()): an
+ * invalid byte becomes '?', a control character (C0, DEL, C1) or an
+ * escape sequence a space; trailing blanks go.
  */
 static void
 copy_clean(char *dst, size_t cap, const char *text, size_t len)
 {
-	const unsigned char *s = (const unsigned char *)text;
-	size_t i = 0, o = 0, n;
+	size_t o = text_clean(
+	    dst, cap, text, len, TEXT_SPACES | TEXT_MARK_INVALID, NULL);
 
-	while (i < len) {
-		n = utf8_seq(s + i, len - i);
-		if (n == 0) {
-			if (o + 1 >= cap)
-				break;
-			dst[o++] = '?';
-			i++;
-			continue;
-		}
-		if (o + n >= cap)
-			break;
-		if (n == 1 && (s[i] < 0x20 || s[i] == 0x7f))
-			dst[o] = ' ';
-		else
-			memcpy(dst + o, s + i, n);
-		o += n;
-		i += n;
-	}
 	while (o > 0 && dst[o - 1] == ' ')
-		o--;
-	dst[o] = '\0';
+		dst[--o] = '\0';
 }
 
 void

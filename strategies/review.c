@@ -94,55 +94,13 @@ word_is(const char *s, size_t n, const char *w)
 	return true;
 }
 
-/*
- * Copy the visible text of src[0..n) to dst as at most cap - 1 bytes and
- * a NUL (cap > 0), trimmed of blanks at both ends: escape sequences,
- * control characters (C0, DEL, C1) other than tab and, with keep_nl,
- * newline, and bytes that are not well-formed UTF-8 are dropped; only
- * whole characters are copied.  *cut (may be NULL) tells whether visible
- * text was left out for want of room.  Returns the length written.
- */
+/* The visible text of src[0..n) (text_clean()), trimmed; with keep_nl
+ * newlines stay. */
 static size_t
 clean(char *dst, size_t cap, const char *src, size_t n, bool keep_nl, bool *cut)
 {
-	const unsigned char *s = (const unsigned char *)src;
-	size_t i = 0, o = 0, k;
-
-	if (cut != NULL)
-		*cut = false;
-	while (i < n) {
-		if (s[i] == 0x1b) {
-			i += text_esc_len(s + i, n - i);
-			continue;
-		}
-		if ((s[i] < 0x20 && s[i] != '\t' &&
-			!(keep_nl && s[i] == '\n')) ||
-		    s[i] == 0x7f) {
-			i++;
-			continue;
-		}
-		k = text_utf8_len(s + i, n - i);
-		if (k == 0 || (k == 2 && s[i] == 0xc2 && s[i + 1] < 0xa0)) {
-			i += k == 0 ? 1 : k;
-			continue;
-		}
-		if (o == 0 && is_blank(s[i])) {
-			i++;
-			continue;
-		}
-		if (o + k >= cap) {
-			if (cut != NULL)
-				*cut = true;
-			break;
-		}
-		memcpy(dst + o, s + i, k);
-		o += k;
-		i += k;
-	}
-	while (o > 0 && is_blank((unsigned char)dst[o - 1]))
-		o--;
-	dst[o] = '\0';
-	return o;
+	return text_clean(
+	    dst, cap, src, n, TEXT_TRIM | (keep_nl ? TEXT_KEEP_NL : 0), cut);
 }
 
 /* The start of the last at most max bytes of the valid UTF-8 s[0..n),

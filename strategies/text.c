@@ -1,6 +1,7 @@
 /* text.c - see text.h. */
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "strategies/text.h"
 
@@ -110,4 +111,90 @@ text_json_depth_ok(const char *s, size_t n, int max_depth)
 		}
 	}
 	return true;
+}
+
+static bool
+text_blank(unsigned char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* How many bytes at s[0..n) are one control (or escape sequence) that
+ * text_clean() drops, 0 when s starts with a visible character. */
+static size_t
+text_control_len(const unsigned char *s, size_t n, unsigned flags)
+{
+	if (s[0] == 0x1b)
+		return text_esc_len(s, n);
+	if ((s[0] < 0x20 && s[0] != '\t' &&
+		!((flags & TEXT_KEEP_NL) && s[0] == '\n')) ||
+	    s[0] == 0x7f)
+		return 1;
+	/* C1 in UTF-8: U+0080..U+009F (e.g. C2 9B, the one-byte CSI) */
+	if (n >= 2 && s[0] == 0xc2 && s[1] >= 0x80 && s[1] < 0xa0)
+		return 2;
+	return 0;
+}
+
+size_t
+text_clean(
+    char *dst, size_t cap, const char *src, size_t n, unsigned flags, bool *cut)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	bool collapse = (flags & TEXT_COLLAPSE) != 0;
+	bool spaces = collapse || (flags & TEXT_SPACES) != 0;
+	bool gap = false;
+	size_t i = 0, o = 0, k;
+	char mark[1] = {'?'};
+	const char *put;
+
+	if (cut != NULL)
+		*cut = false;
+	while (i < n) {
+		k = text_control_len(s + i, n - i, flags);
+		if (k > 0 || (collapse && s[i] == ' ')) {
+			i += k > 0 ? k : 1;
+			if (spaces && !collapse) {
+				if (o + 1 >= cap)
+					goto full;
+				dst[o++] = ' ';
+			}
+			gap = collapse;
+			continue;
+		}
+		k = text_utf8_len(s + i, n - i);
+		put = (const char *)s + i;
+		if (k == 0) {
+			i++;
+			if (!(flags & TEXT_MARK_INVALID))
+				continue;
+			put = mark;
+			k = 1;
+		} else {
+			i += k;
+		}
+		if ((flags & TEXT_TRIM) && o == 0 && k == 1 &&
+		    text_blank((unsigned char)put[0]))
+			continue;
+		if (gap && o > 0) {
+			if (o + 1 >= cap)
+				goto full;
+			dst[o++] = ' ';
+		}
+		gap = false;
+		if (o + k >= cap)
+			goto full;
+		memcpy(dst + o, put, k);
+		o += k;
+	}
+	goto out;
+full:
+	if (cut != NULL)
+		*cut = true;
+out:
+	if (flags & TEXT_TRIM)
+		while (o > 0 && text_blank((unsigned char)dst[o - 1]))
+			o--;
+	dst[o] = '\0';
+	return o;
 }
