@@ -149,8 +149,11 @@ for e in ENOSPC:'database or disk is full' EIO:'disk I/O error'; do
 	check "db $errno: counted attempt numbers are 1..k per story" counted_ok
 	check "db $errno: no attempt is left running" none_running
 	T_OUT=$(sql "SELECT attempt || ':' || outcome FROM attempts WHERE story_id = 's2' ORDER BY seq" | tr '\n' ' ')
-	expect_match "db $errno: s2's unrecorded attempt 1 is closed, the next is 2" \
-		"$T_OUT" '^1:crash 2:success $'
+	expect_match "db $errno: s2's unrecorded attempt 1 is closed as interrupted (not counted) and runs again" \
+		"$T_OUT" '^1:interrupted 1:success $'
+	T_OUT=$(sql "SELECT error_message FROM attempts WHERE story_id = 's2' ORDER BY seq LIMIT 1")
+	expect_match "db $errno: its message says the controller stopped on an error, naming it" \
+		"$T_OUT" "stopped on an error during this attempt and could not record its end: .*$words"
 	check "db $errno: the state branch agrees with list" progress_agrees
 	check "db $errno: stories/s2.json agrees with show" story_json_agrees s2
 done
