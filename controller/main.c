@@ -33,8 +33,9 @@ usage(FILE *f)
 	    "command\n"
 	    "  --version    print the version\n\n"
 	    "exit codes: 0 ok, 3 some stories not done, 64 usage, 65 bad "
-	    "data,\n69 agent cannot run, 75 stopped (resumable), 130/143 "
-	    "interrupted\n");
+	    "data,\n69 agent cannot run, 74 I/O error on the state (disk "
+	    "full, read-only;\nfix it, then resume), 75 stopped (resumable), "
+	    "130/143 interrupted\n");
 }
 
 int

@@ -132,8 +132,8 @@ for e in ENOSPC:'database or disk is full' EIO:'disk I/O error'; do
 	three_stories '' '<!-- fault a1: end -->'
 	run_fault FAULT_PATH=.storyctl/state.db FAULT_ERRNO="$errno" FAULT_ARM="$ARM" -- run
 	check "db $errno: the shim failed writes to the database" shim_hit 'state\.db'
-	check "db $errno: run exits non-zero, not as a finished batch (got $T_RC)" \
-		failed_rc
+	check "db $errno: run exits 74, the documented I/O stop (got $T_RC)" \
+		[ "$T_RC" = 74 ]
 	expect_match "db $errno: stderr names the database and the failure" \
 		"$T_ERR" "^storyctl: .*state\\.db.*$words"
 	check "db $errno: integrity_check passes after the fault" integrity_ok
@@ -332,5 +332,10 @@ expect_json "logs full, network: attempt 1 is a network failure, the story done"
 	'.attempts[0].outcome == "network" and .status == "done"'
 expect_json "logs full, network: its error_message keeps the excerpt and says the log is incomplete" \
 	'.attempts[0].error_message | test("ENOTFOUND") and test("log.*(No space left|ENOSPC)")'
+
+# exit 74 is documented where people look
+run_sc --help
+expect_match "--help documents exit 74" "$T_OUT$T_ERR" '74 I/O error on the state'
+check "README documents exit 74" grep -q '74 an I/O error on the state' "$STORYCTL_SRC/README.md"
 
 finish
