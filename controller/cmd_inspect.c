@@ -28,8 +28,10 @@ struct view {
 	int have_batch;
 };
 
+/* write: the command changes the record (requeue); the others open the
+ * database read-only (docs/state.md#opening). */
 static int
-view_open(struct view *v, const struct cli *cli, struct sc_err *err)
+view_open(struct view *v, const struct cli *cli, bool write, struct sc_err *err)
 {
 	struct stat sb;
 	char path[4096];
@@ -42,7 +44,8 @@ view_open(struct view *v, const struct cli *cli, struct sc_err *err)
 	snprintf(path, sizeof(path), "%s/state.db", v->cfg.state_dir);
 	if (stat(path, &sb) < 0)
 		return 0; /* nothing has run yet */
-	rc = db_open(&v->db, v->cfg.state_dir, err);
+	rc = write ? db_open(&v->db, v->cfg.state_dir, err)
+		   : db_open_readonly(&v->db, v->cfg.state_dir, err);
 	if (rc < 0)
 		return rc;
 	return db_batch_latest(v->db, &v->batch, &v->have_batch, err);
@@ -175,7 +178,7 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = parse_flags("list", argc, argv, &json, NULL, &status, NULL, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, err);
+	rc = view_open(&v, cli, false, err);
 	if (rc < 0)
 		goto out;
 	rc = view_stories(&rows, &n, &v, status, err);
@@ -332,7 +335,7 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = parse_flags("show", argc, argv, &json, NULL, NULL, &id, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, err);
+	rc = view_open(&v, cli, false, err);
 	if (rc < 0)
 		goto out;
 	rc = find_story(&st, &v, id, err);
@@ -399,7 +402,7 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = parse_flags("status", argc, argv, &json, NULL, NULL, NULL, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, err);
+	rc = view_open(&v, cli, false, err);
 	if (rc < 0)
 		goto out;
 	rc = view_stories(&rows, &n, &v, NULL, err);
@@ -569,7 +572,7 @@ cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = parse_flags("log", argc, argv, &json, &follow, NULL, NULL, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, err);
+	rc = view_open(&v, cli, false, err);
 	if (rc < 0 || !v.have_batch) {
 		if (rc == 0 && json)
 			fprintf(cli->out, "[]\n");
@@ -631,7 +634,7 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = parse_flags("requeue", argc, argv, NULL, NULL, NULL, &id, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, err);
+	rc = view_open(&v, cli, true, err);
 	if (rc < 0)
 		goto out;
 	if (!v.have_batch) {

@@ -145,6 +145,18 @@ struct db_info {
  * On success *out is the caller's, to db_close().
  */
 int db_open(struct db **out, const char *state_dir, struct sc_err *err);
+/*
+ * Open <state_dir>/state.db for reading only (status, list, show, log):
+ * nothing is created, tightened or migrated, and the connection is
+ * query_only (no statement can write); it works on a read-only file
+ * system (there the file is opened read-only with SQLite's immutable
+ * flag: nobody can be writing it).  db_open() runs PRAGMA quick_check
+ * and refuses a damaged database; a reader meets damage as SQLITE_CORRUPT
+ * and gets the same message (docs/state.md#opening).  A database of
+ * another schema version is refused with what to do.
+ */
+int db_open_readonly(
+    struct db **out, const char *state_dir, struct sc_err *err);
 /* Finalise everything and close; an open db_tx is rolled back.  NULL ok. */
 void db_close(struct db *db);
 /* The database file's path (for messages); owned by db. */
