@@ -30,6 +30,13 @@ copy_redacted(char *dst, size_t len, const char *src)
 	free(r);
 }
 
+/* The tree slot sl's story must stay in: its worktree, or the project. */
+static const char *
+slot_root(const struct batch *b, const struct slot *sl)
+{
+	return sl->worktree != NULL ? sl->worktree : b->cfg->root;
+}
+
 int
 batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
     size_t *first, const struct story_row *st, struct sc_err *err)
@@ -316,7 +323,8 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 	(void)pgid;
 	if (now - ar->last_read_ms >= ar->poll_ms) {
 		ar->last_read_ms = now;
-		if (story_read_progress(&pr, ar->sl->abspath, NULL) == 0) {
+		if (story_read_progress(&pr, ar->sl->abspath,
+			slot_root(ar->b, ar->sl), NULL) == 0) {
 			ar->token = pr.tasks_completed;
 			ar->r.tasks_completed = pr.tasks_completed;
 			ar->r.tasks_total = pr.tasks_total;
@@ -715,8 +723,8 @@ paused_past_cap(const struct batch *b, enum role role, int64_t now)
 {
 	int64_t cap = (int64_t)(b->cfg->policy.max_wait_s * 1000.0);
 	enum role o = role == ROLE_PRIMARY ? ROLE_FALLBACK : ROLE_PRIMARY;
-	bool other_on = b->cfg->agents[ROLE_FALLBACK].configured &&
-	    !b->disabled[o];
+	bool other_on =
+	    b->cfg->agents[ROLE_FALLBACK].configured && !b->disabled[o];
 
 	if (b->pause_until[role] <= now ||
 	    (cap > 0 && b->pause_until[role] <= now + cap))
@@ -760,7 +768,7 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 	int rc = 0;
 
 	sl->state = SLOT_FREE;
-	rc = story_read_progress(&pr, sl->abspath, err);
+	rc = story_read_progress(&pr, sl->abspath, slot_root(b, sl), err);
 	if (rc < 0) {
 		/* one unreadable story must not end the night */
 		snprintf(why, sizeof(why), "cannot read the story: %.200s",
@@ -1012,7 +1020,8 @@ slot_service(struct batch *b, struct slot *sl, struct sc_err *err)
 			*err = ar->err;
 			return ar->rc;
 		}
-		if (story_read_progress(&ar->end, sl->abspath, NULL) < 0)
+		if (story_read_progress(
+			&ar->end, sl->abspath, slot_root(b, sl), NULL) < 0)
 			ar->end = ar->start;
 		/* "all boxes checked" is the agent's claim: the gates and
 		 * the review panel check it before the story is done */

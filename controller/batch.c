@@ -524,8 +524,8 @@ recovered_progress(struct progress *pr, char **wt, const struct batch *b,
 		rc = SC_EOS;
 		goto out;
 	}
-	if (story_read_progress(&now, file != NULL ? file : s->abspath, NULL) ==
-	    0)
+	if (story_read_progress(&now, file != NULL ? file : s->abspath,
+		*wt != NULL ? *wt : b->cfg->root, NULL) == 0)
 		*pr = now;
 out:
 	free(file);

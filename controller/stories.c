@@ -23,9 +23,42 @@
  * rather than trusting st_size: an agent may be appending while a poll
  * reads.  shown names the file in messages.
  */
+static bool path_inside(const char *p, const char *root);
+
+/*
+ * The file open on fd must lie inside root (resolved) as it stands now:
+ * the check is made on the open descriptor, so a symlink swapped in
+ * between a check and the open cannot slip through.  Without /proc the
+ * check is skipped (the load-time check still stands).
+ */
 static int
-read_story(char **out, size_t *out_len, const char *path, const char *shown,
-    struct sc_err *err)
+fd_inside(int fd, const char *root, const char *shown, struct sc_err *err)
+{
+	char link[64], got[4096], *real_root = NULL;
+	ssize_t n;
+	int rc = 0;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, got, sizeof(got) - 1);
+	if (n < 0)
+		return 0;
+	got[n] = '\0';
+	real_root = realpath(root, NULL);
+	if (real_root == NULL)
+		return err_set(err, SC_EDATA, "%s: cannot resolve %s: %s",
+		    shown, root, strerror(errno));
+	if (!path_inside(got, real_root))
+		rc = err_set(err, SC_EDATA,
+		    "a symlink was swapped in: %s now leads to %s, outside "
+		    "%s; it is not read",
+		    shown, got, real_root);
+	free(real_root);
+	return rc;
+}
+
+static int
+read_story(char **out, size_t *out_len, const char *path, const char *root,
+    const char *shown, struct sc_err *err)
 {
 	struct stat st;
 	char *buf = NULL, *grown;
@@ -42,6 +75,8 @@ read_story(char **out, size_t *out_len, const char *path, const char *shown,
 		    shown, strerror(errno));
 		goto out;
 	}
+	if (root != NULL && (rc = fd_inside(fd, root, shown, err)) < 0)
+		goto out;
 	if (!S_ISREG(st.st_mode)) {
 		rc = err_set(err, SC_EDATA,
 		    "%s: story file is not a regular "
@@ -101,15 +136,15 @@ out:
 }
 
 int
-story_read_progress(
-    struct progress *out, const char *abspath, struct sc_err *err)
+story_read_progress(struct progress *out, const char *abspath, const char *root,
+    struct sc_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = read_story(&text, &len, abspath, abspath, err);
+	rc = read_story(&text, &len, abspath, root, abspath, err);
 	if (rc == 0)
 		progress_parse(out, text, len);
 	free(text);
@@ -158,7 +193,8 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 		    sc->file, s->abspath, root);
 		goto out;
 	}
-	if ((rc = read_story(&text, &len, s->abspath, sc->file, err)) != 0)
+	if ((rc = read_story(&text, &len, s->abspath, root, sc->file, err)) !=
+	    0)
 		goto out;
 	progress_parse(&pr, text, len);
 	s->tasks_completed = pr.tasks_completed;

@@ -52,10 +52,15 @@ void stories_free(struct story *s, size_t n);
 /*
  * Re-read one story file's progress (after an attempt, or while one
  * runs).  SC_EDATA naming abspath when it cannot be read, is not a
- * regular file or is too large; *out is zeroed then.
+ * regular file or is too large; *out is zeroed then.  root (NULL: no
+ * check) is the tree the story must stay in: the project root, or the
+ * story's worktree under -j N.  The file as opened must resolve inside
+ * it every time it is read, not only at load: an agent that swaps the
+ * story for a symlink to a file elsewhere gets SC_EDATA saying so, and
+ * nothing of that file is read (docs/reliability.md).
  */
-int story_read_progress(
-    struct progress *out, const char *abspath, struct sc_err *err);
+int story_read_progress(struct progress *out, const char *abspath,
+    const char *root, struct sc_err *err);
 
 /* The run order of cfg's stories (indexes into cfg->stories, which
  * stories_load() keeps): a story after the stories it depends on,

@@ -147,7 +147,7 @@ test_load(void **state)
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
 	assert_null(s[0].reason);
 	/* the stalled task is not kept per story: read when needed */
-	assert_int_equal(story_read_progress(&pr, s[0].abspath, &err), 0);
+	assert_int_equal(story_read_progress(&pr, s[0].abspath, NULL, &err), 0);
 	assert_string_equal(pr.stalled_task, "two");
 	assert_int_equal(pr.tasks_completed, 1);
 
@@ -367,7 +367,7 @@ test_too_large(void **state)
 	load_config(&c, t, "{\"stories\": [\"big.md\"]}");
 	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "big.md: story file is larger than"));
-	assert_int_equal(story_read_progress(&p, path, &err), SC_EDATA);
+	assert_int_equal(story_read_progress(&p, path, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "larger than"));
 	config_release(&c);
 }
@@ -382,23 +382,58 @@ test_read_progress(void **state)
 
 	write_file(t->root, "s.md", "- [ ] a\n- [ ] b\n");
 	fmt_into(path, sizeof(path), "%s/s.md", t->root);
-	assert_int_equal(story_read_progress(&p, path, &err), 0);
+	assert_int_equal(story_read_progress(&p, path, NULL, &err), 0);
 	assert_int_equal(p.tasks_total, 2);
 	assert_int_equal(p.tasks_completed, 0);
 	assert_string_equal(p.stalled_task, "a");
 
 	/* the agent checks a box: the next read sees it */
 	write_file(t->root, "s.md", "- [x] a\n- [ ] b\n");
-	assert_int_equal(story_read_progress(&p, path, &err), 0);
+	assert_int_equal(story_read_progress(&p, path, NULL, &err), 0);
 	assert_int_equal(p.tasks_completed, 1);
 	assert_string_equal(p.stalled_task, "b");
 
 	/* the agent deleted it: an error naming the file, progress zeroed */
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(story_read_progress(&p, path, &err), SC_EDATA);
+	assert_int_equal(story_read_progress(&p, path, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, path));
 	assert_int_equal(p.tasks_total, 0);
 	assert_string_equal(p.stalled_task, "");
+}
+
+/* Issue 11: a story swapped for a symlink to a file outside the root
+ * while the batch runs is refused at every read, and nothing of the
+ * outside file is read; a symlink to another file inside stays fine. */
+static void
+test_swapped_symlink(void **state)
+{
+	struct tmp *t = *state;
+	struct progress p;
+	struct sc_err err;
+	char path[PATH_MAX], outside[PATH_MAX], inside[PATH_MAX];
+
+	write_file(t->root, "s.md", "- [ ] a\n- [ ] b\n");
+	write_file(t->root, "other.md", "- [x] a\n- [ ] b\n");
+	fmt_into(path, sizeof(path), "%s/s.md", t->root);
+	fmt_into(outside, sizeof(outside), "%s/secret.md", t->base);
+	fmt_into(inside, sizeof(inside), "%s/other.md", t->root);
+	write_file(t->base, "secret.md", "- [x] SECRET-MARKER\n- [ ] x\n");
+	assert_int_equal(story_read_progress(&p, path, t->root, &err), 0);
+	assert_int_equal(p.tasks_total, 2);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(outside, path), 0);
+	assert_int_equal(
+	    story_read_progress(&p, path, t->root, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "a symlink was swapped in"));
+	assert_non_null(strstr(err.msg, "secret.md"));
+	assert_int_equal(p.tasks_total, 0);
+	assert_string_equal(p.stalled_task, "");
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(inside, path), 0);
+	assert_int_equal(story_read_progress(&p, path, t->root, &err), 0);
+	assert_int_equal(p.tasks_completed, 1);
 }
 
 int
@@ -406,6 +441,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_load, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_swapped_symlink, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_no_stories, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
