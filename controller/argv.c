@@ -1,4 +1,5 @@
 /* argv.c - see argv.h. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ argv_lookup(const char *name, size_t len, const struct argv_vars *v, char *num,
 	    "role",
 	    "stalled_task",
 	    "repo",
+	    "prompt_file",
 	};
 	const char *val = NULL;
 	size_t i;
@@ -90,6 +92,9 @@ argv_lookup(const char *name, size_t len, const struct argv_vars *v, char *num,
 		break;
 	case 7:
 		val = v->repo;
+		break;
+	case 8:
+		val = v->prompt_file;
 		break;
 	}
 	return val ? val : "";
@@ -297,4 +302,53 @@ oom:
 	rc = err_set(err, SC_EOS, "out of memory resolving %s", argv0);
 out:
 	return rc;
+}
+
+bool
+argv_uses(const struct strlist *tmpl, const char *name)
+{
+	char want[64];
+	size_t i;
+
+	snprintf(want, sizeof(want), "{%s}", name);
+	for (i = 0; tmpl != NULL && i < tmpl->n; i++)
+		if (strstr(tmpl->items[i], want) != NULL)
+			return true;
+	return false;
+}
+
+/*
+ * Linux's limits of execve(): one argument (or environment string) may
+ * be at most MAX_ARG_STRLEN = 32 pages including its NUL, and all of
+ * them, with their pointers, at most ARG_MAX (a quarter of the stack
+ * limit) in all.  Past either, execve fails with E2BIG and the agent
+ * never starts.
+ */
+int
+argv_fits(const struct strlist *argv, char *const *envp, struct sc_err *err)
+{
+	long page = sysconf(_SC_PAGESIZE), max = sysconf(_SC_ARG_MAX);
+	size_t one = (size_t)(page > 0 ? page : 4096) * 32, total = 0, len;
+	size_t i;
+
+	for (i = 0; i < argv->n; i++) {
+		len = strlen(argv->items[i]) + 1;
+		if (len > one)
+			return err_set(err, SC_EDATA,
+			    "argument %zu of the agent command is %zu bytes, "
+			    "over the %zu-byte limit of one argument (its NUL "
+			    "included); pass the prompt in a file with "
+			    "{prompt_file} instead of {prompt}",
+			    i, len - 1, one);
+		total += len + sizeof(char *);
+	}
+	for (i = 0; envp != NULL && envp[i] != NULL; i++)
+		total += strlen(envp[i]) + 1 + sizeof(char *);
+	if (max > 0 && total > (size_t)max)
+		return err_set(err, SC_EDATA,
+		    "the agent command and its environment are %zu bytes, "
+		    "over the system's limit of %ld; pass the prompt in a "
+		    "file with {prompt_file}",
+		    total, max);
+	return 0;
 }

@@ -10,10 +10,14 @@
  * as one argument, and no shell ever sees it.
  *
  * Known placeholders: {prompt} {story_file} {story_id} {attempt}
- * {max_attempts} {role} {stalled_task} {repo}.
+ * {max_attempts} {role} {stalled_task} {repo} {prompt_file} (the path of
+ * a file, mode 0600, holding the prompt: for agents that read it from a
+ * file, and for prompts too long for one argument).
  */
 #ifndef STORYCTL_ARGV_H
 #define STORYCTL_ARGV_H
+
+#include <stdbool.h>
 
 #include "strategies/err.h"
 #include "strategies/strlist.h"
@@ -26,6 +30,7 @@ struct argv_vars {
 	const char *role; /* "primary" or "fallback" */
 	const char *stalled_task;
 	const char *repo; /* absolute repo root */
+	const char *prompt_file; /* a file holding the prompt, or NULL */
 	int attempt;
 	int max_attempts;
 };
@@ -44,6 +49,18 @@ int argv_expand(struct strlist *out, const struct strlist *tmpl,
 /* Check tmpl's placeholders without expanding (for `check`); the same
  * errors as argv_expand(). */
 int argv_validate(const struct strlist *tmpl, struct sc_err *err);
+
+/* Whether some argument of tmpl holds {name}. */
+bool argv_uses(const struct strlist *tmpl, const char *name);
+
+/*
+ * Whether argv (and the environment envp, NULL for none) can be passed
+ * to execve(): no argument over the kernel's limit of one argument
+ * (32 pages, 131072 bytes with 4 KiB pages) and not over ARG_MAX in
+ * all.  SC_EDATA saying which and what to do ({prompt_file}) otherwise.
+ */
+int argv_fits(
+    const struct strlist *argv, char *const *envp, struct sc_err *err);
 
 /*
  * Resolve argv0 the way execvp() would.  A name containing '/' must be an

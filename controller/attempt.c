@@ -545,6 +545,7 @@ attempt_run_free(struct attempt_run *ar)
 	attempt_row_release(&ar->r);
 	strlist_release(&ar->argv);
 	free(ar->prompt);
+	free(ar->prompt_file);
 	free(ar->depres);
 	free(ar);
 }
@@ -601,9 +602,36 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 	if (rc < 0)
 		goto out;
 	vars.prompt = ar->prompt;
+	ar->r.started_ms = b->o->clock.now_ms(b->o->clock.ctx);
+	if (argv_uses(&ag->command, "prompt_file")) {
+		/* next to the attempt's log, 0600 like it */
+		if (asprintf(&ar->prompt_file, "%s/%s.a%d.%lld.prompt",
+			b->logdir, st->id, nx->attempt,
+			(long long)ar->r.started_ms) < 0) {
+			ar->prompt_file = NULL;
+			rc = err_set(err, SC_EOS, "out of memory");
+			goto out;
+		}
+		rc = prompt_write_file(ar->prompt_file, ar->prompt, err);
+		if (rc < 0)
+			goto out;
+		vars.prompt_file = ar->prompt_file;
+	}
 	rc = argv_expand(&ar->argv, &ag->command, &vars, err);
 	if (rc < 0) {
 		err_prefix(err, "agent %s", role_name(nx->role));
+		goto out;
+	}
+	if (argv_fits(&ar->argv, environ, err) < 0) {
+		/* execve would fail with E2BIG on every attempt: no attempt
+		 * runs, and the story says why (docs/configuration.md) */
+		char why[600];
+		snprintf(why, sizeof(why),
+		    "agent %s (%s) cannot be started: %.500s",
+		    role_name(nx->role), ag->name, err->msg);
+		err_clear(err);
+		rc = batch_settle(
+		    b, st, STATUS_ESCALATED, why, "escalated", err);
 		goto out;
 	}
 	ar->r.batch_id = b->batch_id;
@@ -617,7 +645,6 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 		goto out;
 	}
 	ar->r.controller_pid = getpid();
-	ar->r.started_ms = b->o->clock.now_ms(b->o->clock.ctx);
 	ar->r.exit_code = -1;
 	ar->r.tasks_completed = now_pr->tasks_completed;
 	ar->r.tasks_total = now_pr->tasks_total;

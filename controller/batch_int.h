@@ -87,6 +87,7 @@ struct attempt_run {
 	struct attempt_row r;
 	struct strlist argv;
 	char *prompt;
+	char *prompt_file; /* {prompt_file}: its path, or NULL */
 	char *depres;
 	char *review_prompt;
 	struct progress start; /* the story file when it started */

@@ -13,6 +13,7 @@
 #include "controller/cli.h"
 #include "controller/config.h"
 #include "controller/presets.h"
+#include "controller/prompt.h"
 #include "controller/stories.h"
 
 static json_t *
@@ -149,6 +150,63 @@ out:
 
 /* --- check ----------------------------------------------------------- */
 
+/*
+ * The first attempt's argv of every story and agent must pass execve's
+ * size limits (argv_fits): a prompt over one argument's limit would fail
+ * every attempt of the night.  Prints each problem; 0 when none, else
+ * SC_EDATA naming the first.
+ */
+static int
+check_prompt_sizes(FILE *f, const struct config *cfg, const struct story *s,
+    size_t n, struct sc_err *err)
+{
+	struct argv_vars v;
+	struct prompt_prev prev;
+	struct strlist argv;
+	struct sc_err e;
+	char *prompt = NULL;
+	size_t i;
+	int r, bad = 0;
+
+	memset(&prev, 0, sizeof(prev));
+	for (i = 0; i < n; i++) {
+		if (s[i].load_status == STATUS_INVALID)
+			continue;
+		memset(&v, 0, sizeof(v));
+		v.story_file = s[i].file;
+		v.story_id = s[i].id;
+		v.repo = cfg->root;
+		v.attempt = 1;
+		v.max_attempts = cfg->policy.max_attempts;
+		v.prompt_file = "/state/logs/story.a1.prompt";
+		err_clear(&e);
+		if (prompt_render(&prompt, cfg->prompt, &v, &prev, &e) < 0)
+			continue; /* placeholders: the config check says so */
+		v.prompt = prompt;
+		for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+			const struct agent_conf *a = &cfg->agents[r];
+			if (!a->configured)
+				continue;
+			memset(&argv, 0, sizeof(argv));
+			v.role = role_name((enum role)r);
+			if (argv_expand(&argv, &a->command, &v, &e) == 0 &&
+			    argv_fits(&argv, NULL, &e) < 0) {
+				fprintf(f, "  %s: agent %s (%s): %s\n", s[i].id,
+				    role_name((enum role)r), a->name, e.msg);
+				if (bad++ == 0) {
+					*err = e;
+					err_prefix(err, "%s: agent %s", s[i].id,
+					    role_name((enum role)r));
+				}
+			}
+			strlist_release(&argv);
+		}
+		free(prompt);
+		prompt = NULL;
+	}
+	return bad ? SC_EDATA : 0;
+}
+
 int
 cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
@@ -209,6 +267,9 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		if (s[i].load_status == STATUS_INVALID)
 			invalid++;
 	}
+	rc = check_prompt_sizes(cli->out, &cfg, s, n, err);
+	if (rc < 0)
+		goto out;
 	if (cmd_run_check_agents(&cfg, &agent_err) < 0) {
 		*err = agent_err;
 		rc = agent_err.code;

@@ -1,7 +1,10 @@
 /* prompt.c - see prompt.h. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "controller/prompt.h"
 
@@ -93,5 +96,34 @@ out:
 	free(dep);
 	strlist_release(&t);
 	strlist_release(&expanded);
+	return rc;
+}
+
+int
+prompt_write_file(const char *path, const char *text, struct sc_err *err)
+{
+	size_t len = strlen(text), done = 0;
+	ssize_t w;
+	int fd, rc = 0;
+
+	fd = open(
+	    path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return err_set(
+		    err, SC_EIO, "cannot create %s: %s", path, strerror(errno));
+	while (done < len) {
+		w = write(fd, text + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			rc = err_set(err, SC_EIO, "cannot write %s: %s", path,
+			    strerror(errno));
+			break;
+		}
+		done += (size_t)w;
+	}
+	if (close(fd) < 0 && rc == 0)
+		rc = err_set(
+		    err, SC_EIO, "cannot write %s: %s", path, strerror(errno));
 	return rc;
 }

@@ -28,4 +28,8 @@ struct prompt_prev {
 int prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
     const struct prompt_prev *prev, struct sc_err *err);
 
+/* Write text to a new file at path, mode 0600 ({prompt_file}).  SC_EIO
+ * naming path when it cannot be written, or exists already. */
+int prompt_write_file(const char *path, const char *text, struct sc_err *err);
+
 #endif

@@ -22,6 +22,7 @@ static const struct argv_vars vars = {
     .role = "fallback",
     .stalled_task = "Write the parser",
     .repo = "/home/u/repo",
+    .prompt_file = "/home/u/repo/.storyctl/logs/1-2.a3.1.prompt",
     .attempt = 3,
     .max_attempts = 5,
 };
@@ -280,11 +281,68 @@ test_resolve_custom_path(void **state)
 	rmdir(dir);
 }
 
+/* {prompt_file} expands to the file's path; argv_uses() finds it. */
+static void
+test_prompt_file(void **state)
+{
+	static const char *const t1[] = {
+	    "agent", "--prompt-file={prompt_file}", NULL};
+	static const char *const t2[] = {"agent", "{prompt}", NULL};
+	struct strlist t = {0}, out = {0};
+	struct sc_err err;
+
+	(void)state;
+	tmpl_make(&t, t1);
+	assert_true(argv_uses(&t, "prompt_file"));
+	assert_false(argv_uses(&t, "prompt"));
+	assert_int_equal(argv_expand(&out, &t, &vars, &err), 0);
+	assert_string_equal(out.items[1],
+	    "--prompt-file=/home/u/repo/.storyctl/logs/1-2.a3.1.prompt");
+	strlist_release(&out);
+	strlist_release(&t);
+	tmpl_make(&t, t2);
+	assert_true(argv_uses(&t, "prompt"));
+	assert_false(argv_uses(&t, "prompt_file"));
+	strlist_release(&t);
+}
+
+/* Issue 11: one argument past the kernel's 32-page limit (or all of
+ * them past ARG_MAX) is caught before execve would fail with E2BIG. */
+static void
+test_argv_fits(void **state)
+{
+	size_t one = (size_t)sysconf(_SC_PAGESIZE) * 32;
+	struct strlist a = {0};
+	struct sc_err err;
+	char *big = malloc(one + 1);
+	char *env[] = {"A=b", NULL};
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'x', one);
+	big[one - 1] = '\0'; /* one - 1 bytes + NUL: exactly the limit */
+	assert_int_equal(strlist_push(&a, "agent"), 0);
+	assert_int_equal(strlist_push(&a, big), 0);
+	assert_int_equal(argv_fits(&a, env, &err), 0);
+	strlist_release(&a);
+	big[one - 1] = 'x';
+	big[one] = '\0'; /* one byte more */
+	assert_int_equal(strlist_push(&a, "agent"), 0);
+	assert_int_equal(strlist_push(&a, big), 0);
+	assert_int_equal(argv_fits(&a, NULL, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "argument 1 of the agent command is"));
+	assert_non_null(strstr(err.msg, "{prompt_file}"));
+	strlist_release(&a);
+	free(big);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_expand_table),
+	    cmocka_unit_test(test_prompt_file),
+	    cmocka_unit_test(test_argv_fits),
 	    cmocka_unit_test(test_expand_errors),
 	    cmocka_unit_test(test_expand_empty_template),
 	    cmocka_unit_test(test_expand_no_injection),
