@@ -739,6 +739,14 @@ static void __attribute__((noreturn)) wd_main(int sk)
 	int n = 0, i, sig, live;
 	ssize_t got;
 
+	/* A session (and so a process group) of its own: a kill of the
+	 * controller's whole group (a terminal's kill of the job, kill -9
+	 * -- -PGID) must not take the watchdog with it, or the agents'
+	 * grandchildren would outlive both (test_watchdog.sh).  The parent
+	 * also moves it into a group of its own right after the fork (then
+	 * this setsid() fails, harmlessly): whichever runs first, it has
+	 * left the controller's group before any agent starts. */
+	setsid();
 	/* Terminal and service signals are meant for the controller, which
 	 * stops its agents itself; this process ends with it. */
 	memset(&sa, 0, sizeof(sa));
@@ -756,11 +764,6 @@ static void __attribute__((noreturn)) wd_main(int sk)
 	}
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	/* A session (and so a process group) of its own: a kill of the
-	 * controller's whole group (a terminal's kill of the job, kill -9
-	 * -- -PGID) must not take the watchdog with it, or the agents'
-	 * grandchildren would outlive both (test_watchdog.sh). */
-	setsid();
 	prctl(PR_SET_NAME, "storyctl-watch", 0, 0, 0);
 	wd_close_all_but(sk);
 
@@ -900,6 +903,9 @@ wd_ensure(void)
 	pid = fork();
 	if (pid == 0)
 		wd_main(sv[1]);
+	if (pid > 0 && setpgid(pid, pid) < 0) {
+		/* EPERM: it already made its own session (wd_main) */
+	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(sv[1]);
 	if (pid < 0) {
