@@ -320,35 +320,78 @@ argv_uses(const struct strlist *tmpl, const char *name)
 /*
  * Linux's limits of execve(): one argument (or environment string) may
  * be at most MAX_ARG_STRLEN = 32 pages including its NUL, and all of
- * them, with their pointers, at most ARG_MAX (a quarter of the stack
- * limit) in all.  Past either, execve fails with E2BIG and the agent
- * never starts.
+ * them, with their pointers, at most a quarter of the stack limit (what
+ * sysconf(_SC_ARG_MAX) reports) but never more than 6 MiB (3/4 of the
+ * kernel's _STK_LIM, whatever the limit).  Past either, execve fails with
+ * E2BIG and the agent never starts.
  */
+#define ARGV_TOTAL_CAP ((size_t)6 * 1024 * 1024)
+
 int
-argv_fits(const struct strlist *argv, char *const *envp, struct sc_err *err)
+argv_fits_vec(
+    const char *const *argv, const char *const *envp, struct sc_err *err)
 {
 	long page = sysconf(_SC_PAGESIZE), max = sysconf(_SC_ARG_MAX);
 	size_t one = (size_t)(page > 0 ? page : 4096) * 32, total = 0, len;
-	size_t i;
+	size_t cap = ARGV_TOTAL_CAP, i, name;
+	int rc = 0;
 
-	for (i = 0; i < argv->n; i++) {
-		len = strlen(argv->items[i]) + 1;
-		if (len > one)
-			return err_set(err, SC_EDATA,
+	if (max > 0 && (size_t)max < cap)
+		cap = (size_t)max;
+	for (i = 0; argv != NULL && argv[i] != NULL; i++) {
+		len = strlen(argv[i]) + 1;
+		if (len > one) {
+			rc = err_set(err, SC_EDATA,
 			    "argument %zu of the agent command is %zu bytes, "
 			    "over the %zu-byte limit of one argument (its NUL "
 			    "included); pass the prompt in a file with "
 			    "{prompt_file} instead of {prompt}",
 			    i, len - 1, one);
+			goto out;
+		}
 		total += len + sizeof(char *);
 	}
-	for (i = 0; envp != NULL && envp[i] != NULL; i++)
-		total += strlen(envp[i]) + 1 + sizeof(char *);
-	if (max > 0 && total > (size_t)max)
-		return err_set(err, SC_EDATA,
+	for (i = 0; envp != NULL && envp[i] != NULL; i++) {
+		len = strlen(envp[i]) + 1;
+		if (len > one) {
+			/* the name only: the value may be a secret */
+			name = strcspn(envp[i], "=");
+			rc = err_set(err, SC_EDATA,
+			    "the environment variable %.*s is %zu bytes with "
+			    "its name, over the %zu-byte limit of one "
+			    "string (its NUL included); shorten it",
+			    (int)(name < 64 ? name : 64), envp[i], len - 1,
+			    one);
+			goto out;
+		}
+		total += len + sizeof(char *);
+	}
+	if (total > cap)
+		rc = err_set(err, SC_EDATA,
 		    "the agent command and its environment are %zu bytes, "
-		    "over the system's limit of %ld; pass the prompt in a "
+		    "over the system's limit of %zu; pass the prompt in a "
 		    "file with {prompt_file}",
-		    total, max);
-	return 0;
+		    total, cap);
+out:
+	return rc;
+}
+
+int
+argv_fits(const struct strlist *argv, char *const *envp, struct sc_err *err)
+{
+	const char **v = NULL;
+	size_t i;
+	int rc = 0;
+
+	v = calloc(argv->n + 1, sizeof(*v));
+	if (v == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory checking the argv");
+		goto out;
+	}
+	for (i = 0; i < argv->n; i++)
+		v[i] = argv->items[i];
+	rc = argv_fits_vec(v, (const char *const *)envp, err);
+out:
+	free(v);
+	return rc;
 }

@@ -62,6 +62,12 @@ bool argv_uses(const struct strlist *tmpl, const char *name);
 int argv_fits(
     const struct strlist *argv, char *const *envp, struct sc_err *err);
 
+/* The same for a NULL-terminated argv (and envp, NULL for none), as
+ * handed to execve(); an environment string over the limit is named by
+ * its variable, never its value. */
+int argv_fits_vec(
+    const char *const *argv, const char *const *envp, struct sc_err *err);
+
 /*
  * Resolve argv0 the way execvp() would.  A name containing '/' must be an
  * executable regular file (a relative one is taken from the caller's

@@ -982,7 +982,17 @@ attempt_complete(
 		cls.outcome = OUTCOME_CRASH;
 		cls.code = ERRC_CRASH;
 		snprintf(cls.message, sizeof(cls.message), "cannot run %s: %s",
-		    ar->argv.items[0], strerror(res->spawn_errno));
+		    ar->argv.items[0],
+		    res->spawn_detail[0] != '\0' ? res->spawn_detail
+						 : strerror(res->spawn_errno));
+		/* over execve's limits: every attempt of this agent would
+		 * fail the same way, so permanent (D2 disables the agent)
+		 * rather than a crash that burns every attempt; the kernel
+		 * refused to run the command, the nearest permanent code */
+		if (res->spawn_errno == E2BIG) {
+			cls.outcome = OUTCOME_PERMANENT;
+			cls.code = ERRC_PERMISSION_DENIED;
+		}
 	}
 	if (cls.outcome == OUTCOME_GATE_FAILED && r->gate[0] != '\0')
 		snprintf(cls.message, sizeof(cls.message), "%s %s",

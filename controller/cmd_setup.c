@@ -14,6 +14,7 @@
 #include "controller/config.h"
 #include "controller/presets.h"
 #include "controller/prompt.h"
+#include "controller/runner.h"
 #include "controller/stories.h"
 
 static json_t *
@@ -152,7 +153,8 @@ out:
 
 /*
  * The first attempt's argv of every story and agent must pass execve's
- * size limits (argv_fits): a prompt over one argument's limit would fail
+ * size limits (argv_fits), with the environment the agent gets: a prompt
+ * over one argument's limit, or a huge env value, would fail
  * every attempt of the night.  Prints each problem; 0 when none, else
  * SC_EDATA naming the first.
  */
@@ -164,10 +166,17 @@ check_prompt_sizes(FILE *f, const struct config *cfg, const struct story *s,
 	struct prompt_prev prev;
 	struct strlist argv;
 	struct sc_err e;
+	char **envp[2] = {NULL, NULL};
 	char *prompt = NULL;
 	size_t i;
 	int r, bad = 0;
 
+	/* the environment each agent will get, as the runner builds it: a
+	 * huge value in an agent's env fails execve just the same */
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++)
+		if (cfg->agents[r].configured &&
+		    runner_env_build(&envp[r], &cfg->agents[r].env, &e) < 0)
+			envp[r] = NULL; /* the config check reports it */
 	memset(&prev, 0, sizeof(prev));
 	for (i = 0; i < n; i++) {
 		if (s[i].load_status == STATUS_INVALID)
@@ -190,7 +199,7 @@ check_prompt_sizes(FILE *f, const struct config *cfg, const struct story *s,
 			memset(&argv, 0, sizeof(argv));
 			v.role = role_name((enum role)r);
 			if (argv_expand(&argv, &a->command, &v, &e) == 0 &&
-			    argv_fits(&argv, NULL, &e) < 0) {
+			    argv_fits(&argv, envp[r], &e) < 0) {
 				fprintf(f, "  %s: agent %s (%s): %s\n", s[i].id,
 				    role_name((enum role)r), a->name, e.msg);
 				if (bad++ == 0) {
@@ -204,6 +213,8 @@ check_prompt_sizes(FILE *f, const struct config *cfg, const struct story *s,
 		free(prompt);
 		prompt = NULL;
 	}
+	free(envp[0]);
+	free(envp[1]);
 	return bad ? SC_EDATA : 0;
 }
 

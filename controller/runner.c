@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "controller/argv.h"
 #include "controller/runner.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -271,8 +272,8 @@ env_overridden(const char *entry, const struct strlist *add, size_t from)
  * applied (a later entry wins).  The array is malloc'd; its strings are
  * borrowed from environ and add.
  */
-static int
-env_build(char ***out, const struct strlist *add, struct sc_err *err)
+int
+runner_env_build(char ***out, const struct strlist *add, struct sc_err *err)
 {
 	char **env = NULL;
 	size_t n = 0, k = 0, i;
@@ -1219,7 +1220,8 @@ proc_note_spawn_failure(struct runner_proc *p, int e)
 	int n;
 
 	n = snprintf(line, sizeof(line), "storyctl: cannot execute %s: %s\n",
-	    p->o->argv[0], strerror(e));
+	    p->o->argv[0],
+	    p->r.spawn_detail[0] != '\0' ? p->r.spawn_detail : strerror(e));
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line))
@@ -1294,6 +1296,7 @@ runner_start(
 	struct spawn_plan plan = {0};
 	struct spawn_child child = {0};
 	struct spawn_msg msg;
+	struct sc_err fit;
 	sigset_t all, old;
 	char **envp = NULL;
 	char *stack = NULL;
@@ -1330,7 +1333,7 @@ runner_start(
 		rc = err_set(err, SC_EOS, "out of memory for the output tail");
 		goto out;
 	}
-	rc = env_build(&envp, o->env_add, err);
+	rc = runner_env_build(&envp, o->env_add, err);
 	if (rc < 0)
 		goto out;
 	rc = plan_build(&plan, o->argv, envp, err);
@@ -1346,6 +1349,21 @@ runner_start(
 	rc = proc_open_log(&p->log_fd, o->log_path, err);
 	if (rc < 0)
 		goto out;
+	/* execve would fail with E2BIG (a prompt over the limit of one
+	 * argument, a huge environment): start nothing and say which and
+	 * what to do, instead of a bare 126 on every attempt.  The result
+	 * is a failed exec like any other; no process, no group. */
+	if (argv_fits_vec(o->argv, (const char *const *)envp, &fit) < 0) {
+		snprintf(p->r.spawn_detail, sizeof(p->r.spawn_detail), "%.300s",
+		    fit.msg);
+		p->r.spawn_failed = true;
+		p->r.spawn_errno = E2BIG;
+		p->r.exit_code = 126;
+		proc_note_spawn_failure(p, E2BIG);
+		fd_close(&p->log_fd);
+		p->phase = PHASE_DONE;
+		goto started;
+	}
 	devnull = fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	if (devnull < 0 || pipe2(pfd, O_CLOEXEC) < 0 ||
 	    pipe2(sfd, O_CLOEXEC) < 0) {

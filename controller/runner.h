@@ -86,6 +86,10 @@ struct runner_result {
 	bool interrupted; /* killed because *stop was raised */
 	bool spawn_failed; /* exec failed: exit_code 127 (ENOENT) or 126 */
 	int spawn_errno; /* errno of the failed exec, else 0 */
+	/* Why the exec was not even tried, or "": the argv or the
+	 * environment is over execve's limits (spawn_errno E2BIG; no
+	 * process was started, pid is 0). */
+	char spawn_detail[320];
 	int log_errno; /* first error writing the log (e.g. ENOSPC),
 	                      * else 0; output kept flowing regardless */
 	int64_t duration_ms; /* start to the agent's exit (CLOCK_MONOTONIC) */
@@ -218,6 +222,15 @@ int runner_proc_starttime(uint64_t *out, int pid);
  * nothing of that agent is left running.
  */
 int runner_kill_stale_group(int pgid, uint64_t start_ticks, int64_t grace_ms);
+
+/*
+ * The environment an agent gets: ours minus runner_scrubbed_env, with
+ * add applied (the last entry for a name wins).  *out is a malloc'd
+ * NULL-terminated array (free() it, not its strings: they are borrowed
+ * from environ and add).  SC_EDATA for an add entry without '='.
+ */
+int runner_env_build(
+    char ***out, const struct strlist *add, struct sc_err *err);
 
 /* The environment variables removed from every agent's environment
  * (NULL-terminated): they make agent CLIs refuse to nest or leak the

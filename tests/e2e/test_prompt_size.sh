@@ -59,4 +59,30 @@ check "the agent got the whole prompt from the file" \
 	bash -c '[ "$(wc -c <"$1")" -ge 200000 ] && grep -q "docs/stories/big.md" "$1"' _ "$T_TMP/copy2"
 check "the prompt file was mode 600" [ "$(cat "$T_TMP/copy2.mode")" = 600 ]
 
+# ---- an environment too large: the runner refuses to exec ----
+# The prompt fits, but the agent's env holds one string over the limit of
+# one argument.  Before: execve failed with E2BIG, every attempt exited
+# 126 and the story was escalated as "likely API or connection issue".
+# Now `check` names it, and run starts no process: the one attempt is
+# `permanent`, the agent is disabled (SPEC D2) and the story escalated.
+head -c 140000 /dev/zero | tr '\0' 'y' >"$T_TMP/bigenv.txt"
+cmd=$(jq -cn --arg a "$agent" '[$a, "arg", "{story_id}", "{story_file}"]')
+new_project '{"max_attempts": 3}' "$(jq -cn --argjson c "$cmd" --arg d "$T_TMP/copy3" \
+	--rawfile v "$T_TMP/bigenv.txt" \
+	'{primary: {name: "envagent", command: $c, timeout_s: 30, env: {COPY: $d, BIG: $v}}}')"
+new_story "$P" envbig 2
+commit_all
+run_sc -C "$P" check
+check "check fails on the agent's environment (exit $T_RC)" [ "$T_RC" = 65 ]
+expect_match "check names the story, the agent and the environment" "$T_OUT$T_ERR" \
+	'envbig: agent primary.*environment variable BIG is [0-9]+ bytes.*over the 131072-byte limit'
+run_sc -C "$P" run
+check "run does not finish the story (exit $T_RC)" [ "$T_RC" != 0 ]
+run_sc -C "$P" show envbig --json
+expect_json "one permanent attempt that says why, not a 126 crash loop" \
+	'(.attempts | length) == 1 and .attempts[0].outcome == "permanent" and (.attempts[0].error_message | test("environment variable BIG is [0-9]+ bytes.*over the 131072-byte limit"))'
+expect_json "the story is escalated, not for an API or connection issue" \
+	'.status == "escalated" and (.reason | test("connection") | not)'
+check "the agent never ran" [ ! -e "$T_TMP/copy3" ]
+
 finish

@@ -333,6 +333,22 @@ test_argv_fits(void **state)
 	assert_non_null(strstr(err.msg, "argument 1 of the agent command is"));
 	assert_non_null(strstr(err.msg, "{prompt_file}"));
 	strlist_release(&a);
+
+	/* an environment string over the limit is named by its variable
+	 * only: the value may be a secret */
+	memcpy(big, "TOKEN=", 6);
+	{
+		const char *v[] = {"agent", "x", NULL};
+		const char *e[] = {"A=b", big, NULL};
+
+		assert_int_equal(argv_fits_vec(v, e, &err), SC_EDATA);
+		assert_non_null(strstr(err.msg,
+		    "the environment variable TOKEN is 131072 bytes with its "
+		    "name, over the 131072-byte limit"));
+		assert_null(strstr(err.msg, "xxxx"));
+		big[one - 1] = '\0';
+		assert_int_equal(argv_fits_vec(v, e, &err), 0);
+	}
 	free(big);
 }
 

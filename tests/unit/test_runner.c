@@ -702,6 +702,96 @@ test_spawn_missing(void **state)
 	runner_result_release(&r);
 }
 
+/*
+ * Issue 11: an argv or environment over execve's limits is refused
+ * before any process starts, with which argument (or variable) and what
+ * to do; before, the kernel's E2BIG gave a bare "Argument list too long"
+ * and exit 126 on every attempt.
+ */
+static void
+test_spawn_too_big(void **state)
+{
+	struct runner_opts o = {.wake_fd = -1};
+	struct runner_result r;
+	struct sc_err err = {0};
+	struct strlist env = {0};
+	const char *argv[] = {"/bin/sh", "-c", "touch \"$0\"", NULL, NULL};
+	const char **many = NULL;
+	char mark[PATH_MAX], log[PATH_MAX];
+	char *big = malloc(200000 + 5);
+	size_t i, n;
+	long max = sysconf(_SC_ARG_MAX);
+
+	(void)state;
+	assert_non_null(big);
+	tmpfile_path(mark, sizeof(mark), "big.ran");
+	tmpfile_path(log, sizeof(log), "big.log");
+	memset(big, 'x', 200000);
+	big[200000] = '\0';
+	/* one argument of 200000 bytes (argv[3]) */
+	argv[3] = big;
+	o.argv = argv;
+	o.log_path = log;
+	assert_int_equal(runner_run(&r, &o, &err), 0);
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.spawn_errno, E2BIG);
+	assert_int_equal(r.exit_code, 126);
+	assert_int_equal(r.pid, 0); /* nothing was started */
+	assert_non_null(strstr(r.spawn_detail,
+	    "argument 3 of the agent command is 200000 bytes, over the "
+	    "131072-byte limit of one argument"));
+	assert_non_null(strstr(r.spawn_detail, "{prompt_file}"));
+	assert_non_null(strstr(r.tail,
+	    "storyctl: cannot execute /bin/sh: "
+	    "argument 3 of the agent command"));
+	assert_non_null(strstr(slurp(log, NULL), "argument 3 of the agent"));
+	runner_result_release(&r);
+
+	/* the argv fits, a variable of the agent's env does not; its value
+	 * is never printed */
+	argv[3] = mark;
+	memcpy(big, "BIG=", 4);
+	assert_int_equal(strlist_push(&env, big), 0);
+	o.env_add = &env;
+	assert_int_equal(runner_run(&r, &o, &err), 0);
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.spawn_errno, E2BIG);
+	assert_non_null(strstr(r.spawn_detail,
+	    "the environment variable BIG is 200000 bytes with its name"));
+	assert_null(strstr(r.tail, "xxxxxxxx"));
+	runner_result_release(&r);
+	strlist_release(&env);
+	o.env_add = NULL;
+
+	/* every argument fits, all of them together do not */
+	big[100000] = '\0';
+	n = (size_t)(max > 0 ? max : 2097152) / 100000 + 2;
+	if (n > 70) /* 6 MiB is the kernel's cap whatever the limit */
+		n = 70;
+	many = calloc(n + 2, sizeof(*many));
+	assert_non_null(many);
+	many[0] = "/bin/true";
+	for (i = 1; i <= n; i++)
+		many[i] = big;
+	o.argv = many;
+	assert_int_equal(runner_run(&r, &o, &err), 0);
+	assert_true(r.spawn_failed);
+	assert_int_equal(r.spawn_errno, E2BIG);
+	assert_non_null(strstr(r.spawn_detail, "over the system's limit"));
+	runner_result_release(&r);
+
+	/* nothing ran, and the runner still runs agents */
+	assert_int_equal(access(mark, F_OK), -1);
+	o.argv = argv;
+	assert_int_equal(runner_run(&r, &o, &err), 0);
+	assert_false(r.spawn_failed);
+	assert_int_equal(r.exit_code, 0);
+	assert_int_equal(access(mark, F_OK), 0);
+	runner_result_release(&r);
+	free(many);
+	free(big);
+}
+
 static void
 test_spawn_not_executable(void **state)
 {
@@ -1818,6 +1908,7 @@ main(void)
 	    cmocka_unit_test(test_async_spawn_failure),
 	    cmocka_unit_test(test_async_on_poll_each),
 	    cmocka_unit_test(test_async_controller_death),
+	    cmocka_unit_test(test_spawn_too_big),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
