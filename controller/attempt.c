@@ -16,6 +16,7 @@
 
 #include "controller/argv.h"
 #include "controller/batch_int.h"
+#include "strategies/adapter.h"
 #include "controller/prompt.h"
 #include "controller/tz.h"
 #include "state/redact.h"
@@ -977,6 +978,7 @@ attempt_complete(
 	ci.network_on = &cfg->policy.network_on;
 	ci.permanent_on = &cfg->policy.permanent_on;
 	ci.retry_on = &cfg->policy.retry_on;
+	ci.adapter = adapter_for(cfg->agents[r->role].preset);
 	classify_attempt(&cls, &ci);
 	if (res->spawn_failed && !res->interrupted) {
 		cls.outcome = OUTCOME_CRASH;

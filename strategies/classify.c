@@ -81,6 +81,20 @@ struct sres {
 	char *msg; /* owned; may be NULL */
 	int status; /* HTTP status reported by the event, or 0 */
 	enum kind code_kind; /* from claude's assistant "error" field */
+	/* claude's rate_limit_event {"status":"rejected"}: a usage wall
+	 * (resetsAt, Unix seconds, 0 when it names none) */
+	bool wall;
+	int64_t wall_reset;
+	/* claude's api_retry after an HTTP 429: the delay it waited, which
+	 * is the server's retry-after when there was one */
+	int64_t retry_delay_ms;
+};
+
+/* What the stream says besides its final result (structured_find). */
+struct sextra {
+	bool wall;
+	int64_t wall_reset;
+	int64_t retry_429_ms; /* the newest api_retry of a 429, or 0 */
 };
 
 struct line {
@@ -160,13 +174,39 @@ static const struct pattern patterns[] = {
     {"notfounderror", NULL, K_MODEL, false},
     {NULL, match_model_missing, K_MODEL, false},
 
+    /* a wall that no wait lifts: usage turned off for the account */
+    {"usage allocation has been disabled", NULL, K_QUOTA_HARD, false},
+    {"service is disabled for your org", NULL, K_QUOTA_HARD, false},
+    {"doesn't include usage", NULL, K_QUOTA_HARD, false},
+    {"doesn't include extra usage", NULL, K_QUOTA_HARD, false},
+    {"usage limit is set to $0", NULL, K_QUOTA_HARD, false},
+
+    /* claude 2.1's walls, "You've hit your session limit · resets 2am
+	 * (Europe/Oslo)", "... weekly limit", "... Opus limit", "... org's
+	 * monthly spend limit", "You're out of extra usage · resets 3pm":
+	 * usage_limit with a reset, QUOTA_EXCEEDED without (kind_code) */
     {"usage limit reached", NULL, K_USAGE, false},
     {"hit your limit", NULL, K_USAGE, false},
     {"hit your usage limit", NULL, K_USAGE, false},
+    {"hit your session limit", NULL, K_USAGE, false},
+    {"hit your weekly limit", NULL, K_USAGE, false},
+    {"hit your opus limit", NULL, K_USAGE, false},
+    {"hit your sonnet limit", NULL, K_USAGE, false},
+    {"hit your fable 5 limit", NULL, K_USAGE, false},
+    {"monthly spend limit", NULL, K_USAGE, false},
+    {"monthly usage limit", NULL, K_USAGE, false},
+    {"out of extra usage", NULL, K_USAGE, false},
+    {"out of usage credits", NULL, K_USAGE, false},
+    {"org is out of usage", NULL, K_USAGE, false},
     {"usage_limit_reached", NULL, K_USAGE, false},
     {"limit will reset", NULL, K_USAGE, false},
     {"limits will reset", NULL, K_USAGE, false},
     {NULL, match_limit_reset, K_USAGE, false},
+
+    /* gemini-cli's TerminalQuotaError for a per-day quota: it names
+	 * no reset, but a daily quota resets at midnight Pacific time
+	 * (classify_attempt supplies that reset) */
+    {"exhausted your daily quota", NULL, K_USAGE, false},
 
     {"exceeded your current quota", NULL, K_QUOTA_SOFT, false},
     {"check your plan and billing details", NULL, K_QUOTA_SOFT, false},
@@ -187,6 +227,9 @@ static const struct pattern patterns[] = {
     {"overloaded", NULL, K_OVERLOADED, true},
     {"model is at capacity", NULL, K_OVERLOADED, false},
 
+    /* codex 0.169's words for an HTTP 500 of the Responses API: no
+	 * status code in the text (tests/fixtures/agents/real/) */
+    {"experiencing high demand", NULL, K_SERVER, false},
     {"internal server error", NULL, K_SERVER, false},
     {"service unavailable", NULL, K_SERVER, false},
     {"bad gateway", NULL, K_SERVER, false},
@@ -618,8 +661,10 @@ kind_code(enum kind k, enum kind builtin, const struct ctx *c)
 	case K_QUOTA_HARD:
 		return ERRC_QUOTA_EXCEEDED;
 	case K_USAGE:
-		/* a usage limit needs a reset time to wait for */
-		return c->has_hint ? ERRC_USAGE_LIMIT : ERRC_RATE_LIMIT;
+		/* a usage limit that names its reset is waited for; a plan,
+		 * spend or organisation limit that names none is lifted by
+		 * a person, not by a wait (SPEC 4) */
+		return c->has_hint ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED;
 	case K_QUOTA_SOFT:
 		/* a quota that names its retry window clears by itself
 		 * (gemini per-minute quotas); one that does not is billing */
@@ -752,12 +797,38 @@ claude_retry(json_t *o, struct sres *r)
 		snprintf(status, sizeof(status), "HTTP %d", r->status);
 	else
 		snprintf(status, sizeof(status), "no HTTP response");
+	v = json_object_get(o, "retry_delay_ms");
+	if (r->status == 429 && json_is_number(v) && json_number_value(v) > 0)
+		r->retry_delay_ms = (int64_t)json_number_value(v);
 	snprintf(buf, sizeof(buf), "api_retry %lld/%lld: %s, %s",
 	    (long long)json_integer_value(json_object_get(o, "attempt")),
 	    (long long)json_integer_value(json_object_get(o, "max_retries")),
 	    e != NULL ? e : "no error", status);
 	sres_msg(r, buf);
 	return EV_RETRY;
+}
+
+/*
+ * claude stream-json {"type":"rate_limit_event","rate_limit_info":
+ * {"status":"rejected","resetsAt":1795486237,"rateLimitType":
+ * "five_hour",...}}: a subscription's usage wall (the session, weekly
+ * or model limit), printed before the result that says "You've hit your
+ * session limit · resets 2:10am (UTC)".  Only "rejected" is a wall;
+ * "allowed" and "allowed_warning" are notices (docs/classification.md).
+ */
+static enum ev
+claude_rate_limit(json_t *o, struct sres *r)
+{
+	json_t *info = json_object_get(o, "rate_limit_info");
+	const char *st = jstr(info, "status");
+	json_t *v = json_object_get(info, "resetsAt");
+
+	if (st == NULL || strcmp(st, "rejected") != 0)
+		return EV_CONTENT;
+	r->wall = true;
+	if (json_is_number(v) && json_number_value(v) > 0)
+		r->wall_reset = (int64_t)json_number_value(v);
+	return EV_CONTENT;
 }
 
 /*
@@ -843,6 +914,8 @@ inspect(json_t *o, struct sres *r)
 	if (strcmp(type, "system") == 0 && (sub = jstr(o, "subtype")) != NULL &&
 	    strcmp(sub, "api_retry") == 0)
 		return claude_retry(o, r);
+	if (strcmp(type, "rate_limit_event") == 0)
+		return claude_rate_limit(o, r);
 	if (strcmp(type, "assistant") == 0 &&
 	    json_is_string(json_object_get(o, "error"))) {
 		r->code_kind = claude_error_kind(jstr(o, "error"));
@@ -907,8 +980,8 @@ window_collect(struct line *v, const char *t, size_t len)
  * object (gemini --output-format json): it is parsed to the end.
  */
 static void
-structured_find(
-    struct sres *out, struct line *v, int n, const char *t, size_t len)
+structured_find(struct sres *out, struct sextra *x, struct line *v, int n,
+    const char *t, size_t len)
 {
 	struct sres r, errev;
 	json_error_t je;
@@ -920,6 +993,7 @@ structured_find(
 	int i;
 
 	memset(out, 0, sizeof(*out));
+	memset(x, 0, sizeof(*x));
 	memset(&errev, 0, sizeof(errev));
 	for (i = 0; i < n; i++) {
 		s = t + v[i].off;
@@ -941,6 +1015,13 @@ structured_find(
 		memset(&r, 0, sizeof(r));
 		ev = json_is_object(o) ? inspect(o, &r) : EV_NONE;
 		json_decref(o);
+		/* newest first: the first one seen is the newest */
+		if (r.wall && !x->wall) {
+			x->wall = true;
+			x->wall_reset = r.wall_reset;
+		}
+		if (r.retry_delay_ms > 0 && x->retry_429_ms == 0)
+			x->retry_429_ms = r.retry_delay_ms;
 		/* a retry notice with any event after it was retried past:
 		 * only the agent's last words say what it was stuck on */
 		if (ev == EV_RETRY)
@@ -1095,6 +1176,7 @@ void
 classify_attempt(struct classification *out, const struct classify_input *in)
 {
 	struct line lines[CLASSIFY_WINDOW];
+	struct sextra sx;
 	struct sres sr;
 	struct waithint wh;
 	struct ctx c;
@@ -1109,6 +1191,13 @@ classify_attempt(struct classification *out, const struct classify_input *in)
 	if (tail == NULL)
 		tail = "";
 	waithint_parse(&out->hint, tail, tlen);
+	if (out->hint.kind == WAITHINT_NONE &&
+	    ci_has(tail, tlen, "exhausted your daily quota", false)) {
+		/* Google's per-day quotas reset at midnight Pacific time */
+		out->hint.kind = WAITHINT_CLOCK;
+		snprintf(out->hint.zone, sizeof(out->hint.zone), "%s",
+		    "America/Los_Angeles");
+	}
 	out->retry_on_matched = user_any(in->retry_on, tail, tlen);
 	if (in->interrupted) {
 		decide(out, ERRC_INTERRUPTED, NULL, 0);
@@ -1116,7 +1205,7 @@ classify_attempt(struct classification *out, const struct classify_input *in)
 	}
 
 	n = window_collect(lines, tail, tlen);
-	structured_find(&sr, lines, n, tail, tlen);
+	structured_find(&sr, &sx, lines, n, tail, tlen);
 	memset(&c, 0, sizeof(c));
 	c.has_hint = out->hint.kind != WAITHINT_NONE;
 	if (n > 0 &&
@@ -1149,13 +1238,43 @@ classify_attempt(struct classification *out, const struct classify_input *in)
 		goto out;
 	}
 
+	if (sx.wall && (sr.ev == EV_ERR || sr.ev == EV_ERROR_EVENT)) {
+		/* the structured wall decides before any wording: with a
+		 * reset it is a usage limit to wait for, without one a
+		 * limit no wait lifts (SPEC 4) */
+		decide(out,
+		    sx.wall_reset > 0 ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED,
+		    sr.msg, sr.msg != NULL ? strlen(sr.msg) : 0);
+		if (sx.wall_reset > 0) {
+			memset(&out->hint, 0, sizeof(out->hint));
+			out->hint.kind = WAITHINT_EPOCH;
+			out->hint.epoch_s = sx.wall_reset;
+		}
+		goto out;
+	}
 	if (sr.ev == EV_ERR || sr.ev == EV_ERROR_EVENT) {
 		code = structured_code(in, &sr, &c);
 		if (code != ERRC_NONE) {
 			decide(out, code, sr.msg,
 			    sr.msg != NULL ? strlen(sr.msg) : 0);
+			/* claude waited the server's retry-after before it
+			 * gave up: the next attempt waits at least as long */
+			if (code == ERRC_RATE_LIMIT && sx.retry_429_ms > 0 &&
+			    out->hint.kind == WAITHINT_NONE) {
+				out->hint.kind = WAITHINT_DELAY;
+				out->hint.delay_ms = sx.retry_429_ms;
+			}
 			goto out;
 		}
+	}
+	/* a documented exit status of the CLI (gemini 41: its auth) says
+	 * more than the words around it */
+	code = adapter_exit_code(in->adapter, in->exit_code, NULL);
+	if (code != ERRC_NONE && in->term_signal == 0 && !in->timed_out &&
+	    !in->stalled) {
+		decide(out, code, n > 0 ? tail + lines[0].off : NULL,
+		    n > 0 ? lines[0].len : 0);
+		goto out;
 	}
 	if (text_decide(out, in, lines, n, &c))
 		goto out;

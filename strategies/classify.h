@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "strategies/adapter.h"
 #include "strategies/model.h"
 #include "strategies/strlist.h"
 #include "strategies/waithint.h"
@@ -35,6 +36,8 @@ struct classify_input {
 	const struct strlist *network_on;
 	const struct strlist *permanent_on;
 	const struct strlist *retry_on;
+	/* the CLI that ran (its documented exit codes); NULL: generic */
+	const struct adapter *adapter;
 };
 
 #define CLASSIFY_MSG_MAX 512

@@ -791,8 +791,9 @@ test_hint_filled(void **state)
 	assert_int_equal(out.hint.epoch_s, 1755615600);
 }
 
-/* A usage-limit banner without any reset time cannot be waited for: it is
- * a rate limit (backoff) rather than a usage limit. */
+/* A usage-limit banner without any reset time cannot be waited for: a
+ * plan limit that a person lifts, permanent/QUOTA_EXCEEDED (SPEC 4 as
+ * amended by issue 12; it used to be a rate limit retried to the end). */
 static void
 test_usage_without_reset(void **state)
 {
@@ -807,8 +808,8 @@ test_usage_without_reset(void **state)
 	in.tail = tail;
 	in.tail_len = strlen(tail);
 	classify_attempt(&out, &in);
-	assert_int_equal(out.code, ERRC_RATE_LIMIT);
-	assert_int_equal(out.outcome, OUTCOME_RATE_LIMIT);
+	assert_int_equal(out.code, ERRC_QUOTA_EXCEEDED);
+	assert_int_equal(out.outcome, OUTCOME_PERMANENT);
 }
 
 static void
