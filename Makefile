@@ -58,7 +58,7 @@ DEPS_OK  = $(BUILD)/.deps-ok
 .SECONDARY:
 
 .PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
-	lint bench
+	lint bench check-agents
 all: $(BIN)
 
 $(DEPS_OK): scripts/deps
@@ -99,6 +99,12 @@ check: $(BIN) $(UNIT_BIN) lint
 
 lint:
 	@scripts/lint
+
+# The conformance suite: the real claude, codex and gemini CLIs (pinned in
+# tests/agents/package.json, installed with npm into tests/agents/) run by
+# storyctl's presets against a stand-in API on 127.0.0.1 (docs/agents.md).
+check-agents: $(BIN)
+	@scripts/check-agents $(BIN)
 
 demo: $(BIN)
 	@scripts/demo $(BIN)

@@ -123,6 +123,8 @@ static const struct pattern patterns[] = {
 
     {"insufficient_quota", NULL, K_QUOTA_HARD, false},
     {"credit balance is too low", NULL, K_QUOTA_HARD, false},
+    {"credits are depleted", NULL, K_QUOTA_HARD, false},
+    {"insufficient_g1_credits_balance", NULL, K_QUOTA_HARD, false},
     {"billing_error", NULL, K_QUOTA_HARD, true},
 
     {"budget exceeded", NULL, K_BUDGET, false},
@@ -674,6 +676,11 @@ kind_code(enum kind k, enum kind builtin, const struct ctx *c)
 			return ERRC_USAGE_LIMIT;
 		return ERRC_RATE_LIMIT;
 	case K_RATE:
+		/* a window that reopens later than any retry would wait
+		 * (gemini's "Suggested retry after 7200s.", which it treats
+		 * as terminal past 5 minutes): a usage limit */
+		if (c->delay_hint && c->delay_ms > CLASSIFY_CAPACITY_USAGE_MS)
+			return ERRC_USAGE_LIMIT;
 		return ERRC_RATE_LIMIT;
 	case K_OVERLOADED:
 		return ERRC_OVERLOADED;

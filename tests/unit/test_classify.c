@@ -472,6 +472,46 @@ static const struct ccase cases[] = {
 	"Error: Request failed: HTTP 503\n", ERRC_SERVER_ERROR, NULL},
     {"unknown structured error falls back", END_EXIT1, 1, 5, CLAUDE_MAX_TURNS,
 	ERRC_CRASH, "error_max_turns"},
+
+    /* issue 12: the walls of claude 2.1 (its hJ() wordings), codex's
+	 * 500 and gemini's quota forms */
+    {"claude session limit with a reset", END_EXIT1, 0, 5,
+	"You've hit your session limit \xc2\xb7 resets 2:10am (UTC)\n",
+	ERRC_USAGE_LIMIT, "session limit"},
+    {"claude weekly limit, no zone", END_EXIT1, 0, 5,
+	"You've hit your weekly limit \xc2\xb7 resets 2am\n", ERRC_USAGE_LIMIT,
+	"weekly limit"},
+    {"claude out of extra usage", END_EXIT1, 0, 5,
+	"You're out of extra usage \xc2\xb7 resets 3pm (Europe/Oslo)\n",
+	ERRC_USAGE_LIMIT, "extra usage"},
+    {"claude 5-hour limit, bullet", END_EXIT1, 0, 5,
+	"5-hour limit reached \xe2\x88\x99 resets 2am\n", ERRC_USAGE_LIMIT,
+	NULL},
+    {"claude org monthly spend limit: no reset", END_EXIT1, 0, 5,
+	"You've hit your org's monthly spend limit \xc2\xb7 ask your admin to "
+	"raise it at claude.ai/settings/usage\n",
+	ERRC_QUOTA_EXCEEDED, "monthly spend limit"},
+    {"claude usage disabled by an admin", END_EXIT1, 0, 5,
+	"Your usage allocation has been disabled by your admin \xc2\xb7 run "
+	"/usage-credits to ask your admin for a higher limit\n",
+	ERRC_QUOTA_EXCEEDED, "disabled"},
+    {"codex 500 in its own words", END_EXIT1, 0, 5,
+	"{\"type\":\"turn.failed\",\"error\":{\"message\":\"We\xe2\x80\x99re "
+	"currently experiencing high demand, which may cause temporary "
+	"errors.\"}}\n",
+	ERRC_SERVER_ERROR, "high demand"},
+    {"gemini window past 5 minutes", END_EXIT1, 0, 5,
+	"Quota exceeded for quota metric 'Generate Content API requests per "
+	"hour'.\nSuggested retry after 7200s.\n",
+	ERRC_USAGE_LIMIT, NULL},
+    {"gemini per-minute retry stays a rate limit", END_EXIT1, 0, 5,
+	"Quota exceeded for quota metric 'requests per minute'.\nSuggested "
+	"retry after 60s.\n",
+	ERRC_RATE_LIMIT, NULL},
+    {"gemini prepaid credits depleted", END_EXIT1, 0, 5,
+	"[API Error: Your prepayment credits are depleted. Please go to AI "
+	"Studio to manage your project and billing.]\n",
+	ERRC_QUOTA_EXCEEDED, "depleted"},
 };
 
 static void
@@ -812,6 +852,120 @@ test_usage_without_reset(void **state)
 	assert_int_equal(out.outcome, OUTCOME_PERMANENT);
 }
 
+/* claude's rate_limit_event: only "rejected" is a wall, and it decides
+ * with its resetsAt before the result's words; without a reset it is a
+ * limit no wait lifts; "allowed_warning" changes nothing. */
+static void
+test_claude_rate_limit_event(void **state)
+{
+	static const char rejected[] =
+	    "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":"
+	    "\"rejected\",\"resetsAt\":1795486237,\"rateLimitType\":"
+	    "\"five_hour\",\"isUsingOverage\":false}}\n"
+	    "{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,"
+	    "\"api_error_status\":429,\"result\":\"You've hit your session "
+	    "limit \xc2\xb7 resets 2:10am (UTC)\"}\n";
+	static const char noreset[] =
+	    "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":"
+	    "\"rejected\",\"rateLimitType\":\"overage\"}}\n"
+	    "{\"type\":\"result\",\"is_error\":true,\"api_error_status\":429,"
+	    "\"result\":\"You're out of usage credits\"}\n";
+	static const char warning[] =
+	    "{\"type\":\"rate_limit_event\",\"rate_limit_info\":{\"status\":"
+	    "\"allowed_warning\",\"resetsAt\":1795486237,\"utilization\":0.9}}"
+	    "\n"
+	    "{\"type\":\"result\",\"is_error\":true,\"api_error_status\":500,"
+	    "\"result\":\"API Error: 500 Internal server error\"}\n";
+	static const char retry429[] =
+	    "{\"type\":\"system\",\"subtype\":\"api_retry\",\"attempt\":1,"
+	    "\"max_retries\":1,\"retry_delay_ms\":7000,\"error_status\":429,"
+	    "\"error\":\"rate_limit\"}\n"
+	    "{\"type\":\"result\",\"is_error\":true,\"api_error_status\":429,"
+	    "\"result\":\"API Error: Request rejected (429) \xc2\xb7 slow "
+	    "down\"}\n";
+	struct classify_input in;
+	struct classification out;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.exit_code = 1;
+	in.tasks_total = 2;
+	in.tail = rejected;
+	in.tail_len = strlen(rejected);
+	classify_attempt(&out, &in);
+	assert_int_equal(out.code, ERRC_USAGE_LIMIT);
+	assert_int_equal(out.hint.kind, WAITHINT_EPOCH);
+	assert_int_equal(out.hint.epoch_s, 1795486237);
+	assert_non_null(strstr(out.message, "session limit"));
+	in.tail = noreset;
+	in.tail_len = strlen(noreset);
+	classify_attempt(&out, &in);
+	assert_int_equal(out.code, ERRC_QUOTA_EXCEEDED);
+	in.tail = warning;
+	in.tail_len = strlen(warning);
+	classify_attempt(&out, &in);
+	assert_int_equal(out.code, ERRC_SERVER_ERROR);
+	in.tail = retry429;
+	in.tail_len = strlen(retry429);
+	classify_attempt(&out, &in);
+	assert_int_equal(out.code, ERRC_RATE_LIMIT);
+	assert_int_equal(out.hint.kind, WAITHINT_DELAY);
+	assert_int_equal(out.hint.delay_ms, 7000);
+}
+
+/* gemini's documented exit codes through its adapter; the same exit of
+ * a custom command means nothing. */
+static void
+test_gemini_exit_codes(void **state)
+{
+	static const char tail[] = "Invalid auth method selected.\n";
+	struct classify_input in;
+	struct classification out;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.exit_code = 41;
+	in.tasks_total = 2;
+	in.tail = tail;
+	in.tail_len = strlen(tail);
+	in.adapter = adapter_for("gemini");
+	classify_attempt(&out, &in);
+	assert_int_equal(out.code, ERRC_AUTH);
+	assert_int_equal(out.outcome, OUTCOME_PERMANENT);
+	assert_non_null(strstr(out.message, "Invalid auth method"));
+	in.adapter = adapter_for(NULL);
+	classify_attempt(&out, &in);
+	assert_int_equal(out.code, ERRC_CRASH);
+	in.adapter = adapter_for("custom-thing");
+	assert_string_equal(in.adapter->name, "generic");
+	assert_true(adapter_for("claude")->verified);
+	assert_false(adapter_for("aider")->verified);
+}
+
+/* gemini's per-day quota names no reset: midnight Pacific time is. */
+static void
+test_gemini_daily_quota(void **state)
+{
+	static const char tail[] =
+	    "{\"type\":\"result\",\"status\":\"error\",\"error\":{\"type\":"
+	    "\"unknown\",\"message\":\"[API Error: You have exhausted your "
+	    "daily quota on this model.]\"}}\n";
+	struct classify_input in;
+	struct classification out;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.exit_code = 1;
+	in.tasks_total = 2;
+	in.tail = tail;
+	in.tail_len = strlen(tail);
+	classify_attempt(&out, &in);
+	assert_int_equal(out.code, ERRC_USAGE_LIMIT);
+	assert_int_equal(out.hint.kind, WAITHINT_CLOCK);
+	assert_int_equal(out.hint.hour, 0);
+	assert_string_equal(out.hint.zone, "America/Los_Angeles");
+}
+
 static void
 test_user_patterns(void **state)
 {
@@ -1086,6 +1240,9 @@ main(void)
 	    cmocka_unit_test(test_gemini_pretty_json),
 	    cmocka_unit_test(test_structured_status_only),
 	    cmocka_unit_test(test_real_cli_fixtures),
+	    cmocka_unit_test(test_claude_rate_limit_event),
+	    cmocka_unit_test(test_gemini_exit_codes),
+	    cmocka_unit_test(test_gemini_daily_quota),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,187 @@
+#!/bin/bash
+# tests/agents/run.sh - the conformance suite (make check-agents,
+# docs/agents.md): storyctl runs the REAL agent CLIs, through its own
+# presets, against tests/agents/standin.js, a stand-in for each
+# provider's API on 127.0.0.1.  One scenario a run: attempt 1's row
+# (outcome, error code, decision, wait) is compared with what SPEC 4/5
+# says, and the CLI's output is kept as a fixture candidate.
+#
+#   tests/agents/run.sh STORYCTL NODE_BIN_DIR [CLI…]
+#
+# NODE_BIN_DIR holds the CLIs (node_modules/.bin of tests/agents).
+# CAPTURE=DIR copies each attempt's log to DIR/<cli>-<scenario>.txt;
+# ONLY="name …" runs only those scenarios.
+# Prints "ok - …" / "not ok - …" and ends with "N passed, N failed".
+set -u
+STORYCTL=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+BIN=$(cd "$2" && pwd)
+shift 2
+CLIS=("$@")
+[ ${#CLIS[@]} -gt 0 ] || CLIS=(claude)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d "${TMPDIR:-/tmp}/storyctl-agents.XXXXXX")
+export STORYCTL STORYCTL_SRC=$SRC
+passed=0
+failed=0
+ok() { echo "ok - $*"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
+
+node "$SRC/tests/agents/standin.js" "$T/port" "$T/control.json" "$T/requests.log" 1800 &
+STANDIN=$!
+trap 'kill $STANDIN 2>/dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 1 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+PORT=$(cat "$T/port")
+# a port with nothing listening: bind one, note it, close it
+CLOSED=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+
+# agent_env CLI SCENARIO: the JSON env object of the preset for that CLI
+agent_env() {
+	local url="http://127.0.0.1:$PORT"
+	[ "$2" = refused ] && url="http://127.0.0.1:$CLOSED"
+	case $1 in
+	claude)
+		if [ "$2" = limit ]; then
+			# a subscription (OAuth) login: the usage walls are its
+			jq -cn --arg u "$url" '{ANTHROPIC_BASE_URL: $u,
+				CLAUDE_CODE_OAUTH_TOKEN: "sk-ant-oat01-standin-not-a-real-token",
+				CLAUDE_CODE_MAX_RETRIES: "1",
+				CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"}'
+		else
+			jq -cn --arg u "$url" '{ANTHROPIC_BASE_URL: $u,
+				ANTHROPIC_API_KEY: "sk-ant-api03-standin-not-a-real-key",
+				CLAUDE_CODE_MAX_RETRIES: "1",
+				CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1"}'
+		fi
+		;;
+	codex)
+		jq -cn '{OPENAI_API_KEY: "sk-standin-not-a-real-key"}'
+		;;
+	gemini)
+		jq -cn --arg u "${url%/v1}" '{GEMINI_API_KEY: "AIzaStandinNotARealKey0000000000000000",
+			GOOGLE_GEMINI_BASE_URL: $u}'
+		;;
+	esac
+}
+
+# prepare_home CLI SCENARIO HOME: the CLI's own configuration, where it
+# needs one to reach the stand-in
+prepare_home() {
+	local url="http://127.0.0.1:$PORT/v1"
+	[ "$2" = refused ] && url="http://127.0.0.1:$CLOSED/v1"
+	case $1 in
+	codex)
+		# a model provider of its own (codex's config.toml): the
+		# Responses API at the stand-in, one retry of each kind
+		mkdir -p "$3/.codex"
+		cat >"$3/.codex/config.toml" <<TOML
+model = "gpt-5-standin"
+model_provider = "standin"
+
+[model_providers.standin]
+name = "standin"
+base_url = "$url"
+env_key = "OPENAI_API_KEY"
+wire_api = "responses"
+request_max_retries = 1
+stream_max_retries = 1
+stream_idle_timeout_ms = 300000
+TOML
+		;;
+	gemini)
+		# the API-key auth type, chosen as a user would in its
+		# settings; "authtype" leaves it out (exit 41)
+		mkdir -p "$3/.gemini"
+		[ "$2" = authtype ] ||
+			echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}}' >"$3/.gemini/settings.json"
+		;;
+	esac
+}
+
+# scenario CLI NAME WANT_OUTCOME WANT_CODE WANT_DECISION [MIN_DELAY_S MAX_DELAY_S]
+scenario() {
+	local cli=$1 name=$2 outcome=$3 code=$4 decision=$5 dmin=${6:-} dmax=${7:-}
+	# ONLY="limit authtype": just those scenarios
+	if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
+	local P="$T/$cli-$name" home="$T/$cli-$name-home" row rc i
+	mkdir -p "$P/docs/stories" "$home"
+	prepare_home "$cli" "$name" "$home"
+	git -C "$P" init -q -b main
+	printf '# Story 1.1\n\nStatus: ready-for-dev\n\n## Tasks / Subtasks\n\n- [ ] Task one\n  - [ ] subtask\n- [ ] Task two\n' \
+		>"$P/docs/stories/s1.md"
+	printf '.storyctl/\n' >"$P/.gitignore"
+	jq -n --argjson env "$(agent_env "$cli" "$name")" --arg c "$cli" '{
+		stories_glob: "docs/stories/*.md",
+		agents: {primary: {preset: $c, timeout_s: 120, stall_timeout_s: 8, env: $env}},
+		policy: {max_attempts: 3, network_sleep_s: 30, poll_interval_s: 1,
+			kill_grace_s: 2, max_wait_s: 21600}}' >"$P/storyctl.json"
+	git -C "$P" add -A && git -C "$P" commit -q -m story
+	jq -n --arg s "$name" --arg f "$P/docs/stories/s1.md" \
+		--argjson r $(($(date +%s) + 7200)) '{scenario: $s, story: $f, reset: $r}' >"$T/control.json"
+	(cd "$P" && env HOME="$home" PATH="$BIN:$PATH" "$STORYCTL" run >"$T/out" 2>"$T/err") &
+	local sc=$!
+	# attempt 1 decided (or the run over): then stop the night
+	for i in $(seq 1 1800); do
+		row=$(sqlite3 "$P/.storyctl/state.db" "SELECT outcome FROM attempts WHERE seq = 1 AND outcome != 'running'" 2>/dev/null)
+		[ -n "$row" ] && break
+		kill -0 $sc 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -TERM $sc 2>/dev/null
+	wait $sc 2>/dev/null
+	row=$("$STORYCTL" -C "$P" show s1 --json 2>/dev/null | jq -c '.attempts[0] // {}')
+	if [ -n "${CAPTURE:-}" ]; then
+		mkdir -p "$CAPTURE"
+		log=$(sqlite3 "$P/.storyctl/state.db" "SELECT log_path FROM attempts WHERE seq = 1")
+		[ -f "$log" ] && sed -e "s|$P|/home/dev/repo|g" -e "s|$home|/home/dev|g" \
+			-e "s|127.0.0.1:$PORT|127.0.0.1:8642|g" -e "s|127.0.0.1:$CLOSED|127.0.0.1:9|g" \
+			"$log" >"$CAPTURE/$cli-$name.txt"
+		printf '%s\t%s\n' "$cli-$name" "$row" >>"$CAPTURE/rows.tsv"
+	fi
+	local got
+	got=$(printf '%s' "$row" | jq -r '"\(.outcome) \(.error_code) \(.decision) \(.delay_ms)"')
+	if printf '%s' "$row" | jq -e --arg o "$outcome" --arg c "$code" --arg d "$decision" \
+		'.outcome == $o and (.error_code // "") == $c and (.decision // "") == $d' >/dev/null; then
+		if [ -n "$dmin" ] && ! printf '%s' "$row" | jq -e --argjson a "$dmin" --argjson b "$dmax" \
+			'.delay_ms >= $a * 1000 and .delay_ms <= $b * 1000' >/dev/null; then
+			not_ok "$cli $name: wait $dmin..$dmax s (got: $got)"
+		else
+			ok "$cli $name: $outcome $code $decision${dmin:+ wait $dmin..$dmax s}"
+		fi
+	else
+		not_ok "$cli $name: want $outcome $code $decision (got: $got)"
+		printf '%s' "$row" | jq -r '.error_message // empty' | sed 's/^/# message: /' | head -3
+	fi
+}
+
+for cli in "${CLIS[@]}"; do
+	t0=$(date +%s)
+	scenario "$cli" success success "" done
+	scenario "$cli" plain incomplete INCOMPLETE retry
+	# claude prints the retry-after it waited (api_retry
+	# retry_delay_ms); codex keeps it to itself ("exceeded retry limit,
+	# last status: 429"), so its wait is the backoff
+	case $cli in
+	claude) scenario "$cli" ratelimit rate_limit RATE_LIMIT retry 7 60 ;;
+	*) scenario "$cli" ratelimit rate_limit RATE_LIMIT retry 0 60 ;;
+	esac
+	scenario "$cli" overloaded rate_limit OVERLOADED retry 0 60
+	scenario "$cli" server rate_limit SERVER_ERROR retry 0 60
+	scenario "$cli" auth permanent AUTH escalate
+	scenario "$cli" model permanent MODEL_NOT_FOUND escalate
+	scenario "$cli" refused network NETWORK_ERROR retry 30 30
+	scenario "$cli" hang timeout STALLED retry 0 60
+	# each names the reset (2 h away, + jitter)
+	scenario "$cli" limit usage_limit USAGE_LIMIT wait 7000 10900
+	if [ "$cli" = gemini ]; then
+		# a per-day quota: gemini names no reset, but it is midnight
+		# Pacific time, which may be past max_wait_s (6 h): then the
+		# batch stops (wait 0)
+		scenario "$cli" daily usage_limit USAGE_LIMIT wait 0 86400
+	fi
+	scenario "$cli" noreset permanent QUOTA_EXCEEDED escalate
+	[ "$cli" = gemini ] && scenario "$cli" authtype permanent AUTH escalate
+	echo "# $cli: $(($(date +%s) - t0)) s"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

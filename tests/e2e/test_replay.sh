@@ -1,0 +1,48 @@
+#!/bin/bash
+# What the real agent CLIs print, read right (issue 12, SPEC 4): every
+# fixture captured from claude, codex and gemini by the conformance suite
+# (tests/agents/run.sh; tests/fixtures/agents/real/INDEX.tsv says which
+# scenario each is) is played back by tests/e2e/agents/replay-agent under
+# the CLI's own preset, through the built storyctl, and attempt 1's
+# outcome, error code and decision must be what the live run gave.
+# Waits are asserted only where they do not depend on when the fixture
+# was captured (a reset time in the output is an absolute time).  An
+# exit "hang" is a CLI that was still retrying when stall_timeout_s ended
+# it (gemini retries rate limits itself for minutes): the replay stays
+# silent until storyctl kills it too.
+. "$(dirname "$0")/lib.sh"
+cd "$T_TMP" || exit 1
+. "$STORYCTL_SRC/tests/e2e/lib_ps.sh"
+
+dir="$STORYCTL_SRC/tests/fixtures/agents/real"
+agent="$STORYCTL_SRC/tests/e2e/agents/replay-agent"
+n=0
+while IFS=$'\t' read -r fixture cli version scenario code effect outcome ecode decision wmin wmax; do
+	case $fixture in fixture | '#'*) continue ;; esac
+	[ "$ecode" = - ] && ecode= # "-": none (read collapses empty fields)
+	n=$((n + 1))
+	cmd=$(jq -cn --arg a "$agent" --arg f "$dir/$fixture" --arg c "$code" --arg e "$effect" \
+		'[$a, $f, $c, $e, "{story_file}"]')
+	new_project '{"max_attempts": 3, "network_sleep_s": 30}' "$(jq -cn --arg p "$cli" --argjson c "$cmd" \
+		'{primary: {preset: $p, command: $c, timeout_s: 60, stall_timeout_s: 1}}')"
+	new_story "$P" s1 2
+	commit_all
+	start_bg run
+	# attempt 1 decided: then stop the night (its next wait may be long)
+	decided() { [ -n "$(sql "SELECT outcome FROM attempts WHERE seq = 1 AND outcome != 'running'" 2>/dev/null)" ] || ! alive "$BG"; }
+	wait_for 30 decided
+	kill -TERM "$BG" 2>/dev/null
+	wait_bg 10
+	T_OUT=$("$STORYCTL" -C "$P" show s1 --json | jq -c '.attempts[0] // {}')
+	expect_json "$fixture ($cli $version, $scenario): $outcome ${ecode:-} $decision" \
+		"(.outcome == \"$outcome\") and ((.error_code // \"\") == \"${ecode:-}\") and ((.decision // \"\") == \"$decision\")"
+	if [ "$wmin" != - ]; then
+		expect_json "$fixture: wait $wmin..$wmax s" \
+			".delay_ms >= $wmin * 1000 and .delay_ms <= $wmax * 1000"
+	fi
+done <"$dir/INDEX.tsv"
+check "every fixture of INDEX.tsv was replayed ($n)" [ "$n" -ge 30 ]
+check "every fixture file is in INDEX.tsv" \
+	[ "$(ls "$dir" | grep -c '\.txt$')" = "$(grep -c '\.txt' "$dir/INDEX.tsv")" ]
+
+finish
