@@ -39,74 +39,73 @@ policy_release(struct policy *p)
 static const char *const strategy_names[] = {"adaptive", "retry", "none"};
 static const char *const backoff_names[] = {
     "none", "fixed", "linear", "exponential"};
+static const char *const on_limit_names[] = {"wait", "switch"};
+
+#define NNAMES(a) (sizeof(a) / sizeof(*(a)))
+
+/* names[v], or "?" out of range: the one name lookup of the enums here. */
+static const char *
+enum_name(const char *const *names, size_t n, int v)
+{
+	return v < 0 || (size_t)v >= n ? "?" : names[v];
+}
+
+/* The index of s in names, or -1. */
+static int
+enum_parse(const char *const *names, size_t n, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s != NULL && i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
 
 const char *
 strategy_name(enum strategy_kind s)
 {
-	if ((int)s < 0 ||
-	    (size_t)s >= sizeof(strategy_names) / sizeof(*strategy_names))
-		return "?";
-	return strategy_names[s];
+	return enum_name(strategy_names, NNAMES(strategy_names), (int)s);
 }
 
 int
 strategy_parse(enum strategy_kind *out, const char *s)
 {
-	size_t i;
+	int v = enum_parse(strategy_names, NNAMES(strategy_names), s);
 
-	for (i = 0; i < sizeof(strategy_names) / sizeof(*strategy_names); i++) {
-		if (s != NULL && strcmp(s, strategy_names[i]) == 0) {
-			*out = (enum strategy_kind)i;
-			return 0;
-		}
-	}
-	return -1;
+	if (v >= 0)
+		*out = (enum strategy_kind)v;
+	return v < 0 ? -1 : 0;
 }
 
 const char *
 backoff_kind_name(enum backoff_kind k)
 {
-	if ((int)k < 0 ||
-	    (size_t)k >= sizeof(backoff_names) / sizeof(*backoff_names))
-		return "?";
-	return backoff_names[k];
+	return enum_name(backoff_names, NNAMES(backoff_names), (int)k);
 }
 
 int
 backoff_kind_parse(enum backoff_kind *out, const char *s)
 {
-	size_t i;
+	int v = enum_parse(backoff_names, NNAMES(backoff_names), s);
 
-	for (i = 0; i < sizeof(backoff_names) / sizeof(*backoff_names); i++) {
-		if (s != NULL && strcmp(s, backoff_names[i]) == 0) {
-			*out = (enum backoff_kind)i;
-			return 0;
-		}
-	}
-	return -1;
+	if (v >= 0)
+		*out = (enum backoff_kind)v;
+	return v < 0 ? -1 : 0;
 }
-
-static const char *const on_limit_names[] = {"wait", "switch"};
 
 const char *
 on_usage_limit_name(enum on_usage_limit m)
 {
-	if ((int)m < 0 ||
-	    (size_t)m >= sizeof(on_limit_names) / sizeof(*on_limit_names))
-		return "?";
-	return on_limit_names[m];
+	return enum_name(on_limit_names, NNAMES(on_limit_names), (int)m);
 }
 
 int
 on_usage_limit_parse(enum on_usage_limit *out, const char *s)
 {
-	size_t i;
+	int v = enum_parse(on_limit_names, NNAMES(on_limit_names), s);
 
-	for (i = 0; i < sizeof(on_limit_names) / sizeof(*on_limit_names); i++) {
-		if (s != NULL && strcmp(s, on_limit_names[i]) == 0) {
-			*out = (enum on_usage_limit)i;
-			return 0;
-		}
-	}
-	return -1;
+	if (v >= 0)
+		*out = (enum on_usage_limit)v;
+	return v < 0 ? -1 : 0;
 }

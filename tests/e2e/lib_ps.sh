@@ -94,3 +94,30 @@ kill_ours() {
 	*storyctl* | *agent* | *sleep*) kill -KILL "$1" 2>/dev/null ;;
 	esac
 }
+
+# project_procs: the live processes working in project $P (a controller,
+# its watchdog, the agents and what they started all run in the repo
+# root or in a worktree under it), one "pid cmdline" a line.
+project_procs() {
+	local d cwd pid
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		cwd=$(readlink "$d/cwd" 2>/dev/null) || continue
+		case $cwd in
+		"$P" | "$P"/*) ;;
+		*) continue ;;
+		esac
+		alive "$pid" || continue
+		printf '%s %s\n' "$pid" "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)"
+	done
+}
+# sim_procs: sim-agent processes of $P (their argv ends with the repo
+# path, {repo}).
+sim_procs() { pgrep -f -- "sim-agent .*$P" 2>/dev/null; }
+# watch_procs: storyctl watchdogs working for project $P.
+watch_procs() {
+	local p
+	for p in $(pgrep -x storyctl-watch 2>/dev/null); do
+		[ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$P" ] && echo "$p"
+	done
+}

@@ -22,25 +22,7 @@ echo "# chaos seed $SEED (replay with CHAOS_SEED=$SEED)"
 . "$STORYCTL_SRC/tests/e2e/lib_ps.sh"
 BG_APPEND=1 # every round's output, for the report
 
-# project_procs: the live processes working in the project (the
-# controller, its watchdog, the agents and whatever they started all run
-# in the repo root or in a worktree under it), one "pid cmdline" a line.
-project_procs() {
-	local d cwd pid
-	for d in /proc/[0-9]*; do
-		pid=${d#/proc/}
-		cwd=$(readlink "$d/cwd" 2>/dev/null) || continue
-		case $cwd in
-		"$P" | "$P"/*) ;;
-		*) continue ;;
-		esac
-		alive "$pid" || continue
-		printf '%s %s\n' "$pid" "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)"
-	done
-}
-# sim_procs: sim-agent processes of this project (their argv ends with
-# the repo path, {repo}).
-sim_procs() { pgrep -f -- "sim-agent .*$P" 2>/dev/null; }
+# project_procs and sim_procs: lib_ps.sh
 nothing_left() { [ -z "$(project_procs)" ] && [ -z "$(sim_procs)" ]; }
 
 cleanup() {

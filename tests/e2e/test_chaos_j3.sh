@@ -25,25 +25,7 @@ echo "# chaos -j 3 seed $SEED (replay with CHAOS_SEED=$SEED)"
 . "$STORYCTL_SRC/tests/e2e/lib_ps.sh"
 BG_APPEND=1
 
-# project_procs: live processes whose cwd is in the project (controller,
-# watchdog, agents and what they started), "pid cmdline" a line.
-project_procs() {
-	local d cwd pid
-	for d in /proc/[0-9]*; do
-		pid=${d#/proc/}
-		cwd=$(readlink "$d/cwd" 2>/dev/null) || continue
-		case $cwd in
-		"$P" | "$P"/*) ;;
-		*) continue ;;
-		esac
-		alive "$pid" || continue
-		printf '%s %s\n' "$pid" "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)"
-	done
-}
-sim_procs() { pgrep -f -- "sim-agent .*$P" 2>/dev/null; }
-watch_procs() { pgrep -x storyctl-watch 2>/dev/null | while read -r p; do
-	[ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$P" ] && echo "$p"
-done; }
+# project_procs, sim_procs and watch_procs: lib_ps.sh
 nothing_left() {
 	[ -z "$(project_procs)" ] && [ -z "$(sim_procs)" ] && [ -z "$(watch_procs)" ]
 }

@@ -10,13 +10,6 @@
 cd "$T_TMP" || exit 1
 . "$(dirname "$0")/lib_proc.sh"
 
-watchdogs() {
-	local p
-	for p in $(pgrep -x storyctl-watch 2>/dev/null); do
-		[ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$P" ] && echo "$p"
-	done
-}
-
 # kill_case NAME HOW: HOW is "group" (kill -9 -- -PGID) or "pid"
 kill_case() {
 	local name=$1 how=$2 apid gpid wd
@@ -32,7 +25,7 @@ kill_case() {
 	fi
 	apid=$(cat "$PIDS/agent.a1")
 	gpid=$(cat "$PIDS/gc.a1")
-	wd=$(watchdogs)
+	wd=$(watch_procs)
 	check "$name: the agent, its grandchild and a watchdog run" \
 		all_alive "$apid" "$gpid" $wd
 	check "$name: the watchdog is not in the controller's process group" \
