@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <dirent.h>
 
@@ -729,7 +730,7 @@ test_real_cli_fixtures(void **state)
 static void
 test_fixture_cuts(void **state)
 {
-	static const char *const dirs[] = {"agents", "agentout"};
+	static const char *const dirs[] = {"agents", "agents/real", "agentout"};
 	struct agent_output o;
 	char path[4096], *buf;
 	struct dirent *de;
@@ -743,7 +744,13 @@ test_fixture_cuts(void **state)
 		dir = opendir(path);
 		assert_non_null(dir);
 		while ((de = readdir(dir)) != NULL) {
+			struct stat sb;
+			char file[4200];
 			if (de->d_name[0] == '.')
+				continue;
+			/* agents/real is a directory of its own (in dirs) */
+			snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+			if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode))
 				continue;
 			buf = fixture_read(dirs[d], de->d_name, &len);
 			step = len / 97 + 1;
