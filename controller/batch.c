@@ -1455,6 +1455,9 @@ batch_run(
 	rc = gitstate_open(&b.gs, o->cfg->root, o->cfg->git.state_branch, err);
 	if (rc < 0)
 		goto out;
+	/* we hold the state dir's lock: a ref lock older than now is a dead
+	 * controller's */
+	gitstate_set_owner_since(b.gs, o->clock.now_ms(o->clock.ctx));
 	snprintf(b.logdir, sizeof(b.logdir), "%s/logs", o->cfg->state_dir);
 	rc = mkdir_private(b.logdir, err);
 	if (rc < 0)

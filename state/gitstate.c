@@ -50,6 +50,7 @@ struct gitstate {
 	char *refname; /* "refs/heads/storyctl/state" */
 	char *workdir; /* absolute, no trailing slash */
 	int stale_removed; /* a dead writer's ref lock was removed once */
+	int64_t since_ms; /* gitstate_set_owner_since(), or 0 */
 	/* objects written since the last pack (gitpack_objects) */
 	git_oid *fresh;
 	size_t nfresh, afresh;
@@ -546,10 +547,25 @@ gs_stale_lock(struct gitstate *gs, int64_t now_s)
 		git_repository_commondir(gs->repo),
 		gs->refname) >= sizeof(path))
 		return 0;
-	if (stat(path, &st) != 0 || now_s - (int64_t)st.st_mtime < 3)
+	if (stat(path, &st) != 0)
+		return 0;
+	/* made before this controller started: by a dead one (a kill
+	 * inside a commit); else give a live writer a few seconds */
+	if (!(gs->since_ms > 0 &&
+		(int64_t)st.st_mtim.tv_sec * 1000 +
+			st.st_mtim.tv_nsec / 1000000 <
+		    gs->since_ms) &&
+	    now_s - (int64_t)st.st_mtime < 3)
 		return 0;
 	gs->stale_removed = 1;
 	return unlink(path) == 0;
+}
+
+void
+gitstate_set_owner_since(struct gitstate *gs, int64_t since_ms)
+{
+	if (gs != NULL)
+		gs->since_ms = since_ms;
 }
 
 int

@@ -40,6 +40,15 @@ struct gitstate;
 int gitstate_open(struct gitstate **out, const char *dir, const char *branch,
     struct sc_err *err);
 
+/*
+ * The controller holding the state dir's lock started at since_ms (wall
+ * clock): a ref lock file of the branch older than that was left by a
+ * controller that died inside a commit (only one works on a state dir
+ * at a time) and is removed at once instead of after the few seconds a
+ * lock of unknown origin is given (docs/state-branch.md).  0: unknown.
+ */
+void gitstate_set_owner_since(struct gitstate *gs, int64_t since_ms);
+
 /* Close the repository.  NULL is a no-op. */
 void gitstate_free(struct gitstate *gs);
 
