@@ -491,6 +491,8 @@ mkdir_private(const char *path, struct sc_err *err)
 
 static int worktree_settle(struct batch *b, const struct story_row *st,
     const char *worktree, struct sc_err *err);
+static int story_branch_unlock(
+    struct batch *b, const char *id, struct sc_err *err);
 
 /*
  * The progress of a dead controller's attempt is read where its agent
@@ -1033,6 +1035,9 @@ slot_worktree(struct batch *b, struct slot *sl, const struct sched *sc,
 		sl->worktree = NULL;
 		return err_set(err, SC_EOS, "out of memory");
 	}
+	rc = story_branch_unlock(b, sl->st->id, err);
+	if (rc < 0)
+		return rc;
 	rc = gitwork_worktree_add(
 	    cfg->root, sl->st->id, sl->worktree, branch, base, err);
 	if (rc == SC_EDATA && stat(sl->worktree, &sb) == 0) {
@@ -1062,6 +1067,24 @@ slot_worktree(struct batch *b, struct slot *sl, const struct sched *sc,
 	return 0;
 }
 
+/* A lock file of storyctl/story/<id> left by a controller killed while
+ * it moved the branch: removed, or every later update fails. */
+static int
+story_branch_unlock(struct batch *b, const char *id, struct sc_err *err)
+{
+	char branch[256];
+	int removed = 0;
+	int rc;
+
+	snprintf(branch, sizeof(branch), "storyctl/story/%s", id);
+	rc = gitwork_clear_stale_lock(
+	    &removed, b->cfg->root, branch, b->started_ms, err);
+	if (rc == 0 && removed)
+		record_line(
+		    b, "%s: removed a stale lock of branch %s", id, branch);
+	return rc;
+}
+
 /*
  * The worktree of story st (-j N > 1) once the story is final: its work
  * is committed on its branch and the worktree goes (the branch stays).
@@ -1079,10 +1102,16 @@ worktree_settle(struct batch *b, const struct story_row *st,
 	int rc;
 
 	work_message(msg, sizeof(msg), b, st);
-	rc = gitwork_commit_all(&committed, NULL, worktree, NULL, NULL, msg,
-	    b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
+	rc = story_branch_unlock(b, st->id, err);
+	if (rc == 0)
+		rc = gitwork_commit_all(&committed, NULL, worktree, NULL, NULL,
+		    msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
 	if (rc == 0)
 		rc = gitwork_worktree_remove(b->cfg->root, st->id, err);
+	/* a checkout git never finished adding (a kill inside
+	 * git_worktree_add) is not a worktree git can remove: ours */
+	if (rc == 0 && access(worktree, F_OK) == 0)
+		rm_tree(worktree);
 	if (rc == 0)
 		record_line(b, "%s: work %s on branch storyctl/story/%s",
 		    st->id, committed ? "committed" : "(no changes)", st->id);
@@ -1457,7 +1486,8 @@ batch_run(
 		goto out;
 	/* we hold the state dir's lock: a ref lock older than now is a dead
 	 * controller's */
-	gitstate_set_owner_since(b.gs, o->clock.now_ms(o->clock.ctx));
+	b.started_ms = o->clock.now_ms(o->clock.ctx);
+	gitstate_set_owner_since(b.gs, b.started_ms);
 	snprintf(b.logdir, sizeof(b.logdir), "%s/logs", o->cfg->state_dir);
 	rc = mkdir_private(b.logdir, err);
 	if (rc < 0)

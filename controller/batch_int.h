@@ -41,6 +41,8 @@ struct batch {
 	struct state_lock *lock;
 	struct batch_agent_ops ops;
 	int64_t batch_id;
+	int64_t started_ms; /* this controller's start (wall): a git lock
+			     * file older than this is a dead one's */
 	bool disabled[2]; /* D2, for the rest of this controller run */
 	bool stop_batch; /* no agent left, breaker, budget */
 	bool interrupted;

@@ -1308,3 +1308,40 @@ out:
 	gw_close(repo);
 	return rc;
 }
+
+int
+gitwork_clear_stale_lock(int *out_removed, const char *repo_dir,
+    const char *branch, int64_t since_ms, struct sc_err *err)
+{
+	git_repository *repo = NULL;
+	char refname[GW_REFMAX], path[PATH_MAX];
+	struct stat st;
+	int rc = 0;
+
+	if (out_removed != NULL)
+		*out_removed = 0;
+	if (repo_dir == NULL || branch == NULL)
+		return err_set(err, SC_ESOFTWARE,
+		    "gitwork_clear_stale_lock: bad arguments");
+	if ((rc = gw_open(&repo, repo_dir, err)) < 0)
+		return rc;
+	if ((rc = gw_refname(refname, sizeof(refname), branch, err)) < 0)
+		goto out;
+	if ((size_t)snprintf(path, sizeof(path), "%s%s.lock",
+		git_repository_commondir(repo), refname) >= sizeof(path))
+		goto out;
+	if (stat(path, &st) != 0 || since_ms <= 0 ||
+	    (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 >=
+		since_ms)
+		goto out; /* none, or made since: a live writer's */
+	if (unlink(path) != 0 && errno != ENOENT) {
+		rc = err_set(err, SC_EIO, "cannot remove the stale lock %s: %s",
+		    path, strerror(errno));
+		goto out;
+	}
+	if (out_removed != NULL)
+		*out_removed = 1;
+out:
+	gw_close(repo);
+	return rc;
+}

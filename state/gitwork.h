@@ -161,4 +161,15 @@ int gitwork_worktree_remove(
 int gitwork_branch_tip(char *hex, int *found, const char *repo_dir,
     const char *branch, struct sc_err *err);
 
+/*
+ * The lock file of refs/heads/<branch> (git's "<ref>.lock"), left by a
+ * controller killed while it created or moved the branch, would fail
+ * every later update of it ("failed to lock file").  When it is older
+ * than since_ms (wall clock: the start of the controller that now holds
+ * the state dir's lock, so no other storyctl can be writing) it is
+ * removed (*out_removed = 1); a newer one is a live writer's and stays.
+ */
+int gitwork_clear_stale_lock(int *out_removed, const char *repo_dir,
+    const char *branch, int64_t since_ms, struct sc_err *err);
+
 #endif

@@ -338,6 +338,23 @@ for id in a b; do
 		rows_agree "$id"
 done
 
+# A SIGKILL while git_worktree_add() creates storyctl/story/<id> (or a
+# commit moves it) leaves that branch's lock file: every later update of
+# the branch failed ("failed to lock file") and the night stopped with
+# 74 at every resume.  The next controller removes it (it predates it).
+new_project
+new_story "$P" a 2 '<!-- sim *: checkall -->'
+new_story "$P" b 2 '<!-- sim *: checkall -->'
+commit_all
+mkdir -p "$P/.git/refs/heads/storyctl/story"
+: >"$P/.git/refs/heads/storyctl/story/b.lock"
+run_sc -C "$P" run -j 2
+expect_rc "stale story-branch lock: run -j 2 finishes (exit 0)" 0
+check "stale story-branch lock: it is gone" \
+	test ! -e "$P/.git/refs/heads/storyctl/story/b.lock"
+check "stale story-branch lock: b's work is on its branch" \
+	bash -c '[ "$(git -C "$1" show storyctl/story/b:docs/stories/b.md | grep -c "^- \[x\]")" = 2 ]' _ "$P"
+
 # The same lock left a moment ago (the controller killed inside a commit
 # and resumed at once, as the random kills do): it predates the new
 # controller, which holds the state dir's lock, so it is a dead one's

@@ -88,8 +88,10 @@ run_sc -C "$P" show n1 --json
 expect_json "a requeued story starts its attempt budget again" '(.attempts | length) == 2 and .attempts[1].attempt == 2 and .status == "done"'
 
 # --- usage limit: the wait is visible in status ------------------------------------
-new_project '{"max_wait_s": 4}'
-new_story "$P" u1 1 "<!-- sim a1: once usage $(( $(date +%s) + 4 )); checkall -->"
+# (8 s: the status below must see the pause before it ends, on a loaded
+# CI machine too)
+new_project '{"max_wait_s": 8}'
+new_story "$P" u1 1 "<!-- sim a1: once usage $(( $(date +%s) + 8 )); checkall -->"
 commit_all
 "$STORYCTL" -C "$P" run >"$T_TMP/u.out" 2>&1 &
 bg=$!
