@@ -1754,6 +1754,33 @@ test_usage_limit_waits_bounded(void **state)
 	assert_non_null(strstr(fx->res.stop_reason, "resume after"));
 }
 
+/* on_usage_limit "switch": the fallback runs the same attempt number at
+ * once (not counted), without waiting for the primary's reset. */
+static void
+test_usage_limit_switch(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 3600},
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	};
+	struct fx *fx = *state;
+
+	fx_story(fx, "s1.md", 2, 0);
+	fx_config(fx, "[\"s1.md\"]", BOTH, "{\"on_usage_limit\": \"switch\"}");
+	fx_script(fx, steps, 2);
+	fx_run(fx);
+	assert_int_equal(fx->nsleeps, 0);
+	assert_string_equal(fx->calls[0].role, "primary");
+	assert_string_equal(fx->calls[1].role, "fallback");
+	assert_int_equal(fx->calls[1].attempt, 1);
+	assert_int_equal(fx->calls[1].start_ms, fx->calls[0].start_ms + 1000);
+	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
+}
+
 /* Every enabled agent paused past max_wait_s: the batch stops at once
  * (75) and says when to resume; a resume before the reset starts no
  * agent (the pause is read back from the database), one after it runs
@@ -2137,6 +2164,8 @@ main(void)
 		test_usage_wait_survives_restart, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_usage_limit_waits_bounded, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_usage_limit_switch, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_paused_past_cap_stops_and_resume_honours, fx_setup,
 		fx_teardown),
