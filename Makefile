@@ -7,7 +7,7 @@ BINDIR   ?= $(PREFIX)/bin
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= cc
-PKGS      = libgit2 sqlite3 jansson zlib
+PKGS      = libgit2 sqlite3 jansson zlib libcmark-gfm
 
 # Recursively expanded on purpose: pkg-config must run after scripts/deps
 # has installed the -dev packages, i.e. when a recipe is expanded.
@@ -22,7 +22,7 @@ CFLAGS  ?= -O2 -g
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. \
 	     -DSTORYCTL_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
 ALL_LDFLAGS = $(LDFLAGS)
-LIBS = $(PKG_LIBS) -lm
+LIBS = $(PKG_LIBS) -lcmark-gfm-extensions -lm
 # Tests build paths with snprintf into fixed buffers on purpose; gcc's
 # truncation analysis at -O2 is noise there (clang has no such option).
 TEST_WARN := $(shell $(CC) -Werror -Wno-format-truncation -x c -c /dev/null \

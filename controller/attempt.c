@@ -807,8 +807,7 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 	}
 	if (pr.tasks_total == 0) {
 		rc = batch_settle(b, st, STATUS_INVALID,
-		    "no tasks: the story has no unindented checkbox items",
-		    "invalid", err);
+		    progress_no_tasks_reason(&pr), "invalid", err);
 		goto out;
 	}
 	rc = batch_history(b, &rows, &n, &first, st, err);

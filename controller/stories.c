@@ -201,7 +201,7 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 	s->tasks_total = pr.tasks_total;
 	if (s->tasks_total == 0) {
 		s->load_status = STATUS_INVALID;
-		s->reason = "no tasks (no unindented checkbox items)";
+		s->reason = progress_no_tasks_reason(&pr);
 	} else {
 		s->load_status = STATUS_PENDING;
 	}

@@ -39,8 +39,8 @@ struct story {
  * (*out, *out_n; free with stories_free()).  Missing/unreadable file,
  * not a regular file or too large -> SC_EDATA naming it; a symlink or
  * path resolving outside cfg->root -> SC_EDATA; tasks_total == 0 is not
- * an error: load_status STATUS_INVALID with reason "no tasks (no
- * unindented checkbox items)".  On error *out is NULL and *out_n 0.
+ * an error: load_status STATUS_INVALID with progress_no_tasks_reason()
+ * as its reason.  On error *out is NULL and *out_n 0.
  * A config with no stories gives an empty array (*out NULL, 0).
  */
 int stories_load(struct story **out, size_t *out_n, const struct config *cfg,

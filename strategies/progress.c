@@ -1,257 +1,314 @@
 /*
- * progress.c - see progress.h.
+ * progress.c - see progress.h; the rules are docs/stories.md.
  *
- * One pass over the lines.  Every unindented checkbox is counted twice:
- * into the whole-file tally and, while inside the first "tasks" heading,
- * into the scoped tally; at the end the scoped tally wins when such a
- * heading exists.  Nothing here trusts the bytes: lines end at '\n' (a
- * '\r' before it is dropped), NUL is an ordinary byte, and the stalled
- * task text is re-encoded as valid UTF-8 without control characters
- * before it can reach a prompt, the database or JSON.
+ * The story is parsed by cmark-gfm with its tasklist extension, the
+ * parser GitHub renders markdown with, so a task is exactly what the
+ * author sees as a checkbox on GitHub: code fences, HTML blocks, block
+ * quotes, list nesting and indentation all follow CommonMark.  The
+ * hand-written line scanner this replaces disagreed with GitHub on real
+ * stories (ordered task lists, an unclosed fence inside a list item, a
+ * task indented by one space: issue 13).
+ *
+ * cmark-gfm keeps its extensions in a process-wide registry, filled once
+ * by cmark_gfm_core_extensions_ensure_registered(); nothing else here
+ * has state.  Nothing trusts the bytes: cmark replaces NUL and invalid
+ * UTF-8, and the stalled task's text is cleaned (text_clean) before it
+ * can reach a prompt, the database or JSON.
  */
+#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <cmark-gfm-core-extensions.h>
+#include <cmark-gfm.h>
+
 #include "strategies/progress.h"
 #include "strategies/text.h"
 
-struct tally {
-	int total;
-	int done;
-	const char *stalled; /* text of the first unchecked task */
-	size_t stalled_len;
-	int stalled_index; /* its 1-based number; 0 = none yet */
+/* normalised heading text: lower case, blanks folded, numbering and a
+ * trailing colon dropped */
+#define HEAD_MAX 128
+
+/* The headings that read like BMAD's "Tasks / Subtasks" section (and the
+ * names other templates give it), normalised.  A heading that merely
+ * mentions tasks ("Next Developer Tasks", "Story 1.2: Tasks API") is
+ * used only when none of these exists. */
+static const char *const task_headings[] = {
+    "tasks / subtasks",
+    "tasks/subtasks",
+    "tasks and subtasks",
+    "tasks & subtasks",
+    "tasks",
+    "task list",
+    "implementation tasks",
+    "implementation plan",
+    "task breakdown",
+    "development tasks",
+    "dev tasks",
 };
 
-enum scope { SCOPE_NONE = 0, SCOPE_IN, SCOPE_ENDED };
-
 static bool
-is_blank(char c)
+is_task_item(cmark_node *n)
 {
-	return c == ' ' || c == '\t';
+	return cmark_node_get_type(n) == CMARK_NODE_ITEM &&
+	    strcmp(cmark_node_get_type_string(n), "tasklist") == 0;
+}
+
+/* Append the plain text of n's inlines to buf (len bytes, NUL-ended). */
+static void
+inline_text(char *buf, size_t len, cmark_node *n)
+{
+	cmark_node *c;
+	const char *lit;
+	size_t used;
+
+	for (c = cmark_node_first_child(n); c != NULL; c = cmark_node_next(c)) {
+		used = strlen(buf);
+		if (used + 1 >= len)
+			return;
+		switch (cmark_node_get_type(c)) {
+		case CMARK_NODE_TEXT:
+		case CMARK_NODE_CODE:
+			lit = cmark_node_get_literal(c);
+			snprintf(buf + used, len - used, "%s", lit ? lit : "");
+			break;
+		case CMARK_NODE_SOFTBREAK:
+		case CMARK_NODE_LINEBREAK:
+			snprintf(buf + used, len - used, " ");
+			break;
+		default:
+			inline_text(buf, len, c);
+		}
+	}
 }
 
 static void
-trim(const char **s, size_t *len)
+heading_norm(char *out, size_t len, cmark_node *h)
 {
-	while (*len > 0 && (is_blank(**s) || **s == '\r')) {
-		(*s)++;
-		(*len)--;
+	char raw[HEAD_MAX * 2] = "";
+	const char *s = raw;
+	size_t o = 0;
+	bool gap = false;
+
+	inline_text(raw, sizeof(raw), h);
+	/* "4. Tasks", "3) Tasks", "Step 2 - Tasks" keep their words only */
+	while (*s != '\0' &&
+	    (isdigit((unsigned char)*s) || *s == '.' || *s == ')' ||
+		*s == ' ' || *s == '\t'))
+		s++;
+	for (; *s != '\0' && o + 1 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == ' ' || c == '\t') {
+			gap = o > 0;
+			continue;
+		}
+		if (gap && o + 2 < len)
+			out[o++] = ' ';
+		gap = false;
+		out[o++] = (char)tolower(c);
 	}
-	while (*len > 0 && (is_blank((*s)[*len - 1]) || (*s)[*len - 1] == '\r'))
-		(*len)--;
+	while (o > 0 && (out[o - 1] == ':' || out[o - 1] == ' '))
+		o--;
+	out[o] = '\0';
 }
 
-static char
-lower(char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return (char)(c - 'A' + 'a');
-	return c;
-}
-
-/* Whether the len bytes at s contain "tasks" in any case. */
 static bool
-mentions_tasks(const char *s, size_t len)
+heading_preferred(const char *norm, const char *want)
 {
-	static const char word[] = "tasks";
-	size_t wlen = sizeof(word) - 1;
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i + wlen <= len; i++) {
-		for (j = 0; j < wlen; j++)
-			if (lower(s[i + j]) != word[j])
-				break;
-		if (j == wlen)
+	if (want != NULL)
+		return strcmp(norm, want) == 0;
+	for (i = 0; i < sizeof(task_headings) / sizeof(*task_headings); i++)
+		if (strcmp(norm, task_headings[i]) == 0)
 			return true;
-	}
 	return false;
 }
 
-/*
- * A fence line is optional indentation then at least three '`' or '~'.
- * Returns the run length (0 when the line is no fence) and sets *ch and
- * *rest_blank (nothing but blanks after the run).
- */
-static size_t
-fence_run(const char *s, size_t len, char *ch, bool *rest_blank)
+/* The heading whose section holds the tasks (progress.h), or NULL;
+ * *any_heading tells whether the document has headings at all. */
+static cmark_node *
+choose_heading(cmark_node *doc, const char *want, bool *any_heading)
 {
-	size_t i = 0, run = 0, k;
+	cmark_node *n, *first = NULL, *mention = NULL;
+	char norm[HEAD_MAX];
 
-	while (i < len && is_blank(s[i]))
-		i++;
-	if (i >= len || (s[i] != '`' && s[i] != '~'))
-		return 0;
-	*ch = s[i];
-	while (i + run < len && s[i + run] == *ch)
-		run++;
-	if (run < 3)
-		return 0;
-	*rest_blank = true;
-	for (k = i + run; k < len; k++) {
-		if (!is_blank(s[k]))
-			*rest_blank = false;
-		/* CommonMark: a backtick fence's info has no backtick. */
-		if (*ch == '`' && s[k] == '`')
-			return 0;
+	*any_heading = false;
+	for (n = cmark_node_first_child(doc); n != NULL;
+	     n = cmark_node_next(n)) {
+		if (cmark_node_get_type(n) != CMARK_NODE_HEADING)
+			continue;
+		heading_norm(norm, sizeof(norm), n);
+		if (heading_preferred(norm, want))
+			return n;
+		/* a title (the first heading, at level 1) names the story,
+		 * not its task list, even when it says "tasks" */
+		if (want == NULL && mention == NULL && strstr(norm, "task") &&
+		    !(first == NULL && cmark_node_get_heading_level(n) == 1))
+			mention = n;
+		if (first == NULL)
+			first = n;
+		*any_heading = true;
 	}
-	return run;
+	return mention;
 }
 
-/* ATX heading: up to 3 spaces, 1-6 '#', then a blank or the end.
- * Returns the level (0 = not a heading) and the text. */
-static int
-heading_level(const char *s, size_t len, const char **text, size_t *text_len)
+/* Count the task items below item (its nested lists, any depth). */
+static void
+count_sub(struct progress *out, cmark_node *n)
 {
-	size_t i = 0;
-	int level = 0;
+	cmark_node *c;
 
-	while (i < len && i < 3 && s[i] == ' ')
-		i++;
-	while (i < len && s[i] == '#' && level < 7) {
-		level++;
-		i++;
+	for (c = cmark_node_first_child(n); c != NULL; c = cmark_node_next(c)) {
+		if (is_task_item(c)) {
+			out->subtasks_total++;
+			if (cmark_gfm_extensions_get_tasklist_item_checked(c))
+				out->subtasks_completed++;
+		}
+		count_sub(out, c);
 	}
-	if (level == 0 || level > 6)
-		return 0;
-	if (i < len && !is_blank(s[i]))
-		return 0;
-	*text = s + i;
-	*text_len = len - i;
-	trim(text, text_len);
-	return level;
 }
 
-/* "- [ ] text" with the bullet in column 0.  Returns whether the line is
- * a task and sets *checked and the (trimmed) text. */
+/* A top-level list: its task items are tasks, the ones nested in its
+ * items subtasks. */
+static void
+count_list(struct progress *out, cmark_node *list, bool *stalled)
+{
+	char text[PROGRESS_TASK_MAX * 2];
+	cmark_node *item, *para;
+
+	for (item = cmark_node_first_child(list); item != NULL;
+	     item = cmark_node_next(item)) {
+		if (is_task_item(item)) {
+			out->tasks_total++;
+			if (cmark_gfm_extensions_get_tasklist_item_checked(
+				item)) {
+				out->tasks_completed++;
+			} else if (!*stalled) {
+				*stalled = true;
+				text[0] = '\0';
+				para = cmark_node_first_child(item);
+				if (para != NULL &&
+				    cmark_node_get_type(para) ==
+					CMARK_NODE_PARAGRAPH)
+					inline_text(text, sizeof(text), para);
+				text_clean(out->stalled_task,
+				    sizeof(out->stalled_task), text,
+				    strlen(text),
+				    TEXT_COLLAPSE | TEXT_MARK_INVALID |
+					TEXT_TRIM,
+				    NULL);
+				if (out->stalled_task[0] == '\0')
+					snprintf(out->stalled_task,
+					    sizeof(out->stalled_task),
+					    "task %d", out->tasks_total);
+			}
+		}
+		count_sub(out, item);
+	}
+}
+
+/* Is heading h the end of the section that heading start opened? */
 static bool
-task_item(const char *s, size_t len, bool *checked, const char **text,
-    size_t *text_len)
+section_ends(cmark_node *start, cmark_node *h)
 {
-	size_t i = 1;
+	char a[HEAD_MAX], b[HEAD_MAX];
 
-	if (len < 5 || (s[0] != '-' && s[0] != '*' && s[0] != '+'))
+	if (cmark_node_get_heading_level(h) >
+	    cmark_node_get_heading_level(start))
 		return false;
-	if (!is_blank(s[1]))
-		return false;
-	while (i < len && is_blank(s[i]))
-		i++;
-	if (i + 3 > len || s[i] != '[' || s[i + 2] != ']')
-		return false;
-	if (s[i + 1] != ' ' && s[i + 1] != 'x' && s[i + 1] != 'X')
-		return false;
-	if (i + 3 < len && !is_blank(s[i + 3]))
-		return false;
-	*checked = s[i + 1] != ' ';
-	*text = s + i + 3;
-	*text_len = len - (i + 3);
-	trim(text, text_len);
-	return true;
+	/* "## Tasks / Subtasks" written twice: one section */
+	heading_norm(a, sizeof(a), start);
+	heading_norm(b, sizeof(b), h);
+	return strcmp(a, b) != 0;
 }
 
 static void
-tally_add(struct tally *t, bool checked, const char *text, size_t text_len)
+count_doc(struct progress *out, cmark_node *doc, const char *want)
 {
-	t->total++;
-	if (checked) {
-		t->done++;
-	} else if (t->stalled_index == 0) {
-		t->stalled = text;
-		t->stalled_len = text_len;
-		t->stalled_index = t->total;
+	cmark_node *start, *n;
+	bool any = false, stalled = false;
+
+	start = choose_heading(doc, want, &any);
+	if (start == NULL && any)
+		return; /* headings, none of them the tasks: no tasks */
+	if (start != NULL)
+		heading_norm(out->heading, sizeof(out->heading), start);
+	else
+		out->whole_file = true;
+	n = start != NULL ? cmark_node_next(start)
+			  : cmark_node_first_child(doc);
+	for (; n != NULL; n = cmark_node_next(n)) {
+		if (start != NULL &&
+		    cmark_node_get_type(n) == CMARK_NODE_HEADING &&
+		    section_ends(start, n))
+			break;
+		if (cmark_node_get_type(n) == CMARK_NODE_LIST)
+			count_list(out, n, &stalled);
 	}
 }
 
-/*
- * Copy text into dst (size cap) as valid UTF-8 (text_clean()): an
- * invalid byte becomes '?', a control character (C0, DEL, C1) or an
- * escape sequence a space; trailing blanks go.
- */
-static void
-copy_clean(char *dst, size_t cap, const char *text, size_t len)
+void
+progress_parse_heading(struct progress *out, const char *text, size_t len,
+    const char *tasks_heading)
 {
-	size_t o = text_clean(
-	    dst, cap, text, len, TEXT_SPACES | TEXT_MARK_INVALID, NULL);
+	cmark_parser *p = NULL;
+	cmark_node *doc = NULL;
+	cmark_syntax_extension *tl;
+	char want[HEAD_MAX];
 
-	while (o > 0 && dst[o - 1] == ' ')
-		dst[--o] = '\0';
+	memset(out, 0, sizeof(*out));
+	if (text == NULL)
+		len = 0;
+	/* a UTF-8 byte-order mark is not text (editors on Windows write
+	 * one); only at the very start */
+	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+		text += 3;
+		len -= 3;
+	}
+	cmark_gfm_core_extensions_ensure_registered();
+	p = cmark_parser_new(CMARK_OPT_DEFAULT);
+	tl = cmark_find_syntax_extension("tasklist");
+	if (p == NULL || tl == NULL)
+		goto out;
+	cmark_parser_attach_syntax_extension(p, tl);
+	if (len > 0)
+		cmark_parser_feed(p, text, len);
+	doc = cmark_parser_finish(p);
+	if (doc == NULL)
+		goto out;
+	if (tasks_heading != NULL && tasks_heading[0] != '\0') {
+		/* the configured heading, normalised like the document's */
+		cmark_node *h = cmark_node_new(CMARK_NODE_HEADING);
+		cmark_node *t = cmark_node_new(CMARK_NODE_TEXT);
+		cmark_node_set_literal(t, tasks_heading);
+		cmark_node_append_child(h, t);
+		heading_norm(want, sizeof(want), h);
+		cmark_node_free(h);
+		count_doc(out, doc, want);
+	} else {
+		count_doc(out, doc, NULL);
+	}
+out:
+	if (doc != NULL)
+		cmark_node_free(doc);
+	if (p != NULL)
+		cmark_parser_free(p);
 }
 
 void
 progress_parse(struct progress *out, const char *text, size_t len)
 {
-	struct tally all, scoped;
-	const struct tally *use = NULL;
-	enum scope scope = SCOPE_NONE;
-	int scope_level = 0, level;
-	const char *p = text, *end = text, *nl, *line, *t;
-	size_t line_len, t_len, run;
-	bool in_fence = false, checked, rest_blank;
-	char fence_ch = 0, ch;
-	size_t fence_len = 0;
+	progress_parse_heading(out, text, len, NULL);
+}
 
-	memset(out, 0, sizeof(*out));
-	memset(&all, 0, sizeof(all));
-	memset(&scoped, 0, sizeof(scoped));
-	if (text != NULL)
-		end = text + len;
-	/* A UTF-8 byte-order mark (editors on Windows write one) is not
-	 * text: left in place it would hide the first line's task or
-	 * heading.  Only at the very start, as a BOM is nowhere else. */
-	if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
-		p += 3;
-
-	while (p != end) {
-		line = p;
-		nl = memchr(p, '\n', (size_t)(end - p));
-		line_len = nl != NULL ? (size_t)(nl - p) : (size_t)(end - p);
-		p = nl != NULL ? nl + 1 : end;
-		if (line_len > 0 && line[line_len - 1] == '\r')
-			line_len--;
-
-		ch = 0;
-		rest_blank = false;
-		run = fence_run(line, line_len, &ch, &rest_blank);
-		if (in_fence) {
-			if (run >= fence_len && ch == fence_ch && rest_blank)
-				in_fence = false;
-			continue;
-		}
-		if (run > 0) {
-			in_fence = true;
-			fence_ch = ch;
-			fence_len = run;
-			continue;
-		}
-
-		level = heading_level(line, line_len, &t, &t_len);
-		if (level > 0) {
-			if (scope == SCOPE_IN && level <= scope_level)
-				scope = SCOPE_ENDED;
-			if (scope == SCOPE_NONE && mentions_tasks(t, t_len)) {
-				scope = SCOPE_IN;
-				scope_level = level;
-			}
-			continue;
-		}
-
-		if (!task_item(line, line_len, &checked, &t, &t_len))
-			continue;
-		tally_add(&all, checked, t, t_len);
-		if (scope == SCOPE_IN)
-			tally_add(&scoped, checked, t, t_len);
-	}
-
-	use = scope != SCOPE_NONE ? &scoped : &all;
-	out->tasks_total = use->total;
-	out->tasks_completed = use->done;
-	if (use->stalled_index > 0) {
-		copy_clean(out->stalled_task, sizeof(out->stalled_task),
-		    use->stalled, use->stalled_len);
-		/* An empty box still needs a name in the next prompt. */
-		if (out->stalled_task[0] == '\0')
-			snprintf(out->stalled_task, sizeof(out->stalled_task),
-			    "task %d", use->stalled_index);
-	}
+const char *
+progress_no_tasks_reason(const struct progress *p)
+{
+	if (!p->whole_file && p->heading[0] == '\0')
+		return "no tasks: the story has headings but no Tasks section "
+		       "(a heading such as \"## Tasks / Subtasks\")";
+	return "no tasks: no task-list item (\"- [ ] ...\") in its Tasks "
+	       "section";
 }

@@ -1230,7 +1230,7 @@ test_invalid_story(void **state)
 	path_in(path, fx->dir, "bad.md");
 	file_put(path,
 	    "# Story\n\nNo checkboxes at all.\n\n## Tasks\n\n"
-	    "  - [ ] indented: a subtask, not a task\n");
+	    "```\n- [ ] in a code block: no task on GitHub\n```\n");
 	fx_story(fx, "good.md", 2, 0);
 	fx_config(fx, "[\"bad.md\", \"good.md\"]", BOTH, FIXED);
 	fx_script(fx, steps, 1);

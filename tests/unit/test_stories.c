@@ -154,8 +154,9 @@ test_load(void **state)
 	assert_string_equal(s[1].id, "second");
 	assert_int_equal(s[1].tasks_total, 0);
 	assert_int_equal(s[1].load_status, STATUS_INVALID);
-	assert_string_equal(
-	    s[1].reason, "no tasks (no unindented checkbox items)");
+	assert_string_equal(s[1].reason,
+	    "no tasks: the story has headings but no Tasks section (a "
+	    "heading such as \"## Tasks / Subtasks\")");
 
 	assert_string_equal(s[2].id, "1-3");
 	assert_int_equal(s[2].tasks_completed, 1);
