@@ -147,9 +147,12 @@ choose_heading(cmark_node *doc, const char *want, bool *any_heading)
 		if (want == NULL && mention == NULL && strstr(norm, "task") &&
 		    !(first == NULL && cmark_node_get_heading_level(n) == 1))
 			mention = n;
+		/* the title alone does not divide the story into sections:
+		 * "# Story 1.2" over a bare checklist is one section */
+		if (first != NULL || cmark_node_get_heading_level(n) != 1)
+			*any_heading = true;
 		if (first == NULL)
 			first = n;
-		*any_heading = true;
 	}
 	return mention;
 }
@@ -170,13 +173,54 @@ count_sub(struct progress *out, cmark_node *n)
 	}
 }
 
+/* The source the document was parsed from, for the stalled task. */
+struct src {
+	const char *text;
+	size_t len;
+};
+
+/*
+ * The stalled task as its author wrote it: the first source line of the
+ * item's paragraph from where its text begins (after "[ ] "), so code
+ * spans and emphasis keep their backticks and stars in the next prompt.
+ */
+static size_t
+task_source(char *buf, size_t len, const struct src *sc, cmark_node *para)
+{
+	int line = cmark_node_get_start_line(para);
+	int col = cmark_node_get_start_column(para);
+	const char *p = sc->text, *end = sc->text + sc->len, *nl;
+	size_t n;
+
+	buf[0] = '\0';
+	for (; line > 1 && p < end; line--) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		p = nl != NULL ? nl + 1 : end;
+	}
+	nl = memchr(p, '\n', (size_t)(end - p));
+	n = (size_t)((nl != NULL ? nl : end) - p);
+	if (col < 1 || (size_t)col > n + 1)
+		return 0;
+	p += col - 1;
+	n -= (size_t)(col - 1);
+	if (n > 0 && p[n - 1] == '\r')
+		n--;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	return n; /* NUL bytes included: text_clean() drops them */
+}
+
 /* A top-level list: its task items are tasks, the ones nested in its
  * items subtasks. */
 static void
-count_list(struct progress *out, cmark_node *list, bool *stalled)
+count_list(
+    struct progress *out, const struct src *sc, cmark_node *list, bool *stalled)
 {
 	char text[PROGRESS_TASK_MAX * 2];
 	cmark_node *item, *para;
+	size_t tlen;
 
 	for (item = cmark_node_first_child(list); item != NULL;
 	     item = cmark_node_next(item)) {
@@ -188,14 +232,15 @@ count_list(struct progress *out, cmark_node *list, bool *stalled)
 			} else if (!*stalled) {
 				*stalled = true;
 				text[0] = '\0';
+				tlen = 0;
 				para = cmark_node_first_child(item);
 				if (para != NULL &&
 				    cmark_node_get_type(para) ==
 					CMARK_NODE_PARAGRAPH)
-					inline_text(text, sizeof(text), para);
+					tlen = task_source(
+					    text, sizeof(text), sc, para);
 				text_clean(out->stalled_task,
-				    sizeof(out->stalled_task), text,
-				    strlen(text),
+				    sizeof(out->stalled_task), text, tlen,
 				    TEXT_COLLAPSE | TEXT_MARK_INVALID |
 					TEXT_TRIM,
 				    NULL);
@@ -225,7 +270,8 @@ section_ends(cmark_node *start, cmark_node *h)
 }
 
 static void
-count_doc(struct progress *out, cmark_node *doc, const char *want)
+count_doc(struct progress *out, const struct src *sc, cmark_node *doc,
+    const char *want)
 {
 	cmark_node *start, *n;
 	bool any = false, stalled = false;
@@ -245,7 +291,7 @@ count_doc(struct progress *out, cmark_node *doc, const char *want)
 		    section_ends(start, n))
 			break;
 		if (cmark_node_get_type(n) == CMARK_NODE_LIST)
-			count_list(out, n, &stalled);
+			count_list(out, sc, n, &stalled);
 	}
 }
 
@@ -257,6 +303,7 @@ progress_parse_heading(struct progress *out, const char *text, size_t len,
 	cmark_node *doc = NULL;
 	cmark_syntax_extension *tl;
 	char want[HEAD_MAX];
+	struct src sc;
 
 	memset(out, 0, sizeof(*out));
 	if (text == NULL)
@@ -268,6 +315,8 @@ progress_parse_heading(struct progress *out, const char *text, size_t len,
 		len -= 3;
 	}
 	cmark_gfm_core_extensions_ensure_registered();
+	sc.text = text;
+	sc.len = len;
 	p = cmark_parser_new(CMARK_OPT_DEFAULT);
 	tl = cmark_find_syntax_extension("tasklist");
 	if (p == NULL || tl == NULL)
@@ -286,9 +335,9 @@ progress_parse_heading(struct progress *out, const char *text, size_t len,
 		cmark_node_append_child(h, t);
 		heading_norm(want, sizeof(want), h);
 		cmark_node_free(h);
-		count_doc(out, doc, want);
+		count_doc(out, &sc, doc, want);
 	} else {
-		count_doc(out, doc, NULL);
+		count_doc(out, &sc, doc, NULL);
 	}
 out:
 	if (doc != NULL)

@@ -156,7 +156,8 @@ bad "a story file name that is not UTF-8 (glob)" 65 'invalid story id' run
 bad "a story file name with terminal escapes and a newline (glob)" 65 'invalid story id' check
 check "... the message is one line with no control character" \
 	bash -c '[ "$(printf "%s\n" "$1" | wc -l)" = 1 ] && ! LC_ALL=C grep -q "[[:cntrl:]]" <<<"$1"' _ "$T_ERR"
-printf '# no tasks\n\nJust prose, and an indented box:\n\n  - [ ] not a task\n' >"$P/docs/stories/bad.md"
+# (a box in a code block is no task on GitHub, nor for storyctl)
+printf '# no tasks\n\nJust prose, and a box in a code block:\n\n```\n- [ ] not a task\n```\n' >"$P/docs/stories/bad.md"
 # SPEC 8: the error on stderr names the file (stdout may go elsewhere)
 bad "a story without tasks (check)" 65 'docs/stories/bad\.md|\bbad\b' check
 

@@ -155,8 +155,7 @@ test_load(void **state)
 	assert_int_equal(s[1].tasks_total, 0);
 	assert_int_equal(s[1].load_status, STATUS_INVALID);
 	assert_string_equal(s[1].reason,
-	    "no tasks: the story has headings but no Tasks section (a "
-	    "heading such as \"## Tasks / Subtasks\")");
+	    "no tasks: no task-list item (\"- [ ] ...\") in its Tasks section");
 
 	assert_string_equal(s[2].id, "1-3");
 	assert_int_equal(s[2].tasks_completed, 1);
