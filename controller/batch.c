@@ -999,6 +999,37 @@ commit_work_end(struct batch *b, struct story_row *st, struct sc_err *err)
 	return rc;
 }
 
+/*
+ * A worktree left by a dead controller may hold a story file that
+ * git_worktree_add() never finished writing (a kill inside the
+ * checkout): it reads as no tasks, and the story would be settled
+ * invalid.  When the worktree's copy has no task and the main tree's has
+ * some, the copy is restored from the main tree (the story branch starts
+ * from the same commit, and no attempt can have run in a checkout that
+ * was never finished).
+ */
+static int
+worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	struct progress wt, main;
+	int rc;
+
+	if (story_read_progress(&wt, sl->abspath, sl->worktree, NULL) < 0 ||
+	    wt.tasks_total > 0)
+		return 0;
+	if (story_read_progress(&main, sl->s->abspath, b->cfg->root, NULL) <
+		0 ||
+	    main.tasks_total == 0)
+		return 0;
+	rc = copy_file(sl->abspath, sl->s->abspath, err);
+	if (rc == 0)
+		record_line(b,
+		    "%s: the worktree's copy of the story had no task (a "
+		    "checkout cut short); restored from %s",
+		    sl->st->id, sl->s->file);
+	return rc;
+}
+
 /* -j N > 1: the story works in its own worktree on storyctl/story/<id>,
  * started from the branch of a dependency that has one, or from HEAD. */
 static int
@@ -1060,6 +1091,9 @@ slot_worktree(struct batch *b, struct slot *sl, const struct sched *sc,
 		if (rc < 0)
 			return rc;
 	}
+	rc = worktree_story_check(b, sl, err);
+	if (rc < 0)
+		return rc;
 	sl->cwd = strdup(sl->worktree);
 	if (sl->cwd == NULL)
 		return err_set(err, SC_EOS, "out of memory");
