@@ -25,10 +25,9 @@
 static void
 copy_redacted(char *dst, size_t len, const char *src)
 {
-	char *r = redact_secrets(src, strlen(src));
-
-	snprintf(dst, len, "%s", r != NULL ? r : "");
-	free(r);
+	/* cut at a character boundary: the marks redaction puts in can
+	 * make the text longer than dst */
+	redact_copy(dst, len, src);
 }
 
 /* The tree slot sl's story must stay in: its worktree, or the project. */

@@ -7,8 +7,9 @@
  * story file to another inside the project is fine.
  */
 #include <errno.h>
-#include <stdbool.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,45 +18,128 @@
 
 #include "controller/stories.h"
 #include "strategies/schedule.h"
+#include "strategies/text.h"
 
-/*
- * Read the whole file at path into a malloc'd buffer.  Reads to EOF
- * rather than trusting st_size: an agent may be appending while a poll
- * reads.  shown names the file in messages.
- */
+/* Whether resolved path p lies strictly under resolved directory root. */
 static bool path_inside(const char *p, const char *root);
 
+/* Room for the target of a swapped-in symlink in a message: enough to
+ * recognise it, short enough that the whole reason ("cannot read the
+ * story: ...") fits the 200 bytes slot_prepare() keeps of it. */
+#define STORY_TARGET_SHOWN 64
+
 /*
- * The file open on fd must lie inside root (resolved) as it stands now:
- * the check is made on the open descriptor, so a symlink swapped in
- * between a check and the open cannot slip through.  Without /proc the
- * check is skipped (the load-time check still stands).
+ * The refusal of a story that leads out of its tree.  target (NULL when
+ * not known) is named by whoever swapped the symlink in, so it is
+ * cleaned (no escape sequence or control character reaches the record)
+ * and cut at a character boundary.
  */
 static int
-fd_inside(int fd, const char *root, const char *shown, struct sc_err *err)
+swapped_err(struct sc_err *err, const char *shown, const char *target)
 {
-	char link[64], got[4096], *real_root = NULL;
+	char t[STORY_TARGET_SHOWN + 1];
+	bool cut = false;
+
+	if (target == NULL)
+		return err_set(err, SC_EDATA,
+		    "%s: a symlink was swapped in that leads out of the "
+		    "repository while it was opened; it is not read",
+		    shown);
+	text_clean(
+	    t, sizeof(t), target, strlen(target), TEXT_MARK_INVALID, &cut);
+	return err_set(err, SC_EDATA,
+	    "%s: a symlink was swapped in that leads out of the repository, "
+	    "to %s%s; it is not read",
+	    shown, t, cut ? "..." : "");
+}
+
+/*
+ * Open the story at path for reading only if it lies inside root (NULL:
+ * no check), checked at every read, not only at load
+ * (docs/reliability.md): an agent may swap the story for a symlink to a
+ * file elsewhere while the batch runs.  Three checks, each closing the
+ * gap the one before leaves:
+ *  1. realpath(): the file as it resolves now must lie under the
+ *     resolved root, so nothing outside is even opened (a FIFO or a
+ *     device planted there);
+ *  2. the resolved path is opened with O_NOFOLLOW: a symlink swapped in
+ *     as its last component since step 1 fails the open;
+ *  3. the descriptor itself: the path the kernel holds for it
+ *     (/proc/self/fd) must lie under root, which also catches a
+ *     directory swapped for a symlink since step 1; without /proc, the
+ *     file opened must be the one the path resolves to now (st_dev and
+ *     st_ino).
+ * *fd is -1 on error.
+ */
+static int
+story_open(int *fd, const char *path, const char *root, const char *shown,
+    struct sc_err *err)
+{
+	char link[64], got[PATH_MAX], *real_root = NULL, *real = NULL;
+	struct stat a, b;
 	ssize_t n;
 	int rc = 0;
 
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, got, sizeof(got) - 1);
-	if (n < 0)
-		return 0;
-	got[n] = '\0';
+	*fd = -1;
+	/* O_NONBLOCK: a FIFO planted as a story must not hang the open */
+	if (root == NULL) {
+		*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (*fd < 0)
+			rc = err_set(err, SC_EDATA,
+			    "%s: cannot read story file: %s", shown,
+			    strerror(errno));
+		goto out;
+	}
 	real_root = realpath(root, NULL);
-	if (real_root == NULL)
-		return err_set(err, SC_EDATA, "%s: cannot resolve %s: %s",
-		    shown, root, strerror(errno));
-	if (!path_inside(got, real_root))
-		rc = err_set(err, SC_EDATA,
-		    "a symlink was swapped in: %s now leads to %s, outside "
-		    "%s; it is not read",
-		    shown, got, real_root);
+	if (real_root == NULL) {
+		rc = err_set(err, SC_EDATA, "%s: cannot resolve %s: %s", shown,
+		    root, strerror(errno));
+		goto out;
+	}
+	real = realpath(path, NULL);
+	if (real == NULL) {
+		rc = err_set(err, SC_EDATA, "%s: cannot read story file: %s",
+		    shown, strerror(errno));
+		goto out;
+	}
+	if (!path_inside(real, real_root)) {
+		rc = swapped_err(err, shown, real);
+		goto out;
+	}
+	*fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (*fd < 0) {
+		rc = errno == ELOOP
+		    ? swapped_err(err, shown, NULL)
+		    : err_set(err, SC_EDATA, "%s: cannot read story file: %s",
+			  shown, strerror(errno));
+		goto out;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", *fd);
+	n = readlink(link, got, sizeof(got) - 1);
+	if (n >= 0 && (size_t)n < sizeof(got) - 1) {
+		got[n] = '\0';
+		if (!path_inside(got, real_root))
+			rc = swapped_err(err, shown, got);
+	} else if (fstat(*fd, &a) < 0 || stat(real, &b) < 0 ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		rc = swapped_err(err, shown, NULL);
+	}
+out:
+	if (rc < 0 && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	free(real);
 	free(real_root);
 	return rc;
 }
 
+/*
+ * Read the whole file at path into a malloc'd buffer, opened by
+ * story_open() (root: see there).  Reads to EOF rather than trusting
+ * st_size: an agent may be appending while a poll reads.  shown names
+ * the file in messages.
+ */
 static int
 read_story(char **out, size_t *out_len, const char *path, const char *root,
     const char *shown, struct sc_err *err)
@@ -68,15 +152,13 @@ read_story(char **out, size_t *out_len, const char *path, const char *root,
 
 	*out = NULL;
 	*out_len = 0;
-	/* O_NONBLOCK: a FIFO planted as a story must not hang the open. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if ((rc = story_open(&fd, path, root, shown, err)) < 0)
+		goto out;
+	if (fstat(fd, &st) < 0) {
 		rc = err_set(err, SC_EDATA, "%s: cannot read story file: %s",
 		    shown, strerror(errno));
 		goto out;
 	}
-	if (root != NULL && (rc = fd_inside(fd, root, shown, err)) < 0)
-		goto out;
 	if (!S_ISREG(st.st_mode)) {
 		rc = err_set(err, SC_EDATA,
 		    "%s: story file is not a regular "
@@ -135,6 +217,19 @@ out:
 	return rc;
 }
 
+/* abspath as messages name it: relative to root when it lies there
+ * (the reason a story is settled with is kept short). */
+static const char *
+story_shown(const char *abspath, const char *root)
+{
+	size_t n = root != NULL ? strlen(root) : 0;
+
+	if (n > 0 && strncmp(abspath, root, n) == 0 && abspath[n] == '/' &&
+	    abspath[n + 1] != '\0')
+		return abspath + n + 1;
+	return abspath;
+}
+
 int
 story_read_progress(struct progress *out, const char *abspath, const char *root,
     struct sc_err *err)
@@ -144,14 +239,14 @@ story_read_progress(struct progress *out, const char *abspath, const char *root,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = read_story(&text, &len, abspath, root, abspath, err);
+	rc = read_story(
+	    &text, &len, abspath, root, story_shown(abspath, root), err);
 	if (rc == 0)
 		progress_parse(out, text, len);
 	free(text);
 	return rc;
 }
 
-/* Whether resolved path p lies strictly under resolved directory root. */
 static bool
 path_inside(const char *p, const char *root)
 {

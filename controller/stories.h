@@ -51,13 +51,19 @@ void stories_free(struct story *s, size_t n);
 
 /*
  * Re-read one story file's progress (after an attempt, or while one
- * runs).  SC_EDATA naming abspath when it cannot be read, is not a
- * regular file or is too large; *out is zeroed then.  root (NULL: no
- * check) is the tree the story must stay in: the project root, or the
- * story's worktree under -j N.  The file as opened must resolve inside
- * it every time it is read, not only at load: an agent that swaps the
- * story for a symlink to a file elsewhere gets SC_EDATA saying so, and
- * nothing of that file is read (docs/reliability.md).
+ * runs).  SC_EDATA naming the file (relative to root when it lies
+ * there) when it cannot be read, is not a regular file or is too large;
+ * *out is zeroed then.  root (NULL: no check) is the tree the story must
+ * stay in: the project root, or under -j N the story's own worktree
+ * (<state dir>/worktrees/<id>, a checkout of the repository; not the
+ * main tree, not another story's worktree).  The rule, checked every
+ * time the story is read, not only at load: the file's real path, as
+ * resolved before the open and as the kernel holds it for the open
+ * descriptor, lies under the resolved root (details in stories.c,
+ * story_open()).  An agent that swaps the story for a symlink to a file
+ * elsewhere gets SC_EDATA, "a symlink was swapped in that leads out of
+ * the repository, to <target>", and nothing of that file is read
+ * (docs/reliability.md).
  */
 int story_read_progress(struct progress *out, const char *abspath,
     const char *root, struct sc_err *err);

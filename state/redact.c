@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "state/redact.h"
+#include "strategies/text.h"
 
 #define REDACT_MIN_VALUE 8 /* shorter values are placeholders, not keys */
 #define REDACT_MIN_BEARER 16 /* a bare "Bearer x" in prose is not a key */
@@ -31,7 +32,7 @@ struct rbuf {
 static void
 rbuf_put(struct rbuf *b, const char *s, size_t len)
 {
-	size_t i, want;
+	size_t want;
 	char *np;
 
 	if (b->oom || len == 0)
@@ -49,8 +50,7 @@ rbuf_put(struct rbuf *b, const char *s, size_t len)
 		b->p = np;
 		b->alloc = na;
 	}
-	for (i = 0; i < len; i++)
-		b->p[b->n + i] = s[i] != '\0' ? s[i] : '?';
+	memcpy(b->p + b->n, s, len);
 	b->n += len;
 }
 
@@ -496,16 +496,26 @@ scan_at(
 }
 
 char *
-redact_secrets(const char *s, size_t len)
+redact_secrets(const char *raw, size_t len)
 {
 	struct rbuf b = {NULL, 0, 0, 0};
 	size_t i = 0, copied = 0, rs = 0, re = 0, next = 0;
+	char *s = NULL;
 
-	if (s == NULL)
+	if (raw == NULL)
 		len = 0;
+	/* The text as a terminal shows it, before the scan: a key that an
+	 * escape sequence or a NUL splits reads whole on screen, so it is
+	 * matched (and redacted) whole; and nothing that could drive a
+	 * terminal reaches the record (docs/reliability.md).  Cleaning
+	 * never makes text longer. */
+	if ((s = malloc(len + 1)) == NULL)
+		goto out;
+	len = text_clean(s, len + 1, raw != NULL ? raw : "", len,
+	    TEXT_KEEP_NL | TEXT_MARK_INVALID, NULL);
 	/* output is usually the input's size; reserve it up front */
 	if ((b.p = malloc(len + 1)) == NULL)
-		return NULL;
+		goto out;
 	b.alloc = len + 1;
 	while (i < len) {
 		if (scan_at(s, len, i, &rs, &re, &next)) {
@@ -519,8 +529,24 @@ redact_secrets(const char *s, size_t len)
 		rbuf_put(&b, s + copied, len - copied);
 	if (b.oom) {
 		free(b.p);
-		return NULL;
+		b.p = NULL;
+		goto out;
 	}
 	b.p[b.n] = '\0';
+out:
+	free(s);
 	return b.p;
+}
+
+size_t
+redact_copy(char *dst, size_t cap, const char *src)
+{
+	char *r = redact_secrets(src, src != NULL ? strlen(src) : 0);
+	size_t n = 0;
+
+	dst[0] = '\0';
+	if (r != NULL)
+		n = text_clean(dst, cap, r, strlen(r), TEXT_KEEP_NL, NULL);
+	free(r);
+	return n;
 }

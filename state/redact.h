@@ -40,11 +40,25 @@
 #define REDACT_MARK "[REDACTED]"
 
 /*
- * A malloc'd, NUL-terminated copy of the len bytes at s with secrets
- * replaced by REDACT_MARK and NUL bytes replaced by '?', so the result
- * is a C string.  s may be NULL when len is 0.  The caller frees it.
+ * A malloc'd, NUL-terminated copy of the len bytes at s, cleaned and
+ * with secrets replaced by REDACT_MARK.  Everything stored from an
+ * agent, a gate or a reviewer passes here, so this is where the record
+ * is made safe to show: text_clean() (strategies/text.h) first drops
+ * escape sequences, C0 controls but tab and newline (NUL included),
+ * DEL and the C1 controls U+0080..U+009F, and turns bytes that are not
+ * UTF-8 into '?'; the secrets are then found in the text as a terminal
+ * would show it, so a key split by an escape sequence or a NUL is
+ * redacted whole.  s may be NULL when len is 0.  The caller frees it.
  * NULL when out of memory.
  */
 char *redact_secrets(const char *s, size_t len);
+
+/*
+ * redact_secrets() of the string src into dst (cap > 0 bytes, always
+ * NUL-ended), cut to fit at a character boundary so that what is stored
+ * stays UTF-8 (a cut inside a character made `show --json` drop the
+ * field).  Out of memory leaves dst "".  Returns the length written.
+ */
+size_t redact_copy(char *dst, size_t cap, const char *src);
 
 #endif

@@ -174,4 +174,59 @@ run_sc -C "$P" show k1
 expect_match "SIGSEGV: show lists the crash" "$T_OUT" 'a1 .*crash +CRASH'
 expect_peak "death by signal"
 
+# ---- control characters: C1 and the rest, from the agent and its gate ----
+# (issue 11, docs/reliability.md) h1's agent prints C1 controls (C2 9B,
+# the one-byte CSI, and C2 85), an escape sequence, DEL and a raw 0x9B
+# in its error and its final message; its gate prints the same.  h2's
+# error fills the 512-byte message with "é" after three short secrets,
+# whose "[REDACTED]" marks are longer than they were: the message is cut
+# at a character boundary, so show --json keeps it.  Nothing that drives
+# a terminal reaches show, show --json, the database or the branch.
+cgate="$T_TMP/c1-gate"
+cat >"$cgate" <<'SH'
+#!/bin/sh
+printf 'gate \033[31mFAIL\033[0m x \302\23331m red \302\205next \177del \233raw\n'
+exit 2
+SH
+chmod +x "$cgate"
+E=$(printf '\303\251%.0s' $(seq 1 300))
+EXTRA_JSON='"gates": [{"name": "tests", "command": ["'"$cgate"'"]}],' \
+	hostile_project c1 '{"max_attempts": 2}'
+new_story "$P" h1 2 '<!-- hostile a1: c1 -->' '<!-- sim a1: exit 1 -->' \
+	'<!-- sim *: checkall -->'
+new_story "$P" h2 2 \
+	"<!-- sim a1: err connect ECONNREFUSED password=abcd1234 password=abcd5678 password=abcd9999 xx $E; exit 1 -->" \
+	'<!-- sim *: exit 1 -->'
+commit_all
+run_sc -C "$P" run
+controls() { LC_ALL=C grep -c -P '\xc2[\x80-\x9f]|\x1b|\x7f|[\x00-\x7f]\x9b'; }
+no_controls() {
+	local n
+	n=$(printf '%s' "$2" | controls)
+	if [ "$n" = 0 ]; then ok "$1"; else
+		not_ok "$1 ($n lines)"
+		printf '%s' "$2" | LC_ALL=C grep -P '\xc2[\x80-\x9f]|\x1b|\x7f|[\x00-\x7f]\x9b' |
+			cat -v | head -3 | sed 's/^/# /'
+	fi
+}
+T_OUT=$(attempt_json h1)
+h1=$T_OUT
+expect_json "C1: the error keeps its words" \
+	'.attempts[0].error_message | test("ECONNREFUSED") and test("red") and test("next") and test("end")'
+# the final message is in the database only (show leaves it out)
+expect_match "C1: the final message keeps its words" \
+	"$(sqlite3 "$P/.storyctl/state.db" "SELECT result_text FROM attempts WHERE story_id = 'h1'")" \
+	'final 31m words here 2J bold'
+expect_json "C1: the gate's output keeps its words, a raw 0x9B marked" \
+	'[.attempts[].gate_output // empty] | any(test("gate FAIL x 31m red next del \\?raw"))'
+no_controls "C1: none in show --json (decoded)" "$(printf '%s' "$h1" | jq -r '.. | strings')"
+no_controls "C1: none in show --json (raw)" "$h1"
+run_sc -C "$P" show h1
+no_controls "C1: none in show" "$T_OUT"
+T_OUT=$(attempt_json h2)
+expect_json "a message cut to fit stays UTF-8: show --json keeps it" \
+	'.attempts[0].error_message | test("password=\\[REDACTED\\].*éé$")'
+no_controls "C1: none in the database" "$(sqlite3 "$P/.storyctl/state.db" .dump)"
+no_controls "C1: none on the state branch" "$(git -C "$P" log -p storyctl/state)"
+
 finish

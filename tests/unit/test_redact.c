@@ -69,7 +69,7 @@ static const struct rcase secret_cases[] = {
 	"aws_secret_access_key = [REDACTED]\n"},
     /* HTTP auth */
     {"Authorization: Bearer abc123def456ghi789\r\n",
-	"Authorization: Bearer [REDACTED]\r\n"},
+	"Authorization: Bearer [REDACTED]\n"},
     {"-H 'authorization: Basic dXNlcjpwYXNzd29yZA=='",
 	"-H 'authorization: Basic [REDACTED]'"},
     {"curl -H \"Bearer 0123456789abcdefABCDEF\" url",
@@ -99,7 +99,22 @@ static const struct rcase secret_cases[] = {
 	"k:\n[REDACTED]\nafter"},
     {"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA (cut",
 	"[REDACTED]"},
-    /* NUL bytes become '?' */
+    /* issue 11: the text is cleaned first (text_clean()), so nothing
+     * that drives a terminal is stored: escape sequences, C0 but tab and
+     * newline, DEL, the C1 controls (C2 80..C2 9F), and a byte that is
+     * not UTF-8 (a raw 0x9B, the 8-bit CSI) becomes '?' */
+    {"gate \x1b[31mFAIL\x1b[0m\tx \xc2\x9b"
+     "31m y \xc2\x85z \x7f"
+     "w \x9b"
+     "2J\r\nend\n",
+	"gate FAIL\tx 31m y z w ?2J\nend\n"},
+    /* ... and a key split by an escape sequence or a NUL reads whole on
+     * a terminal, so it is redacted whole */
+    {"key sk-ant-api03\x1b[0m-abcdefghijklmnop0123456789 end",
+	"key [REDACTED] end"},
+    {"OPENAI_API_KEY=\xc2\x9b"
+     "abcd1234efgh5678",
+	"OPENAI_API_KEY=[REDACTED]"},
     {NULL, NULL},
 };
 
@@ -185,18 +200,20 @@ test_nul_and_empty(void **state)
 {
 	char *out;
 
+	/* NUL is a control: dropped like the others */
 	out = redact_secrets("a\0b\0", 4);
 	assert_non_null(out);
-	assert_memory_equal(out, "a?b?", 5);
+	assert_memory_equal(out, "ab", 3);
 	free(out);
 	out = redact_secrets(NULL, 0);
 	assert_non_null(out);
 	assert_string_equal(out, "");
 	free(out);
-	/* a key split by a NUL is not glued back together */
+	/* a key split by a NUL is not stored in two halves: it is read
+	 * as a terminal shows it, whole, and redacted */
 	out = redact_secrets("sk-ant-api03\0-abcdefghijklmnop0123456789", 40);
 	assert_non_null(out);
-	assert_string_equal(out, "sk-ant-api03?-abcdefghijklmnop0123456789");
+	assert_string_equal(out, "[REDACTED]");
 	free(out);
 }
 
@@ -305,6 +322,48 @@ test_unterminated_pem_to_end(void **state)
 	free(out);
 }
 
+/* redact_copy(): the redacted text cut to fit at a character boundary
+ * (issue 11: the "[REDACTED]" marks made an error message longer than
+ * its 512 bytes, snprintf cut an "é" in two, and show --json lost the
+ * field). */
+struct copy_case {
+	const char *in;
+	size_t cap;
+	const char *want;
+};
+
+static const struct copy_case copy_cases[] = {
+    {"plain", 64, "plain"},
+    /* "password=[REDACTED] " is 20 bytes; the "é" after it does not fit
+     * in 21 and is left out whole */
+    {"password=abcd1234 \xc3\xa9\xc3\xa9", 22, "password=[REDACTED] "},
+    {"password=abcd1234 \xc3\xa9\xc3\xa9", 23, "password=[REDACTED] \xc3\xa9"},
+    {"a\x1b[1mb\xc2\x9b"
+     "c",
+	64, "abc"},
+    {"anything", 1, ""},
+    {NULL, 8, ""},
+};
+
+static void
+test_copy_cut(void **state)
+{
+	char buf[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(copy_cases) / sizeof(*copy_cases); i++) {
+		const struct copy_case *c = &copy_cases[i];
+
+		memset(buf, 'Z', sizeof(buf));
+		assert_int_equal(
+		    redact_copy(buf, c->cap, c->in), strlen(c->want));
+		if (strcmp(buf, c->want) != 0)
+			fail_msg("copy case %zu: got \"%s\", want \"%s\"", i,
+			    buf, c->want);
+	}
+}
+
 int
 main(void)
 {
@@ -316,6 +375,7 @@ main(void)
 	    cmocka_unit_test(test_truncated_shapes),
 	    cmocka_unit_test(test_adversarial_inputs_finish),
 	    cmocka_unit_test(test_unterminated_pem_to_end),
+	    cmocka_unit_test(test_copy_cut),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

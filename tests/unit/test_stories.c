@@ -436,6 +436,73 @@ test_swapped_symlink(void **state)
 	assert_int_equal(p.tasks_completed, 1);
 }
 
+/* The refusal names the story relative to its root and where the
+ * symlink leads, cleaned and cut short: the target's name is the
+ * agent's choice, and escape sequences or C1 controls in it must not
+ * reach the story's reason (show, the database, the branch). */
+static void
+test_swapped_symlink_named_safely(void **state)
+{
+	struct tmp *t = *state;
+	struct progress p;
+	struct sc_err err;
+	char path[PATH_MAX], outside[PATH_MAX], name[300];
+	size_t i;
+
+	write_file(t->root, "s.md", "- [ ] a\n");
+	fmt_into(path, sizeof(path), "%s/s.md", t->root);
+	memset(name, 'x', sizeof(name));
+	memcpy(name, "\x1b[31mevil\xc2\x9b\x7f", 11);
+	name[200] = '\0';
+	write_file(t->base, name, "- [x] SECRET-MARKER\n- [ ] x\n");
+	fmt_into(outside, sizeof(outside), "%s/%s", t->base, name);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(outside, path), 0);
+	assert_int_equal(
+	    story_read_progress(&p, path, t->root, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg,
+	    "s.md: a symlink was swapped in that leads out of the repository, "
+	    "to "));
+	assert_non_null(strstr(err.msg, "evil"));
+	assert_non_null(strstr(err.msg, "...; it is not read"));
+	assert_null(strstr(err.msg, t->root));
+	for (i = 0; err.msg[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)err.msg[i];
+		assert_true(c >= 0x20 && c != 0x7f && c < 0x80);
+	}
+	/* with "cannot read the story: " in front it fits the 200 bytes
+	 * slot_prepare() keeps */
+	assert_true(strlen(err.msg) + 23 <= 200);
+	assert_string_equal(p.stalled_task, "");
+}
+
+/* A directory on the way to the story swapped for a symlink out of the
+ * root is caught at the read as well. */
+static void
+test_swapped_directory(void **state)
+{
+	struct tmp *t = *state;
+	struct progress p;
+	struct sc_err err;
+	char dir[PATH_MAX], path[PATH_MAX], out[PATH_MAX];
+
+	fmt_into(dir, sizeof(dir), "%s/d", t->root);
+	fmt_into(out, sizeof(out), "%s/elsewhere", t->base);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(mkdir(out, 0700), 0);
+	write_file(dir, "s.md", "- [ ] a\n");
+	write_file(out, "s.md", "- [x] SECRET-MARKER\n- [ ] x\n");
+	fmt_into(path, sizeof(path), "%s/s.md", dir);
+	assert_int_equal(story_read_progress(&p, path, t->root, &err), 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(symlink(out, dir), 0);
+	assert_int_equal(
+	    story_read_progress(&p, path, t->root, &err), SC_EDATA);
+	assert_non_null(strstr(err.msg, "d/s.md: a symlink was swapped in"));
+	assert_int_equal(p.tasks_total, 0);
+}
+
 int
 main(void)
 {
@@ -443,6 +510,10 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_load, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_swapped_symlink, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_swapped_symlink_named_safely, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_swapped_directory, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_no_stories, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
