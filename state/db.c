@@ -143,6 +143,19 @@ static const char *const db_migrations[] = {
     "    ON CONFLICT (batch_id, status) DO UPDATE SET n = n + 1;\n"
     "END;\n"
     "PRAGMA user_version = 2;\n",
+    /* 3: subtask progress per attempt and per story (docs/stories.md
+     * "Subtasks"), and the agent's session id (docs/agents.md) */
+    "ALTER TABLE attempts ADD COLUMN subtasks_completed INTEGER NOT NULL"
+    " DEFAULT 0;\n"
+    "ALTER TABLE attempts ADD COLUMN subtasks_total INTEGER NOT NULL"
+    " DEFAULT 0;\n"
+    "ALTER TABLE attempts ADD COLUMN session_id TEXT NOT NULL"
+    " DEFAULT '';\n"
+    "ALTER TABLE stories ADD COLUMN subtasks_completed INTEGER NOT NULL"
+    " DEFAULT 0;\n"
+    "ALTER TABLE stories ADD COLUMN subtasks_total INTEGER NOT NULL"
+    " DEFAULT 0;\n"
+    "PRAGMA user_version = 3;\n",
 };
 
 _Static_assert(
@@ -158,18 +171,21 @@ _Static_assert(
 	"error_message, tasks_completed, tasks_total, stalled_task, " \
 	"delay_ms, decision, reason, log_path, timeout_factor, " \
 	"poll_factor, cost_usd, result_text, gate, gate_exit, gate_output, " \
-	"consensus, review_notes"
+	"consensus, review_notes, subtasks_completed, subtasks_total, " \
+	"session_id"
 #define ATTEMPT_MUT_PARAMS \
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
-	"?, ?, ?, ?, ?, ?, ?, ?, ?"
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 #define ATTEMPT_COLS "id, batch_id, story_id, attempt, seq, " ATTEMPT_MUT_COLS
 
 /* Likewise for stories: db_bind_story() and db_read_story(). */
 #define STORY_MUT_COLS \
 	"file, position, status, reason, tasks_completed, tasks_total, " \
 	"attempts, last_agent, last_outcome, updated_ms, cost_usd, branch, " \
-	"seq_base, attempt_base, base_commit"
-#define STORY_MUT_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+	"seq_base, attempt_base, base_commit, subtasks_completed, " \
+	"subtasks_total"
+#define STORY_MUT_PARAMS \
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 #define STORY_COLS "batch_id, id, " STORY_MUT_COLS
 
 #define BATCH_COLS "id, created_ms, finished_ms, status"
@@ -1309,6 +1325,8 @@ db_bind_story(struct db_bind *b, const struct story_row *s)
 	bind_int(b, s->seq_base);
 	bind_int(b, s->attempt_base);
 	bind_text(b, s->base_commit, sizeof(s->base_commit));
+	bind_int(b, s->subtasks_completed);
+	bind_int(b, s->subtasks_total);
 }
 
 /* A row of STORY_COLS. */
@@ -1343,6 +1361,8 @@ db_read_story(
 	out->seq_base = (int)sqlite3_column_int64(st, 14);
 	out->attempt_base = (int)sqlite3_column_int64(st, 15);
 	col_copy(st, 16, out->base_commit, sizeof(out->base_commit));
+	out->subtasks_completed = (int)sqlite3_column_int64(st, 17);
+	out->subtasks_total = (int)sqlite3_column_int64(st, 18);
 	return 0;
 }
 
@@ -1795,6 +1815,9 @@ db_bind_attempt(struct db_bind *b, const struct attempt_row *r, bool running)
 	bind_str(b, r->gate_output);
 	bind_text(b, r->consensus, sizeof(r->consensus));
 	bind_str(b, r->review_notes);
+	bind_int(b, r->subtasks_completed);
+	bind_int(b, r->subtasks_total);
+	bind_text(b, r->session_id, sizeof(r->session_id));
 }
 
 /* A row of ATTEMPT_COLS into a zeroed *out. */
@@ -1853,6 +1876,9 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	    (out->review_notes = col_dup(st, i)) == NULL)
 		return db_oom(db, err);
 	i++;
+	out->subtasks_completed = sqlite3_column_int(st, i++);
+	out->subtasks_total = sqlite3_column_int(st, i++);
+	col_copy(st, i++, out->session_id, sizeof(out->session_id));
 
 	/* the running outcome's name is not a parseable outcome */
 	if (outcome != NULL && strcmp(outcome, outcome_name(OUTCOME_NONE)) == 0)

@@ -33,7 +33,7 @@
 #include "strategies/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 /* How long a statement waits for another connection's write lock. */
 #define DB_BUSY_TIMEOUT_MS 10000
 /* The meta key of the committed-decision counter (db_decision_seq). */
@@ -80,6 +80,10 @@ struct attempt_row {
 	char consensus[16]; /* the review panel's "k/n", "" when none ran */
 	char *review_notes; /* the reviewers' reasons when they did not all
 			    * approve; owned */
+	/* subtasks (nested task-list items) under the counted tasks, read
+	 * when tasks_completed/tasks_total were (docs/stories.md) */
+	int subtasks_completed, subtasks_total;
+	char session_id[128]; /* the agent's own session id, "" unknown */
 };
 
 /* Free what r owns (argv_json, result_text, gate_output, review_notes)
@@ -109,6 +113,8 @@ struct story_row {
 	/* git.commit_work: HEAD when the story started, so that a deferred
 	 * story's tree can be put back (also after a crash) */
 	char base_commit[48];
+	/* the subtasks under the counted tasks at the last reading */
+	int subtasks_completed, subtasks_total;
 };
 
 struct batch_row {

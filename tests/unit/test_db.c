@@ -282,7 +282,7 @@ test_open_settings(void **state)
 	assert_int_equal(info.busy_timeout_ms, DB_BUSY_TIMEOUT_MS);
 	/* WAL and the version are in the file, seen by any connection */
 	assert_raw(f->file, "PRAGMA journal_mode", "wal");
-	assert_raw(f->file, "PRAGMA user_version", "2");
+	assert_raw(f->file, "PRAGMA user_version", "3");
 }
 
 static void
@@ -1170,12 +1170,59 @@ test_migration_2_counts_existing_stories(void **state)
 	    "DROP TRIGGER story_counts_insert; DROP TRIGGER "
 	    "story_counts_delete;"
 	    " DROP TRIGGER story_counts_update; DROP TABLE story_counts;"
+	    " ALTER TABLE attempts DROP COLUMN subtasks_completed;"
+	    " ALTER TABLE attempts DROP COLUMN subtasks_total;"
+	    " ALTER TABLE attempts DROP COLUMN session_id;"
+	    " ALTER TABLE stories DROP COLUMN subtasks_completed;"
+	    " ALTER TABLE stories DROP COLUMN subtasks_total;"
 	    " PRAGMA user_version = 1;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "2");
+	assert_raw(f->file, "PRAGMA user_version", "3");
 	assert_counts(f, 2, 0, 1);
 	add_story(f, "d", 3);
 	assert_counts(f, 3, 0, 1);
+}
+
+/* Schema 3 adds subtask progress and the session id; a version 2
+ * database keeps its rows, which read 0/0 and "" for the new columns,
+ * and the new fields round-trip. */
+static void
+test_migration_3_subtasks_session(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct story_row s;
+	int found = 0;
+
+	add_story(f, "a", 0);
+	db_close(f->db);
+	f->db = NULL;
+	raw_exec(f->file,
+	    "ALTER TABLE attempts DROP COLUMN subtasks_completed;"
+	    " ALTER TABLE attempts DROP COLUMN subtasks_total;"
+	    " ALTER TABLE attempts DROP COLUMN session_id;"
+	    " ALTER TABLE stories DROP COLUMN subtasks_completed;"
+	    " ALTER TABLE stories DROP COLUMN subtasks_total;"
+	    " PRAGMA user_version = 2;");
+	assert_int_equal(db_open(&f->db, f->state, &err), 0);
+	assert_raw(f->file, "PRAGMA user_version", "3");
+	assert_int_equal(
+	    db_story_get(f->db, &s, &found, f->batch, "a", &err), 0);
+	assert_int_equal(found, 1);
+	assert_int_equal(s.subtasks_completed, 0);
+	assert_int_equal(s.subtasks_total, 0);
+	s.subtasks_completed = 4;
+	s.subtasks_total = 9;
+	assert_int_equal(db_story_update(f->db, &s, &err), 0);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(
+	    db_story_get(f->db, &s, &found, f->batch, "a", &err), 0);
+	assert_int_equal(s.subtasks_completed, 4);
+	assert_int_equal(s.subtasks_total, 9);
+	assert_raw(f->file,
+	    "SELECT subtasks_completed || '/' || subtasks_total FROM stories"
+	    " WHERE id = 'a'",
+	    "4/9");
 }
 
 static void
@@ -1352,6 +1399,8 @@ main(void)
 		test_status_counts_follow_updates, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_migration_2_counts_existing_stories, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_migration_3_subtasks_session, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_group_commit_flags, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_spend, setup, teardown),
