@@ -40,6 +40,13 @@ struct progress {
 	 * whole_file or when no section was found */
 	char heading[128];
 	bool whole_file; /* no heading at all: the whole file counted */
+	/* Items in the Tasks section that look like tasks but are not
+	 * counted ("- [-]", "- [~]", emoji boxes, an optional "- [ ]*"):
+	 * how many, the 1-based source line of the first (0: none) and its
+	 * text as written, cleaned and bounded.  check reports them. */
+	int skipped_items;
+	int skipped_first_line;
+	char skipped_first[PROGRESS_TASK_MAX];
 };
 
 /* Fill *out from the len bytes at text.  Never fails. */
