@@ -184,8 +184,7 @@ _Static_assert(
 	"attempts, last_agent, last_outcome, updated_ms, cost_usd, branch, " \
 	"seq_base, attempt_base, base_commit, subtasks_completed, " \
 	"subtasks_total"
-#define STORY_MUT_PARAMS \
-	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+#define STORY_MUT_PARAMS "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 #define STORY_COLS "batch_id, id, " STORY_MUT_COLS
 
 #define BATCH_COLS "id, created_ms, finished_ms, status"
