@@ -87,6 +87,12 @@ struct config {
 	struct story_conf *stories;
 	size_t nstories;
 	char *stories_glob; /* NULL when absent */
+	/* stories.tasks_heading: the heading whose section holds the tasks
+	 * (docs/stories.md); NULL = the default rule */
+	char *tasks_heading;
+	/* stories.include_drafts (or run --include-drafts): a story whose
+	 * Status: line says Draft is run too; default false */
+	bool include_drafts;
 	char *prompt; /* NULL = built-in default prompt */
 	struct agent_conf agents[2]; /* indexed by enum role */
 	struct policy policy;

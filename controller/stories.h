@@ -32,6 +32,13 @@ struct story {
 	/* why invalid: a static string (not owned, never freed); NULL when
 	 * the story is valid */
 	const char *reason;
+	/* the value of the story's "Status:" line as written (BMAD: Draft,
+	 * Approved, Ready for Development, InProgress, Review, Done), cleaned
+	 * and bounded; "" when the file has none (docs/stories.md) */
+	char status_line[32];
+	/* status_line reads Draft: the story is skipped (not run) unless
+	 * drafts are included; check warns */
+	bool draft;
 };
 
 /*
