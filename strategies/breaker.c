@@ -9,7 +9,9 @@ breaker_transient_zero(const struct attempt_rec *h, size_t n)
 	if (n == 0)
 		return false;
 	for (i = 0; i < n; i++) {
-		if (h[i].tasks_completed != 0)
+		/* a checked subtask is progress too, as for D6
+		 * (docs/scheduling.md) */
+		if (h[i].tasks_completed != 0 || h[i].subtasks_completed != 0)
 			return false;
 		switch (h[i].outcome) {
 		case OUTCOME_NETWORK:

@@ -130,6 +130,13 @@ plateau_find(struct plateau *p, const struct decide_input *in, int total)
 	}
 }
 
+/*
+ * Zero progress (D6): no counted attempt ended with a task or a subtask
+ * checked.  Subtasks count here because an agent that checks subtasks
+ * but finishes no whole task did work the tasks count hides; blaming the
+ * API for it would send the reader to the wrong place.  The plateau
+ * stays defined on tasks (SPEC 5.1, docs/retry-strategy.md#d6).
+ */
 static bool
 zero_progress(const struct decide_input *in)
 {
@@ -138,7 +145,7 @@ zero_progress(const struct decide_input *in)
 	for (i = 0; i < in->n; i++) {
 		const struct attempt_rec *a = &in->history[i];
 		if (outcome_counts_plateau(a->outcome) &&
-		    a->tasks_completed != 0)
+		    (a->tasks_completed != 0 || a->subtasks_completed != 0))
 			return false;
 	}
 	return true;
@@ -407,8 +414,13 @@ decide_adaptive(
 			    why);
 		} else {
 			set_rule(out, DECISION_ESCALATE, "D7");
-			reason_add(out, "D7: retries exhausted at %d/%d; %s",
-			    last->tasks_completed, total, why);
+			reason_add(out, "D7: retries exhausted at %d/%d",
+			    last->tasks_completed, total);
+			if (last->subtasks_total > 0)
+				reason_add(out, " (subtasks %d/%d)",
+				    last->subtasks_completed,
+				    last->subtasks_total);
+			reason_add(out, "; %s", why);
 		}
 		return;
 	}

@@ -758,6 +758,85 @@ test_d6_reason(void **state)
 	    "zero progress on all attempts: likely API or connection issue"));
 }
 
+/* --- subtasks and D6 (docs/retry-strategy.md#d6) --------------------- */
+
+struct sub_step {
+	enum outcome outcome;
+	int tasks, subtasks; /* completed, of 9 tasks and 12 subtasks */
+};
+
+struct sub_case {
+	const char *name;
+	size_t n;
+	struct sub_step steps[5];
+	const char *rule; /* of the decision after the last step */
+	enum decision decision;
+	const char *reason; /* a part of its reason; NULL: not checked */
+};
+
+#define INC OUTCOME_INCOMPLETE
+static const struct sub_case sub_cases[] = {
+    {"tasks stay at 0, subtasks moved: retries exhausted, not D6", 5,
+	{{INC, 0, 1}, {INC, 0, 2}, {INC, 0, 3}, {INC, 0, 4}, {INC, 0, 5}}, "D7",
+	DECISION_ESCALATE, "D7: retries exhausted at 0/9 (subtasks 5/12)"},
+    {"nothing moved: still D6", 5,
+	{{INC, 0, 0}, {INC, 0, 0}, {INC, 0, 0}, {INC, 0, 0}, {INC, 0, 0}}, "D6",
+	DECISION_ESCALATE, "checked no box"},
+    {"crashes around one attempt that checked subtasks: D7", 5,
+	{{OUTCOME_CRASH, 0, 0}, {OUTCOME_CRASH, 0, 0}, {INC, 0, 3},
+	    {OUTCOME_TIMEOUT, 0, 3}, {OUTCOME_CRASH, 0, 3}},
+	"D7", DECISION_ESCALATE, "(subtasks 3/12)"},
+    {"subtasks checked before the first attempt are progress too", 5,
+	{{OUTCOME_CRASH, 0, 2}, {OUTCOME_CRASH, 0, 2}, {OUTCOME_CRASH, 0, 2},
+	    {OUTCOME_CRASH, 0, 2}, {OUTCOME_CRASH, 0, 2}},
+	"D7", DECISION_ESCALATE, NULL},
+    {"subtasks of uncounted attempts say nothing: D6", 5,
+	{{OUTCOME_NETWORK, 0, 4}, {OUTCOME_CRASH, 0, 0}, {OUTCOME_CRASH, 0, 0},
+	    {OUTCOME_CRASH, 0, 0}, {OUTCOME_CRASH, 0, 0}},
+	"D6", DECISION_ESCALATE, "likely API or connection issue"},
+    {"plateau stays on tasks: subtasks moving under 5/9 defer at 4", 4,
+	{{INC, 5, 1}, {INC, 5, 2}, {INC, 5, 3}, {INC, 5, 4}}, "D8",
+	DECISION_DEFER, "plateau confirmed at 5/9"},
+    {"subtasks moving at 0/9 are no plateau", 4,
+	{{INC, 0, 1}, {INC, 0, 2}, {INC, 0, 3}, {INC, 0, 4}}, "D9",
+	DECISION_RETRY, NULL},
+};
+#undef INC
+
+static void
+test_subtasks_and_d6(void **state)
+{
+	struct attempt_rec h[5];
+	struct decide_input in;
+	struct decision_out d;
+	const bool none[2] = {false, false};
+	size_t c, i;
+
+	(void)state;
+	for (c = 0; c < sizeof(sub_cases) / sizeof(sub_cases[0]); c++) {
+		const struct sub_case *sc = &sub_cases[c];
+		for (i = 0; i < sc->n; i++) {
+			h[i] = rec((int)i + 1,
+			    decide_role_for((int)i + 1, true, none),
+			    sc->steps[i].outcome, sc->steps[i].tasks);
+			h[i].subtasks_completed = sc->steps[i].subtasks;
+			h[i].subtasks_total = 12;
+		}
+		input(&in, h, sc->n);
+		assert_int_equal(decide(&d, &in), 0);
+		if (strcmp(d.rule, sc->rule) != 0 ||
+		    d.decision != sc->decision ||
+		    (sc->reason != NULL &&
+			strstr(d.reason, sc->reason) == NULL))
+			print_error("case '%s': %s %s (%s)\n", sc->name, d.rule,
+			    decision_name(d.decision), d.reason);
+		assert_string_equal(d.rule, sc->rule);
+		assert_int_equal(d.decision, sc->decision);
+		if (sc->reason != NULL)
+			assert_non_null(strstr(d.reason, sc->reason));
+	}
+}
+
 int
 main(void)
 {
@@ -811,6 +890,8 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_usage_limit_policy, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_d6_reason, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_subtasks_and_d6, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_time_budget_counts_as_exhausted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(

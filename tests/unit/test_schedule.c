@@ -158,6 +158,10 @@ test_transient_zero(void **state)
 	assert_false(breaker_transient_zero(h, 3));
 	h[2] = rec(OUTCOME_TIMEOUT, 1);
 	assert_false(breaker_transient_zero(h, 3));
+	/* a checked subtask is progress: not an outage */
+	h[2] = rec(OUTCOME_TIMEOUT, 0);
+	h[2].subtasks_completed = 2;
+	assert_false(breaker_transient_zero(h, 3));
 	assert_false(breaker_transient_zero(h, 0));
 }
 
