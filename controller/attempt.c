@@ -74,6 +74,8 @@ to_recs(const struct attempt_row *rows, size_t first, size_t n,
 		x->outcome = a->outcome;
 		x->tasks_completed = a->tasks_completed;
 		x->tasks_total = a->tasks_total;
+		x->subtasks_completed = a->subtasks_completed;
+		x->subtasks_total = a->subtasks_total;
 		x->started_ms = a->started_ms;
 		x->hint_ms = -1;
 	}
@@ -240,6 +242,8 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	snprintf(st->reason, sizeof(st->reason), "%s", d.reason);
 	st->tasks_completed = r->tasks_completed;
 	st->tasks_total = r->tasks_total;
+	st->subtasks_completed = r->subtasks_completed;
+	st->subtasks_total = r->subtasks_total;
 	st->attempts = r->counted ? r->attempt : r->attempt - 1;
 	snprintf(st->last_agent, sizeof(st->last_agent), "%s", r->agent);
 	st->last_outcome = r->outcome;
@@ -317,6 +321,7 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 	struct attempt_run *ar = ctx;
 	struct batch *b = ar->b;
 	struct progress pr;
+	struct db_progress hb;
 	int64_t now = b->o->clock.now_ms(b->o->clock.ctx);
 
 	(void)elapsed_ms;
@@ -328,9 +333,14 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 			ar->token = pr.tasks_completed;
 			ar->r.tasks_completed = pr.tasks_completed;
 			ar->r.tasks_total = pr.tasks_total;
+			ar->r.subtasks_completed = pr.subtasks_completed;
+			ar->r.subtasks_total = pr.subtasks_total;
+			hb.tasks_completed = pr.tasks_completed;
+			hb.tasks_total = pr.tasks_total;
+			hb.subtasks_completed = pr.subtasks_completed;
+			hb.subtasks_total = pr.subtasks_total;
 			/* a failed heartbeat is not worth killing the agent */
-			db_attempt_heartbeat(b->db, ar->r.id, now,
-			    pr.tasks_completed, pr.tasks_total, NULL);
+			db_attempt_heartbeat(b->db, ar->r.id, now, &hb, NULL);
 		}
 	}
 	record_status_line(b);
@@ -648,6 +658,8 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 	ar->r.exit_code = -1;
 	ar->r.tasks_completed = now_pr->tasks_completed;
 	ar->r.tasks_total = now_pr->tasks_total;
+	ar->r.subtasks_completed = now_pr->subtasks_completed;
+	ar->r.subtasks_total = now_pr->subtasks_total;
 	ar->r.timeout_factor = 1;
 	ar->r.poll_factor = 1;
 	snprintf(attempt_s, sizeof(attempt_s), "%d", ar->r.attempt);
@@ -815,6 +827,8 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 	if (first == n && pr.tasks_completed == pr.tasks_total) {
 		st->tasks_completed = pr.tasks_completed;
 		st->tasks_total = pr.tasks_total;
+		st->subtasks_completed = pr.subtasks_completed;
+		st->subtasks_total = pr.subtasks_total;
 		snprintf(why, sizeof(why),
 		    "all %d tasks were already checked; nothing to run",
 		    pr.tasks_total);
@@ -957,6 +971,8 @@ attempt_complete(
 	r->signal = res->term_signal;
 	r->tasks_completed = ar->end.tasks_completed;
 	r->tasks_total = ar->end.tasks_total;
+	r->subtasks_completed = ar->end.subtasks_completed;
+	r->subtasks_total = ar->end.subtasks_total;
 	copy_redacted(
 	    r->stalled_task, sizeof(r->stalled_task), ar->end.stalled_task);
 

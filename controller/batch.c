@@ -585,6 +585,8 @@ reconcile(struct batch *b, struct sc_err *err)
 		memset(&pr, 0, sizeof(pr));
 		pr.tasks_completed = r->tasks_completed;
 		pr.tasks_total = r->tasks_total;
+		pr.subtasks_completed = r->subtasks_completed;
+		pr.subtasks_total = r->subtasks_total;
 		free(wt);
 		wt = NULL;
 		if (s != NULL)
@@ -618,6 +620,8 @@ reconcile(struct batch *b, struct sc_err *err)
 		}
 		r->tasks_completed = pr.tasks_completed;
 		r->tasks_total = pr.tasks_total;
+		r->subtasks_completed = pr.subtasks_completed;
+		r->subtasks_total = pr.subtasks_total;
 		snprintf(r->stalled_task, sizeof(r->stalled_task), "%s",
 		    pr.stalled_task);
 		record_line(b,
@@ -758,6 +762,8 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		st.status = STATUS_PENDING;
 		st.tasks_completed = s->tasks_completed;
 		st.tasks_total = s->tasks_total;
+		st.subtasks_completed = s->subtasks_completed;
+		st.subtasks_total = s->subtasks_total;
 		st.updated_ms = o->clock.now_ms(o->clock.ctx);
 		rc = db_story_add(b->db, &st, err);
 	}

@@ -100,6 +100,8 @@ view_stories(struct story_row **out, size_t *n, struct view *v,
 		    s[i].reason != NULL ? s[i].reason : "");
 		r->tasks_completed = s[i].tasks_completed;
 		r->tasks_total = s[i].tasks_total;
+		r->subtasks_completed = s[i].subtasks_completed;
+		r->subtasks_total = s[i].subtasks_total;
 		if (status == NULL ||
 		    strcmp(status, status_name(r->status)) == 0)
 			k++;
@@ -165,6 +167,16 @@ parse_flags(const char *cmd, int argc, char **argv, int *json, int *follow,
 
 /* --- list ------------------------------------------------------------ */
 
+/* "7/12", or "-" for a story without subtasks (docs/stories.md). */
+static void
+subtasks_cell(char *buf, size_t len, int completed, int total)
+{
+	if (total > 0)
+		snprintf(buf, len, "%d/%d", completed, total);
+	else
+		snprintf(buf, len, "-");
+}
+
 int
 cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
@@ -186,17 +198,21 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	if (json) {
 		arr = json_array();
+		/* SPEC 8's fields, then the subtasks (docs/stories.md) */
 		for (i = 0; arr != NULL && i < n; i++)
 			json_array_append_new(arr,
 			    json_pack("{s:s, s:s, s:i, "
-				      "s:i, s:i, s:o}",
+				      "s:i, s:i, s:o, s:i, s:i}",
 				"id", rows[i].id, "status",
 				status_name(rows[i].status), "attempts",
 				rows[i].attempts, "tasks_completed",
 				rows[i].tasks_completed, "tasks_total",
 				rows[i].tasks_total, "reason",
 				rows[i].reason[0] ? json_string(rows[i].reason)
-						  : json_null()));
+						  : json_null(),
+				"subtasks_completed",
+				rows[i].subtasks_completed, "subtasks_total",
+				rows[i].subtasks_total));
 		rc = arr ? cli_print_json(cli, arr, err)
 			 : err_set(err, SC_EOS, "out of memory");
 		goto out;
@@ -206,17 +222,19 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    status ? " with status " : "", status ? status : "");
 		goto out;
 	}
-	fprintf(cli->out, "%-16s %-10s %-8s %-7s %-8s %s\n", "story", "status",
-	    "attempts", "tasks", "cost", "reason");
+	fprintf(cli->out, "%-16s %-10s %-8s %-7s %-8s %-8s %s\n", "story",
+	    "status", "attempts", "tasks", "subtasks", "cost", "reason");
 	for (i = 0; i < n; i++) {
-		char tasks[32], cost[32] = "-";
+		char tasks[32], sub[32], cost[32] = "-";
 		snprintf(tasks, sizeof(tasks), "%d/%d", rows[i].tasks_completed,
 		    rows[i].tasks_total);
+		subtasks_cell(sub, sizeof(sub), rows[i].subtasks_completed,
+		    rows[i].subtasks_total);
 		if (rows[i].cost_usd > 0)
 			snprintf(cost, sizeof(cost), "$%.2f", rows[i].cost_usd);
-		fprintf(cli->out, "%-16s %-10s %-8d %-7s %-8s %s\n", rows[i].id,
-		    status_name(rows[i].status), rows[i].attempts, tasks, cost,
-		    rows[i].reason);
+		fprintf(cli->out, "%-16s %-10s %-8d %-7s %-8s %-8s %s\n",
+		    rows[i].id, status_name(rows[i].status), rows[i].attempts,
+		    tasks, sub, cost, rows[i].reason);
 	}
 out:
 	json_decref(arr);
@@ -284,7 +302,7 @@ print_indented(const struct cli *cli, const char *text, int max_lines)
 static void
 show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 {
-	char dur[32] = "-", delay[32] = "", tasks[32];
+	char dur[32] = "-", delay[32] = "", tasks[32], sub[32];
 
 	if (a->outcome != OUTCOME_NONE && a->ended_ms >= a->started_ms)
 		clock_fmt_duration(
@@ -293,13 +311,15 @@ show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 		clock_fmt_duration(delay, sizeof(delay), a->delay_ms);
 	snprintf(
 	    tasks, sizeof(tasks), "%d/%d", a->tasks_completed, a->tasks_total);
+	subtasks_cell(
+	    sub, sizeof(sub), a->subtasks_completed, a->subtasks_total);
 	fprintf(cli->out,
-	    "  a%-3d %-8s %-10s %-12s %-18s %-6s %-8s %-9s%s%s "
+	    "  a%-3d %-8s %-10s %-12s %-18s %-6s %-7s %-8s %-9s%s%s "
 	    "%s\n",
 	    a->attempt, role_name(a->role), a->agent,
 	    a->outcome == OUTCOME_NONE ? "running" : outcome_name(a->outcome),
 	    a->error_code != ERRC_NONE ? errcode_name(a->error_code) : "-",
-	    tasks, dur,
+	    tasks, sub, dur,
 	    a->decision == DECISION_NONE ? "-" : decision_name(a->decision),
 	    delay[0] ? " in " : "", delay,
 	    a->counted ? a->reason : "(not counted) ");
@@ -353,9 +373,13 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		       : err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	fprintf(cli->out, "%s  %s  %d/%d tasks  %d attempt%s  %s\n", st.id,
-	    status_name(st.status), st.tasks_completed, st.tasks_total,
-	    st.attempts, st.attempts == 1 ? "" : "s", st.file);
+	fprintf(cli->out, "%s  %s  %d/%d tasks  ", st.id,
+	    status_name(st.status), st.tasks_completed, st.tasks_total);
+	if (st.subtasks_total > 0)
+		fprintf(cli->out, "%d/%d subtasks  ", st.subtasks_completed,
+		    st.subtasks_total);
+	fprintf(cli->out, "%d attempt%s  %s\n", st.attempts,
+	    st.attempts == 1 ? "" : "s", st.file);
 	if (st.reason[0])
 		fprintf(cli->out, "reason: %s\n", st.reason);
 	if (st.cost_usd > 0)
@@ -455,13 +479,15 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			pause_until[i] = 0;
 	}
 	if (cur != NULL)
-		running = json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:b}",
+		running = json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:b, "
+				    "s:i, s:i}",
 		    "story", cur->story_id, "attempt", cur->attempt, "role",
 		    role_name(cur->role), "agent", cur->agent,
 		    "tasks_completed", cur->tasks_completed, "tasks_total",
 		    cur->tasks_total, "started_at",
 		    render_time_json(cur->started_ms), "controller_alive",
-		    pid > 0);
+		    pid > 0, "subtasks_completed", cur->subtasks_completed,
+		    "subtasks_total", cur->subtasks_total);
 	if (wait_story != NULL)
 		wait = json_pack("{s:s, s:i, s:o, s:I}", "story", wait_story,
 		    "attempt", wait_attempt, "until",
@@ -503,13 +529,17 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			    status_name((enum story_status)i));
 	fprintf(cli->out, "\n");
 	if (cur != NULL) {
+		char sub[48] = "";
 		clock_fmt_duration(buf, sizeof(buf), tnow - cur->started_ms);
+		if (cur->subtasks_total > 0)
+			snprintf(sub, sizeof(sub), " (%d/%d subtasks)",
+			    cur->subtasks_completed, cur->subtasks_total);
 		fprintf(cli->out,
-		    "now: %s attempt %d, %s (%s), %d/%d tasks, "
+		    "now: %s attempt %d, %s (%s), %d/%d tasks%s, "
 		    "%s%s\n",
 		    cur->story_id, cur->attempt, role_name(cur->role),
-		    cur->agent, cur->tasks_completed, cur->tasks_total, buf,
-		    pid > 0 ? "" : " (controller gone: resume closes it)");
+		    cur->agent, cur->tasks_completed, cur->tasks_total, sub,
+		    buf, pid > 0 ? "" : " (controller gone: resume closes it)");
 	}
 	for (i = 0; i < 2; i++) {
 		if (pause_until[i] == 0)

@@ -294,6 +294,8 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 	progress_parse(&pr, text, len);
 	s->tasks_completed = pr.tasks_completed;
 	s->tasks_total = pr.tasks_total;
+	s->subtasks_completed = pr.subtasks_completed;
+	s->subtasks_total = pr.subtasks_total;
 	if (s->tasks_total == 0) {
 		s->load_status = STATUS_INVALID;
 		s->reason = progress_no_tasks_reason(&pr);

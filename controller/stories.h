@@ -27,6 +27,7 @@ struct story {
 	const char *file; /* path relative to root, as configured */
 	char *abspath; /* resolved absolute path, owned */
 	int tasks_completed, tasks_total; /* the file's progress at load */
+	int subtasks_completed, subtasks_total; /* the same, of subtasks */
 	/* STATUS_PENDING, or STATUS_INVALID when tasks_total == 0 */
 	enum story_status load_status;
 	/* why invalid: a static string (not owned, never freed); NULL when

@@ -269,7 +269,8 @@ static const char *const db_sql_text[SQL__COUNT] = {
 			  " WHERE batch_id = ? AND n > 0",
     [SQL_STORY_LINES] = "SELECT id, position, status, attempts,"
 			" tasks_completed, tasks_total, last_agent,"
-			" last_outcome, reason FROM stories"
+			" last_outcome, reason, subtasks_completed,"
+			" subtasks_total FROM stories"
 			" WHERE batch_id = ? AND position >= ? AND position < ?"
 			" ORDER BY position, id",
     [SQL_BATCH_SPEND] = "SELECT coalesce(sum(cost_usd), 0) FROM stories"
@@ -283,7 +284,8 @@ static const char *const db_sql_text[SQL__COUNT] = {
     [SQL_ATTEMPT_SET_PID] = "UPDATE attempts SET pid = ?, pid_start = ?"
 			    " WHERE id = ?",
     [SQL_ATTEMPT_HEARTBEAT] = "UPDATE attempts SET heartbeat_ms = ?,"
-			      " tasks_completed = ?, tasks_total = ?"
+			      " tasks_completed = ?, tasks_total = ?,"
+			      " subtasks_completed = ?, subtasks_total = ?"
 			      " WHERE id = ? AND outcome = 'running'",
     [SQL_ATTEMPT_FINISH] =
 	"UPDATE attempts SET (" ATTEMPT_MUT_COLS ") = (" ATTEMPT_MUT_PARAMS ")"
@@ -1622,6 +1624,8 @@ db_story_lines(struct db *db, struct story_line **out, char **text, size_t *n,
 		v[k].attempts = sqlite3_column_int(st, 3);
 		v[k].tasks_completed = sqlite3_column_int(st, 4);
 		v[k].tasks_total = sqlite3_column_int(st, 5);
+		v[k].subtasks_completed = sqlite3_column_int(st, 9);
+		v[k].subtasks_total = sqlite3_column_int(st, 10);
 		name = (const char *)sqlite3_column_text(st, 7);
 		if (name != NULL &&
 		    outcome_parse(&v[k].last_outcome, name) < 0) {
@@ -1983,7 +1987,7 @@ out:
 
 static int
 db_attempt_heartbeat_write(struct db *db, int64_t attempt_id, int64_t now_ms,
-    int tasks_completed, int tasks_total, struct sc_err *err)
+    const struct db_progress *p, struct sc_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	struct db_bind b = {0};
@@ -1993,8 +1997,10 @@ db_attempt_heartbeat_write(struct db *db, int64_t attempt_id, int64_t now_ms,
 		goto out;
 	b.st = st;
 	bind_int_or_null(&b, now_ms, 0);
-	bind_int(&b, tasks_completed);
-	bind_int(&b, tasks_total);
+	bind_int(&b, p->tasks_completed);
+	bind_int(&b, p->tasks_total);
+	bind_int(&b, p->subtasks_completed);
+	bind_int(&b, p->subtasks_total);
 	bind_int(&b, attempt_id);
 	if ((ret = db_bind_check(db, &b, err)) < 0 ||
 	    (ret = db_step_done(db, st, err,
@@ -2044,13 +2050,12 @@ db_attempt_set_pid(struct db *db, int64_t attempt_id, int64_t pid,
 
 int
 db_attempt_heartbeat(struct db *db, int64_t attempt_id, int64_t now_ms,
-    int tasks_completed, int tasks_total, struct sc_err *err)
+    const struct db_progress *p, struct sc_err *err)
 {
 	int ret;
 
 	db_relaxed(db, 1);
-	ret = db_attempt_heartbeat_write(
-	    db, attempt_id, now_ms, tasks_completed, tasks_total, err);
+	ret = db_attempt_heartbeat_write(db, attempt_id, now_ms, p, err);
 	if (db_relaxed(db, 0) < 0 && ret == 0)
 		ret = db_fail(db, err, "cannot set synchronous=FULL");
 	return ret;

@@ -232,6 +232,7 @@ struct story_line {
 	int position;
 	enum story_status status;
 	int attempts, tasks_completed, tasks_total;
+	int subtasks_completed, subtasks_total;
 	const char *last_agent;
 	enum outcome last_outcome;
 	const char *reason;
@@ -260,10 +261,16 @@ int db_attempt_begin(struct db *db, struct attempt_row *r, struct sc_err *err);
  * such attempt). */
 int db_attempt_set_pid(struct db *db, int64_t attempt_id, int64_t pid,
     int64_t pid_start, struct sc_err *err);
+/* The story file's progress as a heartbeat records it: the tasks and the
+ * subtasks under them (docs/stories.md). */
+struct db_progress {
+	int tasks_completed, tasks_total;
+	int subtasks_completed, subtasks_total;
+};
 /* Liveness and live progress of a running attempt (SC_EIO if the attempt
  * is unknown or has ended). */
 int db_attempt_heartbeat(struct db *db, int64_t attempt_id, int64_t now_ms,
-    int tasks_completed, int tasks_total, struct sc_err *err);
+    const struct db_progress *p, struct sc_err *err);
 /*
  * The per-decision durable write, in ONE transaction: the ended attempt r
  * (found by r->id; every field but the keys is rewritten), the story row

@@ -87,6 +87,11 @@ render_attempt_json(const struct attempt_row *a)
 	json_object_set_new(o, "gate_output", str_or_null(a->gate_output));
 	json_object_set_new(o, "consensus", str_or_null(a->consensus));
 	json_object_set_new(o, "review_notes", str_or_null(a->review_notes));
+	/* the subtasks read with the tasks (docs/stories.md) */
+	json_object_set_new(
+	    o, "subtasks_completed", json_integer(a->subtasks_completed));
+	json_object_set_new(
+	    o, "subtasks_total", json_integer(a->subtasks_total));
 	return o;
 }
 
@@ -111,6 +116,12 @@ render_story_json(
 	    "tasks_total", s->tasks_total, "attempts", arr, "cost_usd",
 	    s->cost_usd, "branch", str_or_null(s->branch));
 	json_decref(arr);
+	if (o != NULL) {
+		json_object_set_new(o, "subtasks_completed",
+		    json_integer(s->subtasks_completed));
+		json_object_set_new(
+		    o, "subtasks_total", json_integer(s->subtasks_total));
+	}
 	return o;
 fail:
 	json_decref(arr);
@@ -138,6 +149,8 @@ render_line_of(struct story_line *out, const struct story_row *r)
 	out->attempts = r->attempts;
 	out->tasks_completed = r->tasks_completed;
 	out->tasks_total = r->tasks_total;
+	out->subtasks_completed = r->subtasks_completed;
+	out->subtasks_total = r->subtasks_total;
 	out->last_agent = r->last_agent;
 	out->last_outcome = r->last_outcome;
 	out->reason = r->reason;
@@ -146,23 +159,32 @@ render_line_of(struct story_line *out, const struct story_row *r)
 static void
 table_rows(FILE *f, const struct story_line *rows, size_t n)
 {
-	char reason[600], agent[80];
+	char reason[600], agent[80], sub[32];
 	size_t i;
 
+	/* subtasks in a column added last, so that the columns scripts read
+	 * keep their places; "-" for a story without any
+	 * (docs/state-branch.md) */
 	fprintf(f,
 	    "| story | status | attempts | tasks | last agent | last "
-	    "outcome | reason |\n|---|---|---|---|---|---|---|\n");
+	    "outcome | reason | subtasks |\n|---|---|---|---|---|---|---|---|"
+	    "\n");
 	for (i = 0; i < n; i++) {
 		const struct story_line *s = &rows[i];
 		cell(reason, sizeof(reason), s->reason);
 		cell(agent, sizeof(agent), s->last_agent);
-		fprintf(f, "| %s | %s | %d | %d/%d | %s | %s | %s |\n", s->id,
-		    status_name(s->status), s->attempts, s->tasks_completed,
-		    s->tasks_total, agent[0] ? agent : "-",
+		if (s->subtasks_total > 0)
+			snprintf(sub, sizeof(sub), "%d/%d",
+			    s->subtasks_completed, s->subtasks_total);
+		else
+			snprintf(sub, sizeof(sub), "-");
+		fprintf(f, "| %s | %s | %d | %d/%d | %s | %s | %s | %s |\n",
+		    s->id, status_name(s->status), s->attempts,
+		    s->tasks_completed, s->tasks_total, agent[0] ? agent : "-",
 		    s->last_outcome == OUTCOME_NONE
 			? "-"
 			: outcome_name(s->last_outcome),
-		    reason[0] ? reason : "-");
+		    reason[0] ? reason : "-", sub);
 	}
 }
 
@@ -220,7 +242,7 @@ render_progress_index(
 			    status_name((enum story_status)i), counts[i]);
 	fprintf(f,
 	    "\nThe table (story, status, attempts, tasks, last agent, "
-	    "last outcome, reason) is in pages of %d stories, in run "
+	    "last outcome, reason, subtasks) is in pages of %d stories, in run "
 	    "order; each story's attempt history is in "
 	    "stories/NNNN/<story>.json, NNNN its page:\n\n",
 	    RENDER_PAGE);

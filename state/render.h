@@ -15,12 +15,13 @@
 json_t *render_attempt_json(const struct attempt_row *a);
 
 /* {"id", "file", "status", "reason", "tasks_completed", "tasks_total",
- *  "attempts": [...]} plus "cost_usd" and "branch".  New reference. */
+ *  "attempts": [...]} plus "cost_usd", "branch", "subtasks_completed" and
+ *  "subtasks_total".  New reference. */
 json_t *render_story_json(
     const struct story_row *s, const struct attempt_row *a, size_t n);
 
 /* progress.md: a markdown table of the batch's stories (story, status,
- * attempts, tasks, last agent, last outcome, reason).  *out malloc'd;
+ * attempts, tasks, last agent, last outcome, reason, subtasks).  *out malloc'd;
  * 0 or SC_EOS. */
 int render_progress_md(
     char **out, const struct story_line *rows, size_t n, int64_t batch_id);

@@ -132,7 +132,7 @@ expect_json "no new attempt after the budget: the rest stay pending" '(.[] | sel
 run_sc -C "$P" show c1 --json
 expect_json "cost recorded per attempt" '.attempts[0].cost_usd > 0.59 and .cost_usd > 0.59'
 run_sc -C "$P" list
-expect_match "list shows the cost" "$T_OUT" 'c1 +done +1 +1/1 +\$0\.60'
+expect_match "list shows the cost" "$T_OUT" 'c1 +done +1 +1/1 +0/1 +\$0\.60'
 run_sc -C "$P" resume
 expect_rc "resume with the budget still spent stops again (75)" 75
 jq '.budget.max_cost_usd = 5' "$P/storyctl.json" >"$P/cfg.tmp" && mv "$P/cfg.tmp" "$P/storyctl.json"

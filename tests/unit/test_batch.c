@@ -1283,6 +1283,8 @@ test_reconcile_dead_controller(void **state)
 	struct db *db;
 	struct story_row st;
 	struct attempt_row r, *rows;
+	struct db_progress hb = {1, 5, 0, 0};
+	char path[PATH_MAX];
 	int64_t bid = 0, t = T0 - 100000;
 	size_t n = 0;
 
@@ -1313,10 +1315,15 @@ test_reconcile_dead_controller(void **state)
 	r.poll_factor = 1;
 	assert_int_equal(db_attempt_begin(db, &r, &fx->err), 0);
 	assert_int_equal(
-	    db_attempt_heartbeat(db, r.id, t + 5000, 1, 5, &fx->err), 0);
+	    db_attempt_heartbeat(db, r.id, t + 5000, &hb, &fx->err), 0);
 	db_close(db);
-	/* the dead agent got to 2 boxes before it died */
-	fx_story(fx, "s1.md", 5, 2);
+	/* the dead agent got to 2 boxes and one subtask of 2 before it died
+	 * (the file, not the heartbeat, is what is recorded) */
+	path_in(path, fx->dir, "s1.md");
+	file_put(path,
+	    "# Story\n\n## Tasks\n\n- [x] task 1\n  - [x] sub 1.1\n"
+	    "  - [ ] sub 1.2\n- [x] task 2\n- [ ] task 3\n- [ ] task 4\n"
+	    "- [ ] task 5\n");
 	fx->rnd = 0.0;
 	fx_script(fx, steps, 1);
 	fx_run(fx);
@@ -1337,6 +1344,8 @@ test_reconcile_dead_controller(void **state)
 	assert_prefix(rows[0].reason, "D11");
 	assert_true(rows[0].counted);
 	assert_int_equal(rows[0].tasks_completed, 2);
+	assert_int_equal(rows[0].subtasks_completed, 1);
+	assert_int_equal(rows[0].subtasks_total, 2);
 	assert_int_equal(rows[0].ended_ms, t + 5000);
 	assert_int_equal(rows[1].attempt, 2);
 	assert_int_equal(rows[1].outcome, OUTCOME_SUCCESS);

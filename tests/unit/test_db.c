@@ -856,20 +856,22 @@ test_attempt_pid_and_heartbeat(void **state)
 	struct fx *f = *state;
 	struct sc_err err = {0};
 	struct attempt_row r, *rows = NULL;
+	struct db_progress hb = {3, 9, 7, 12};
 	size_t n = 0;
 
 	add_story(f, "s1", 0);
 	attempt_init(&r, f->batch, "s1", 1);
 	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
 	assert_int_equal(db_attempt_set_pid(f->db, r.id, 777, 4242, &err), 0);
-	assert_int_equal(
-	    db_attempt_heartbeat(f->db, r.id, 2500, 3, 9, &err), 0);
+	assert_int_equal(db_attempt_heartbeat(f->db, r.id, 2500, &hb, &err), 0);
 	assert_int_equal(db_attempts_running(f->db, &rows, &n, &err), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(rows[0].pid, 777);
 	assert_int_equal(rows[0].heartbeat_ms, 2500);
 	assert_int_equal(rows[0].tasks_completed, 3);
 	assert_int_equal(rows[0].tasks_total, 9);
+	assert_int_equal(rows[0].subtasks_completed, 7);
+	assert_int_equal(rows[0].subtasks_total, 12);
 	attempt_rows_free(rows, n);
 
 	assert_int_equal(
@@ -879,8 +881,9 @@ test_attempt_pid_and_heartbeat(void **state)
 	assert_int_equal(
 	    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
 	/* a late heartbeat must not touch an ended attempt */
+	hb.tasks_completed = 8;
 	assert_int_equal(
-	    db_attempt_heartbeat(f->db, r.id, 2600, 8, 9, &err), SC_EIO);
+	    db_attempt_heartbeat(f->db, r.id, 2600, &hb, &err), SC_EIO);
 	assert_int_equal(
 	    db_attempts_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
 	assert_int_equal(rows[0].tasks_completed, 3);
@@ -1314,6 +1317,8 @@ test_story_lines(void **state)
 	s.status = STATUS_DEFERRED;
 	s.attempts = 4;
 	s.tasks_completed = 5;
+	s.subtasks_completed = 11;
+	s.subtasks_total = 20;
 	snprintf(s.reason, sizeof(s.reason), "D8: plateau | at 5/9");
 	snprintf(s.last_agent, sizeof(s.last_agent), "codex");
 	s.last_outcome = OUTCOME_INCOMPLETE;
@@ -1328,6 +1333,8 @@ test_story_lines(void **state)
 	assert_int_equal(l[0].attempts, 4);
 	assert_int_equal(l[0].tasks_completed, 5);
 	assert_int_equal(l[0].tasks_total, 9);
+	assert_int_equal(l[0].subtasks_completed, 11);
+	assert_int_equal(l[0].subtasks_total, 20);
 	assert_string_equal(l[0].last_agent, "codex");
 	assert_int_equal(l[0].last_outcome, OUTCOME_INCOMPLETE);
 	assert_string_equal(l[0].reason, "D8: plateau | at 5/9");
@@ -1335,6 +1342,7 @@ test_story_lines(void **state)
 	assert_int_equal(l[1].status, STATUS_PENDING);
 	assert_int_equal(l[1].last_outcome, OUTCOME_NONE);
 	assert_string_equal(l[1].last_agent, "");
+	assert_int_equal(l[1].subtasks_total, 0);
 	free(l);
 	free(text);
 	/* an empty range */
