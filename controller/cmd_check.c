@@ -128,6 +128,13 @@ check_stories(struct check *c)
 			    &cs->pr, text, len, c->cfg.tasks_heading);
 			cs->read_ok = true;
 		}
+		/* the message stories_load() gave for the file it stopped at
+		 * says it best ("resolves to ..., outside the project
+		 * root") */
+		if (!cs->read_ok && le.code != 0 &&
+		    strncmp(le.msg, cs->sc->file, strlen(cs->sc->file)) == 0 &&
+		    le.msg[strlen(cs->sc->file)] == ':')
+			e = le;
 		if (!cs->read_ok)
 			problem(c, cs, false, e.code, true, "%s", e.msg);
 		free(text);

@@ -5,6 +5,7 @@
  * it, and counted by the same walk as run's progress
  * (progress_items()), so the two cannot disagree.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "controller/config.h"
 #include "controller/stories.h"
 #include "strategies/progress.h"
+#include "strategies/text.h"
 
 /* The story named by id, or by its file as configured. */
 static int
@@ -24,6 +26,33 @@ story_find(const struct config *cfg, const char *name)
 		if (strcmp(cfg->stories[i].file, name) == 0)
 			k = (int)i;
 	return k;
+}
+
+/* A story file that leads out of the root is refused as stories_load()
+ * refuses it, with its message; story_read_text() would refuse it too,
+ * but as a symlink swapped in while the batch runs. */
+static int
+story_inside(
+    const char *path, const char *root, const char *file, struct sc_err *err)
+{
+	char *real = realpath(path, NULL), *rroot = realpath(root, NULL);
+	char shown[256];
+	size_t n = rroot != NULL ? strlen(rroot) : 0;
+	int rc = 0;
+
+	if (real != NULL && rroot != NULL && strcmp(rroot, "/") != 0 &&
+	    (strncmp(real, rroot, n) != 0 || real[n] != '/')) {
+		/* the target is named by whoever made the link */
+		text_clean(shown, sizeof(shown), real, strlen(real),
+		    TEXT_MARK_INVALID, NULL);
+		rc = err_set(err, SC_EDATA,
+		    "%s: story file resolves to %s, outside the project root "
+		    "%s",
+		    file, shown, rroot);
+	}
+	free(real);
+	free(rroot);
+	return rc;
 }
 
 static json_t *
@@ -147,7 +176,9 @@ cmd_tasks(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = story_read_text(&text, &len, path, cfg.root, err);
+	rc = story_inside(path, cfg.root, sc->file, err);
+	if (rc == 0)
+		rc = story_read_text(&text, &len, path, cfg.root, err);
 	if (rc < 0)
 		goto out;
 	rc = progress_items(&items, &n, &p, text, len, cfg.tasks_heading, err);

@@ -91,6 +91,16 @@ expect_match "tasks: the unknown story is named" "$T_ERR" "no story 'nosuch'"
 run_sc -C "$P" tasks
 expect_rc "tasks: no story named (64)" 64
 rm "$P/docs/stories/shape.md"
+# a story that leads out of the repository is refused, as run refuses it
+printf -- '- [ ] outside\n' >"$T_TMP/outside.md"
+ln -s "$T_TMP/outside.md" "$P/docs/stories/out.md"
+run_sc -C "$P" tasks out
+expect_rc "tasks: a story that leads out of the root (65)" 65
+expect_match "... named with where it leads" "$T_ERR" 'docs/stories/out\.md: story file resolves to .*outside\.md, outside the project root'
+run_sc -C "$P" check --json
+expect_json "check: the same story is an error, the others still read" \
+	'(.errors | length) == 1 and .errors[0].story == "out" and (.errors[0].message | test("outside the project root")) and ([.stories[] | select(.tasks_total > 0)] | length) == 3'
+rm "$P/docs/stories/out.md"
 
 # --- every error in one run --------------------------------------------------------
 printf '# no tasks\n\n## Notes\n\n- [ ] a note\n' >"$P/docs/stories/notes.md"
