@@ -11,7 +11,11 @@
 static const struct cli_command commands[] = {
     {"init", "", "write a starter storyctl.json and ignore the state dir",
 	cmd_init},
-    {"check", "", "validate config and stories and print the plan", cmd_check},
+    {"check", "[--json]",
+	"validate config, stories and agents: every problem run would hit",
+	cmd_check},
+    {"tasks", "STORY [--json]",
+	"the lines of a story that were counted as tasks, and why", cmd_tasks},
     {"run", "[-j N] [STORY...]",
 	"start a batch (or continue the "
 	"unfinished one)",

@@ -57,6 +57,7 @@ int cli_print_json(const struct cli *cli, const json_t *j, struct sc_err *err);
  * SC_E* code with err filled. */
 int cmd_simulate(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err);
+int cmd_tasks(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_agents(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_run(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_resume(struct cli *cli, int argc, char **argv, struct sc_err *err);

@@ -231,6 +231,14 @@ story_shown(const char *abspath, const char *root)
 }
 
 int
+story_read_text(char **out, size_t *out_len, const char *abspath,
+    const char *root, struct sc_err *err)
+{
+	return read_story(
+	    out, out_len, abspath, root, story_shown(abspath, root), err);
+}
+
+int
 story_read_progress(struct progress *out, const char *abspath, const char *root,
     struct sc_err *err)
 {

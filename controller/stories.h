@@ -58,6 +58,15 @@ int stories_load(struct story **out, size_t *out_n, const struct config *cfg,
 void stories_free(struct story *s, size_t n);
 
 /*
+ * The bytes of one story file, read as story_read_progress() reads them
+ * (the same checks; root likewise): *out malloc'd (free()), *out_len
+ * bytes, not NUL-ended.  For `check` and `tasks`, which must see what
+ * run sees.
+ */
+int story_read_text(char **out, size_t *out_len, const char *abspath,
+    const char *root, struct sc_err *err);
+
+/*
  * Re-read one story file's progress (after an attempt, or while one
  * runs).  SC_EDATA naming the file (relative to root when it lies
  * there) when it cannot be read, is not a regular file or is too large;

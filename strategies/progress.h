@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "strategies/err.h"
+
 #define PROGRESS_TASK_MAX 256
 
 struct progress {
@@ -56,6 +58,53 @@ void progress_parse(struct progress *out, const char *text, size_t len);
  * numbering and a trailing colon ignored; NULL or "": the default rule). */
 void progress_parse_heading(struct progress *out, const char *text, size_t len,
     const char *tasks_heading);
+
+/* What progress_items() lists (docs/stories.md, `storyctl tasks`). */
+enum progress_item_kind {
+	PROGRESS_ITEM_TASK, /* a task: counted */
+	PROGRESS_ITEM_SUBTASK, /* a task item nested in a task: counted */
+	/* in the Tasks section, looks like a task but is not one on
+	 * GitHub ("- [-]", "- ✅", "- [ ]*"): not counted, check warns */
+	PROGRESS_ITEM_SKIPPED,
+	PROGRESS_ITEM_OUTSIDE, /* a task item outside the Tasks section */
+	/* a box in a code block, an HTML block or a block quote */
+	PROGRESS_ITEM_IGNORED,
+	/* a heading that starts, continues or ends the Tasks section */
+	PROGRESS_ITEM_HEADING,
+};
+
+#define PROGRESS_WHY_MAX 112
+/* progress_items() lists at most this many items (the counts are
+ * always complete) */
+#define PROGRESS_ITEMS_MAX 10000
+
+struct progress_item {
+	int line; /* 1-based source line */
+	enum progress_item_kind kind;
+	bool checked; /* the box reads [x] (or a check-mark emoji) */
+	/* the first line of its text as written (a task's after its box;
+	 * a skipped item's with its box), cleaned and bounded */
+	char text[PROGRESS_TASK_MAX];
+	/* why it is what it is: "task under ## Tasks / Subtasks", "subtask
+	 * of line 12", "not counted: [-] is not a checkbox", ... */
+	char why[PROGRESS_WHY_MAX];
+};
+
+/*
+ * Every item the parser saw, in source order, for `storyctl tasks`:
+ * tasks, subtasks and skipped items of the Tasks section, task items
+ * outside it, boxes in code, HTML and block quotes, and the headings
+ * that start, continue and end the section.  Counted exactly as
+ * progress_parse_heading() counts (one walk does both); *prog (may be
+ * NULL) gets its result.  *out is malloc'd (free()), NULL when *n is 0;
+ * at most PROGRESS_ITEMS_MAX items.  SC_EOS when out of memory.
+ */
+int progress_items(struct progress_item **out, size_t *n, struct progress *prog,
+    const char *text, size_t len, const char *tasks_heading,
+    struct sc_err *err);
+
+/* "task", "subtask", "skipped", "outside", "ignored", "heading" */
+const char *progress_item_kind_name(enum progress_item_kind k);
 
 /* Why a story with tasks_total == 0 has none, for its invalid reason (a
  * static string). */

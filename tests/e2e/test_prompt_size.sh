@@ -35,7 +35,7 @@ commit_all
 run_sc -C "$P" check
 check "check fails on the long prompt (exit $T_RC)" [ "$T_RC" = 65 ]
 expect_match "check names the story, the agent and the limit" "$T_OUT$T_ERR" \
-	'big: agent primary.*over the 131072-byte limit of one argument.*\{prompt_file\}'
+	'big\.md\)?: agent primary.*over the 131072-byte limit of one argument.*\{prompt_file\}'
 run_sc -C "$P" run
 expect_rc "run finishes with the story not done (exit 3)" 3
 run_sc -C "$P" show big --json
@@ -75,7 +75,7 @@ commit_all
 run_sc -C "$P" check
 check "check fails on the agent's environment (exit $T_RC)" [ "$T_RC" = 65 ]
 expect_match "check names the story, the agent and the environment" "$T_OUT$T_ERR" \
-	'envbig: agent primary.*environment variable BIG is [0-9]+ bytes.*over the 131072-byte limit'
+	'envbig\.md\)?: agent primary.*environment variable BIG is [0-9]+ bytes.*over the 131072-byte limit'
 run_sc -C "$P" run
 check "run does not finish the story (exit $T_RC)" [ "$T_RC" != 0 ]
 run_sc -C "$P" show envbig --json

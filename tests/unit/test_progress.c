@@ -1,8 +1,10 @@
-/* test_progress.c - progress_parse(): SPEC 2 task counting. */
+/* test_progress.c - progress_parse(): SPEC 2 task counting;
+ * progress_items(): what `storyctl tasks` lists. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -358,6 +360,273 @@ test_github_shapes(void **state)
 	}
 }
 
+/* issue 13: items that look like tasks but are not counted; check
+ * warns about them, naming the first one's line. */
+struct scase {
+	const char *name;
+	const char *text;
+	int total; /* tasks counted */
+	int skipped;
+	int first_line;
+	const char *first;
+};
+
+static const struct scase scases[] = {
+    {"other marks in the box",
+	"## Tasks\n- [x] a\n- [-] cancelled\n- [~] partial\n- [/] half\n", 1, 3,
+	3, "[-] cancelled"},
+    {"emoji boxes",
+	"## Tasks\n- \xE2\x9C\x85 done\n- \xE2\xAC\x9C todo\n- \xE2\x98\x90 "
+	"box\n- \xE2\x98\x91 checked\n- \xE2\x9C\x94 tick\n- [ ] real\n",
+	1, 5, 2, "\xE2\x9C\x85 done"},
+    {"kiro optional tasks",
+	"# Implementation Plan\n\n- [ ] 1. Set up\n  - Create dirs\n\n- [ ]* "
+	"1.1 Write tests\n  - [ ]* nested optional\n- [x]* 2 done\n",
+	1, 3, 6, "[ ]* 1.1 Write tests"},
+    {"a skipped subtask", "## Tasks\n- [ ] a\n  - [-] sub dropped\n", 1, 1, 3,
+	"[-] sub dropped"},
+    {"outside the section is not reported",
+	"## Notes\n- [-] x\n## Tasks\n- [ ] a\n", 1, 0, 0, ""},
+    {"references and links are no boxes",
+	"## Tasks\n- [1] see RFC 1\n- [a] note\n- [x](http://x) link\n- [ ] "
+	"a\n",
+	1, 0, 0, ""},
+    {"a box with no text", "## Tasks\n- [ ]\n- [ ] a\n", 1, 1, 2, "[ ]"},
+    {"no space after the box", "## Tasks\n- [x]done\n", 0, 1, 2, "[x]done"},
+    {"an empty box", "## Tasks\n- [] nothing\n- [ ] a\n", 1, 1, 2,
+	"[] nothing"},
+    {"the whole file", "- [-] a\n- [ ] b\n", 1, 1, 1, "[-] a"},
+    {"an o in the box", "## Tasks\n- [ ] a\n- [o] b\n", 1, 1, 3, "[o] b"},
+    {"crlf", "## Tasks\r\n- [-] a\r\n- [ ] b\r\n", 1, 1, 2, "[-] a"},
+    {"ordered", "## Tasks\n1. [-] a\n2. [ ] b\n", 1, 1, 2, "[-] a"},
+    {"boxes in code are not reported", "## Tasks\n```\n- [-] a\n```\n- [ ] b\n",
+	1, 0, 0, ""},
+    {"plain items are not reported", "## Tasks\n- note\n- [ ] a\n", 1, 0, 0,
+	""},
+};
+
+static void
+test_skipped_items(void **state)
+{
+	struct progress p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(scases) / sizeof(*scases); i++) {
+		const struct scase *c = &scases[i];
+
+		progress_parse(&p, c->text, strlen(c->text));
+		if (p.tasks_total != c->total ||
+		    p.skipped_items != c->skipped ||
+		    p.skipped_first_line != c->first_line ||
+		    strcmp(p.skipped_first, c->first) != 0)
+			fail_msg("%s: got %d tasks, %d skipped, first line %d "
+				 "\"%s\"",
+			    c->name, p.tasks_total, p.skipped_items,
+			    p.skipped_first_line, p.skipped_first);
+	}
+}
+
+/* progress_items(): every item with its line, kind and why */
+struct icase {
+	int line;
+	enum progress_item_kind kind;
+	bool checked;
+	const char *text;
+	const char *why;
+};
+
+static void
+test_items_listing(void **state)
+{
+	static const char text[] = "# Story 1.2\n"
+				   "\n"
+				   "## Acceptance Criteria\n"
+				   "- [x] ac one\n"
+				   "\n"
+				   "## Tasks / Subtasks\n"
+				   "\n"
+				   "- [x] Task 1 (AC: 1)\n"
+				   "  - [x] 1.1 schema\n"
+				   "  - [-] 1.2 dropped\n"
+				   "- [ ] Task 2\n"
+				   "  ```sh\n"
+				   "  - [ ] in code\n"
+				   "  ```\n"
+				   "\n"
+				   "> - [ ] quoted\n"
+				   "\n"
+				   "## Tasks / Subtasks\n"
+				   "- [ ]* optional\n"
+				   "\n"
+				   "## Dev Notes\n"
+				   "- [ ] note\n";
+	static const struct icase want[] = {
+	    {4, PROGRESS_ITEM_OUTSIDE, true, "ac one",
+		"outside the Tasks section"},
+	    {6, PROGRESS_ITEM_HEADING, false, "## Tasks / Subtasks",
+		"the Tasks section starts here"},
+	    {8, PROGRESS_ITEM_TASK, true, "Task 1 (AC: 1)",
+		"task under ## Tasks / Subtasks"},
+	    {9, PROGRESS_ITEM_SUBTASK, true, "1.1 schema", "subtask of line 8"},
+	    {10, PROGRESS_ITEM_SKIPPED, false, "[-] 1.2 dropped",
+		"not counted: [-] is not a checkbox"},
+	    {11, PROGRESS_ITEM_TASK, false, "Task 2",
+		"task under ## Tasks / Subtasks"},
+	    {13, PROGRESS_ITEM_IGNORED, false, "in code",
+		"in a code block: not counted"},
+	    {16, PROGRESS_ITEM_IGNORED, false, "quoted",
+		"in a block quote: not counted"},
+	    {18, PROGRESS_ITEM_HEADING, false, "## Tasks / Subtasks",
+		"the same heading again: the section goes on"},
+	    {19, PROGRESS_ITEM_SKIPPED, false, "[ ]* optional",
+		"not counted: an optional task ([ ]*) is not a checkbox"},
+	    {21, PROGRESS_ITEM_HEADING, false, "## Dev Notes",
+		"ends the Tasks section"},
+	    {22, PROGRESS_ITEM_OUTSIDE, false, "note",
+		"outside the Tasks section"},
+	};
+	struct progress_item *it = NULL;
+	struct progress p;
+	struct sc_err err;
+	size_t n = 0, i;
+
+	(void)state;
+	assert_int_equal(
+	    progress_items(&it, &n, &p, text, sizeof(text) - 1, NULL, &err), 0);
+	for (i = 0; i < n && i < sizeof(want) / sizeof(*want); i++) {
+		if (it[i].line != want[i].line || it[i].kind != want[i].kind ||
+		    it[i].checked != want[i].checked ||
+		    strcmp(it[i].text, want[i].text) != 0 ||
+		    strcmp(it[i].why, want[i].why) != 0)
+			fail_msg("item %zu: got line %d %s %s \"%s\" (%s)", i,
+			    it[i].line, progress_item_kind_name(it[i].kind),
+			    it[i].checked ? "[x]" : "[ ]", it[i].text,
+			    it[i].why);
+	}
+	assert_int_equal(n, sizeof(want) / sizeof(*want));
+	assert_int_equal(p.tasks_total, 2);
+	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.subtasks_total, 1);
+	assert_int_equal(p.subtasks_completed, 1);
+	assert_int_equal(p.skipped_items, 2);
+	assert_int_equal(p.skipped_first_line, 10);
+	assert_string_equal(p.heading, "tasks / subtasks");
+	free(it);
+}
+
+static void
+test_items_whole_file_and_none(void **state)
+{
+	static const char whole[] = "- [x] a\n  - [ ] a.1\n- [ ] b\n";
+	static const char none[] = "# S\n## Done\n- [x] t\n";
+	struct progress_item *it = NULL;
+	struct progress p;
+	struct sc_err err;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(
+	    progress_items(&it, &n, &p, whole, sizeof(whole) - 1, NULL, &err),
+	    0);
+	assert_int_equal(n, 3);
+	assert_true(p.whole_file);
+	assert_string_equal(it[0].why, "task (whole file: no headings)");
+	assert_string_equal(it[1].why, "subtask of line 1");
+	assert_int_equal(it[2].line, 3);
+	free(it);
+	assert_int_equal(
+	    progress_items(&it, &n, &p, none, sizeof(none) - 1, NULL, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(it[0].kind, PROGRESS_ITEM_OUTSIDE);
+	assert_string_equal(
+	    it[0].why, "outside any Tasks section: the story has none");
+	assert_int_equal(p.tasks_total, 0);
+	free(it);
+	/* nothing at all: no list, no error */
+	assert_int_equal(progress_items(&it, &n, NULL, NULL, 0, NULL, &err), 0);
+	assert_int_equal(n, 0);
+	assert_null(it);
+}
+
+/* The listing and the counts come from one walk: they agree on every
+ * table case. */
+static void
+agree(const char *name, const char *text, const char *heading)
+{
+	struct progress_item *it = NULL;
+	struct progress a, b;
+	struct sc_err err;
+	size_t n = 0, i;
+	int k[PROGRESS_ITEM_HEADING + 1] = {0}, done = 0, subdone = 0;
+
+	progress_parse_heading(&a, text, strlen(text), heading);
+	if (progress_items(&it, &n, &b, text, strlen(text), heading, &err) != 0)
+		fail_msg("%s: progress_items failed", name);
+	for (i = 0; i < n; i++) {
+		k[it[i].kind]++;
+		if (it[i].kind == PROGRESS_ITEM_TASK && it[i].checked)
+			done++;
+		if (it[i].kind == PROGRESS_ITEM_SUBTASK && it[i].checked)
+			subdone++;
+	}
+	free(it);
+	if (a.tasks_total != b.tasks_total ||
+	    a.tasks_completed != b.tasks_completed ||
+	    a.subtasks_total != b.subtasks_total ||
+	    a.subtasks_completed != b.subtasks_completed ||
+	    a.skipped_items != b.skipped_items ||
+	    strcmp(a.stalled_task, b.stalled_task) != 0 ||
+	    strcmp(a.heading, b.heading) != 0 ||
+	    k[PROGRESS_ITEM_TASK] != a.tasks_total ||
+	    done != a.tasks_completed ||
+	    k[PROGRESS_ITEM_SUBTASK] != a.subtasks_total ||
+	    subdone != a.subtasks_completed ||
+	    k[PROGRESS_ITEM_SKIPPED] != a.skipped_items)
+		fail_msg("%s: the listing disagrees with the counts", name);
+}
+
+static void
+test_items_agree_with_counts(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(*cases); i++)
+		agree(cases[i].name, cases[i].text, NULL);
+	for (i = 0; i < sizeof(gcases) / sizeof(*gcases); i++)
+		agree(gcases[i].name, gcases[i].text, gcases[i].heading);
+	for (i = 0; i < sizeof(scases) / sizeof(*scases); i++)
+		agree(scases[i].name, scases[i].text, NULL);
+}
+
+static void
+test_items_bounded(void **state)
+{
+	enum { N = PROGRESS_ITEMS_MAX + 5 };
+	struct progress_item *it = NULL;
+	struct progress p;
+	struct sc_err err;
+	char *text = malloc((size_t)N * 8 + 1), *t = text;
+	size_t n = 0;
+	int i;
+
+	(void)state;
+	assert_non_null(text);
+	for (i = 0; i < N; i++) {
+		memcpy(t, "- [x] a\n", 8);
+		t += 8;
+	}
+	assert_int_equal(
+	    progress_items(&it, &n, &p, text, (size_t)(t - text), NULL, &err),
+	    0);
+	assert_int_equal(n, PROGRESS_ITEMS_MAX);
+	assert_int_equal(p.tasks_total, N);
+	assert_int_equal(it[n - 1].line, PROGRESS_ITEMS_MAX);
+	free(it);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -370,6 +639,11 @@ main(void)
 	    cmocka_unit_test(test_long_ascii_truncated),
 	    cmocka_unit_test(test_big_counts),
 	    cmocka_unit_test(test_story_file_shape),
+	    cmocka_unit_test(test_skipped_items),
+	    cmocka_unit_test(test_items_listing),
+	    cmocka_unit_test(test_items_whole_file_and_none),
+	    cmocka_unit_test(test_items_agree_with_counts),
+	    cmocka_unit_test(test_items_bounded),
 	};
 	enum { NCASES = sizeof(cases) / sizeof(cases[0]) };
 	enum { NFIXED = sizeof(fixed) / sizeof(fixed[0]) };

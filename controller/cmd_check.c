@@ -1,0 +1,613 @@
+/*
+ * cmd_check.c - `storyctl check [--json]`: the preflight.  It looks for
+ * every problem `run` would hit, in one go (docs/configuration.md,
+ * "storyctl check"): the config, every story file, the agent, gate and
+ * reviewer programs, the git repository and the state branch, prompts
+ * too long for one argument; and warns about what run would do that
+ * the author may not expect (a draft skipped, a whole file counted,
+ * items that look like tasks but are not counted, no fallback agent).
+ * The checks use the functions run uses (stories.c, argv.c,
+ * gitstate.c), so check cannot pass what run then refuses.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/argv.h"
+#include "controller/cli.h"
+#include "controller/config.h"
+#include "controller/prompt.h"
+#include "controller/runner.h"
+#include "controller/stories.h"
+#include "state/gitstate.h"
+#include "state/gitwork.h"
+#include "strategies/text.h"
+
+/* One configured story as check sees it. */
+struct cstory {
+	const struct story_conf *sc;
+	struct progress pr; /* read with the config's tasks heading */
+	bool read_ok;
+	bool draft;
+	char *status_line; /* NULL when not known (or "" when none) */
+	json_t *warnings, *errors; /* messages, for its JSON object */
+};
+
+struct check {
+	struct config cfg;
+	struct cstory *st;
+	size_t n;
+	json_t *errors, *warnings; /* every problem: {story?, file?, message} */
+	json_t *agents;
+	size_t nerrors;
+	/* the exit status: the first error that stops run (the order run
+	 * checks in: stories, agents, git), else the first error */
+	int run_code, any_code;
+	struct sc_err first; /* the first error, for the message on stderr */
+};
+
+/* Record a problem (warning or error) of story cs (NULL: of the whole
+ * project).  stops_run: run fails on it before any attempt. */
+static void
+problem(struct check *c, struct cstory *cs, bool warning, int code,
+    bool stops_run, const char *fmt, ...)
+{
+	char raw[1024], msg[1024];
+	const char *m = raw;
+	size_t flen;
+	json_t *o;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	/* the story's file is named apart: not twice */
+	flen = cs != NULL ? strlen(cs->sc->file) : 0;
+	if (flen > 0 && strncmp(m, cs->sc->file, flen) == 0 && m[flen] == ':' &&
+	    m[flen + 1] == ' ')
+		m += flen + 2;
+	/* story text and file names reach the terminal and JSON: no
+	 * control characters, valid UTF-8 */
+	text_clean(msg, sizeof(msg), m, strlen(m),
+	    TEXT_COLLAPSE | TEXT_MARK_INVALID | TEXT_TRIM, NULL);
+	o = json_object();
+	if (cs != NULL) {
+		json_object_set_new(o, "story", json_string(cs->sc->id));
+		json_object_set_new(o, "file", json_string(cs->sc->file));
+		json_array_append_new(
+		    warning ? cs->warnings : cs->errors, json_string(msg));
+	}
+	json_object_set_new(o, "message", json_string(msg));
+	json_array_append_new(warning ? c->warnings : c->errors, o);
+	if (warning)
+		return;
+	if (c->nerrors++ == 0)
+		err_set(&c->first, code, "%s%s%s", cs ? cs->sc->file : "",
+		    cs ? ": " : "", msg);
+	if (c->any_code == 0)
+		c->any_code = code;
+	if (stops_run && c->run_code == 0)
+		c->run_code = code;
+}
+
+/* --- stories --------------------------------------------------------- */
+
+/*
+ * Read every story as run reads it.  stories_load() stops at the first
+ * file it cannot read; each file is then read on its own, so that every
+ * unreadable one is named.
+ */
+static void
+check_stories(struct check *c)
+{
+	struct story *s = NULL;
+	struct sc_err e, le;
+	char *path = NULL, *text = NULL;
+	size_t ns = 0, i, len;
+	int before = (int)c->nerrors;
+
+	err_clear(&le);
+	if (stories_load(&s, &ns, &c->cfg, &le) < 0) {
+		s = NULL;
+		ns = 0;
+	}
+	for (i = 0; i < c->n; i++) {
+		struct cstory *cs = &c->st[i];
+		err_clear(&e);
+		if (ns == c->n) {
+			cs->draft = s[i].draft;
+			cs->status_line = strdup(s[i].status_line);
+		}
+		path = NULL;
+		if (asprintf(&path, "%s/%s", c->cfg.root, cs->sc->file) < 0) {
+			path = NULL;
+			err_set(&e, SC_EOS, "out of memory");
+		} else if (story_read_text(
+			       &text, &len, path, c->cfg.root, &e) == 0) {
+			progress_parse_heading(
+			    &cs->pr, text, len, c->cfg.tasks_heading);
+			cs->read_ok = true;
+		}
+		/* the message stories_load() gave for the file it stopped at
+		 * says it best ("resolves to ..., outside the project
+		 * root") */
+		if (!cs->read_ok && le.code != 0 &&
+		    strncmp(le.msg, cs->sc->file, strlen(cs->sc->file)) == 0 &&
+		    le.msg[strlen(cs->sc->file)] == ':')
+			e = le;
+		if (!cs->read_ok)
+			problem(c, cs, false, e.code, true, "%s", e.msg);
+		free(text);
+		text = NULL;
+		free(path);
+	}
+	/* stories_load() failed for a reason no single file showed */
+	if (le.code != 0 && (int)c->nerrors == before)
+		problem(c, NULL, false, le.code, true, "%s", le.msg);
+	stories_free(s, ns);
+}
+
+/* What run would do with each readable story that the author may not
+ * expect (docs/stories.md). */
+static void
+check_story_shapes(struct check *c)
+{
+	size_t i;
+
+	if (c->n == 0)
+		problem(c, NULL, false, SC_EDATA, false, "no stories: %s",
+		    c->cfg.stories_glob != NULL
+			? "stories_glob matches no file and \"stories\" "
+			  "names none"
+			: "the config names none (\"stories\" or "
+			  "\"stories_glob\")");
+	for (i = 0; i < c->n; i++) {
+		struct cstory *cs = &c->st[i];
+		const struct progress *p = &cs->pr;
+
+		if (!cs->read_ok)
+			continue;
+		if (cs->draft && !c->cfg.include_drafts)
+			problem(c, cs, true, 0, false,
+			    "Status: Draft: run skips it (--include-drafts)");
+		if (p->tasks_total == 0)
+			problem(c, cs, false, SC_EDATA, false, "%s",
+			    progress_no_tasks_reason(p));
+		if (p->whole_file && p->tasks_total > 0)
+			problem(c, cs, true, 0, false,
+			    "no headings: the whole file is counted as its "
+			    "Tasks section, so any checklist in it counts "
+			    "(a \"## Tasks / Subtasks\" heading makes it "
+			    "exact)");
+		if (p->skipped_items > 0)
+			problem(c, cs, true, 0, false,
+			    "%d item%s that look%s like tasks but %s not "
+			    "counted, the first on line %d: %s (storyctl "
+			    "tasks %s lists them)",
+			    p->skipped_items, p->skipped_items == 1 ? "" : "s",
+			    p->skipped_items == 1 ? "s" : "",
+			    p->skipped_items == 1 ? "is" : "are",
+			    p->skipped_first_line, p->skipped_first,
+			    cs->sc->id);
+	}
+}
+
+/*
+ * The first attempt's argv of every story and agent must pass execve's
+ * size limits (argv_fits), with the environment the agent gets: a prompt
+ * over one argument's limit, or a huge env value, would fail every
+ * attempt of the night (docs/configuration.md).
+ */
+static void
+check_prompt_sizes(struct check *c)
+{
+	const struct config *cfg = &c->cfg;
+	struct argv_vars v;
+	struct prompt_prev prev;
+	struct strlist argv;
+	struct sc_err e;
+	char **envp[2] = {NULL, NULL};
+	char *prompt = NULL;
+	size_t i;
+	int r;
+
+	/* the environment each agent will get, as the runner builds it: a
+	 * huge value in an agent's env fails execve just the same */
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++)
+		if (cfg->agents[r].configured &&
+		    runner_env_build(&envp[r], &cfg->agents[r].env, &e) < 0)
+			envp[r] = NULL; /* the config check reports it */
+	memset(&prev, 0, sizeof(prev));
+	for (i = 0; i < c->n; i++) {
+		struct cstory *cs = &c->st[i];
+		if (!cs->read_ok || cs->pr.tasks_total == 0)
+			continue;
+		memset(&v, 0, sizeof(v));
+		v.story_file = cs->sc->file;
+		v.story_id = cs->sc->id;
+		v.repo = cfg->root;
+		v.attempt = 1;
+		v.max_attempts = cfg->policy.max_attempts;
+		v.prompt_file = "/state/logs/story.a1.prompt";
+		err_clear(&e);
+		if (prompt_render(&prompt, cfg->prompt, &v, &prev, &e) < 0)
+			continue; /* placeholders: the agents check says so */
+		v.prompt = prompt;
+		for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+			const struct agent_conf *a = &cfg->agents[r];
+			if (!a->configured)
+				continue;
+			memset(&argv, 0, sizeof(argv));
+			v.role = role_name((enum role)r);
+			if (argv_expand(&argv, &a->command, &v, &e) == 0 &&
+			    argv_fits(&argv, envp[r], &e) < 0)
+				problem(c, cs, false, SC_EDATA, false,
+				    "agent %s (%s): %s",
+				    role_name((enum role)r), a->name, e.msg);
+			strlist_release(&argv);
+		}
+		free(prompt);
+		prompt = NULL;
+	}
+	free(envp[0]);
+	free(envp[1]);
+}
+
+/* --- agents and git ---------------------------------------------------- */
+
+/* One argv template, as run checks it (cmd_run_check_agents()). */
+static void
+check_program(struct check *c, const char *role, const char *name,
+    const struct strlist *argv, const char *what)
+{
+	struct sc_err e;
+	char *path = NULL, prog[1024], res[1024];
+	int rc;
+
+	err_clear(&e);
+	rc = argv_validate(argv, &e);
+	if (rc == 0)
+		rc = argv_resolve_program(&path, argv->items[0], &e);
+	/* JSON strings must be UTF-8; a path need not be */
+	text_clean(prog, sizeof(prog), argv->n > 0 ? argv->items[0] : "",
+	    argv->n > 0 ? strlen(argv->items[0]) : 0, TEXT_MARK_INVALID, NULL);
+	if (path != NULL)
+		text_clean(res, sizeof(res), path, strlen(path),
+		    TEXT_MARK_INVALID, NULL);
+	json_array_append_new(c->agents,
+	    json_pack("{s:s, s:s, s:s, s:o}", "role", role, "name", name,
+		"program", prog, "resolved",
+		path != NULL ? json_string(res) : json_null()));
+	if (rc < 0)
+		problem(c, NULL, false, rc, true, "%s: %s", what, e.msg);
+	free(path);
+}
+
+static void
+check_agents(struct check *c)
+{
+	const struct config *cfg = &c->cfg;
+	char what[128];
+	size_t i;
+	int r;
+
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+		const struct agent_conf *a = &cfg->agents[r];
+		if (!a->configured)
+			continue;
+		snprintf(what, sizeof(what), "agent %s (%s)",
+		    role_name((enum role)r), a->name);
+		check_program(
+		    c, role_name((enum role)r), a->name, &a->command, what);
+	}
+	for (i = 0; i < cfg->ngates; i++) {
+		snprintf(what, sizeof(what), "gate %s", cfg->gates[i].name);
+		check_program(c, "gate", cfg->gates[i].name,
+		    &cfg->gates[i].command, what);
+	}
+	for (i = 0; i < cfg->review.nagents; i++) {
+		snprintf(what, sizeof(what), "review.agents[%zu]", i);
+		check_program(c, "review", what, &cfg->review.agents[i], what);
+	}
+	if (!cfg->agents[ROLE_FALLBACK].configured)
+		problem(c, NULL, true, 0, false,
+		    "no fallback agent: a story whose primary agent fails for "
+		    "good (auth, quota) is escalated, not tried with another "
+		    "agent (agents.fallback)");
+}
+
+/* The state dir relative to the project root, or NULL (batch.c). */
+static const char *
+state_rel(const struct config *cfg)
+{
+	size_t n = strlen(cfg->root);
+
+	if (strncmp(cfg->state_dir, cfg->root, n) == 0 &&
+	    cfg->state_dir[n] == '/')
+		return cfg->state_dir + n + 1;
+	return NULL;
+}
+
+/* The project is a git repository whose state branch run can write,
+ * opened as run opens it. */
+static void
+check_git(struct check *c)
+{
+	struct gitstate *gs = NULL;
+	struct sc_err e;
+	char why[300];
+	int dirty = 0;
+
+	err_clear(&e);
+	if (gitstate_open(&gs, c->cfg.root, c->cfg.git.state_branch, &e) < 0) {
+		problem(c, NULL, false, e.code, true, "%s", e.msg);
+		return;
+	}
+	gitstate_free(gs);
+	if (!c->cfg.git.commit_work)
+		return;
+	err_clear(&e);
+	if (gitwork_is_dirty(&dirty, why, sizeof(why), c->cfg.root,
+		state_rel(&c->cfg), &e) < 0)
+		problem(c, NULL, false, e.code, true, "%s", e.msg);
+	else if (dirty)
+		problem(c, NULL, true, 0, false,
+		    "git.commit_work: the working tree has uncommitted "
+		    "changes (%s); run will not start a new batch on it "
+		    "(commit or stash them)",
+		    why);
+}
+
+/* --- output ------------------------------------------------------------ */
+
+/* argv for people: words with spaces or quotes are single-quoted. */
+static void
+print_argv(FILE *f, const struct strlist *argv)
+{
+	size_t i;
+
+	for (i = 0; i < argv->n && argv->items[i] != NULL; i++) {
+		const char *a = argv->items[i];
+		if (strpbrk(a, " \t\"'\\$") != NULL || a[0] == '\0')
+			fprintf(f, "%s'%s'", i ? " " : "", a);
+		else
+			fprintf(f, "%s%s", i ? " " : "", a);
+	}
+}
+
+static void
+print_problems(FILE *f, const char *title, json_t *list)
+{
+	json_t *o;
+	size_t i;
+
+	if (json_array_size(list) == 0)
+		return;
+	fprintf(f, "%s:\n", title);
+	json_array_foreach(list, i, o)
+	{
+		const char *id = json_string_value(json_object_get(o, "story"));
+		const char *file =
+		    json_string_value(json_object_get(o, "file"));
+		const char *msg =
+		    json_string_value(json_object_get(o, "message"));
+		if (id != NULL)
+			fprintf(f, "  %s (%s): %s\n", id, file ? file : "",
+			    msg ? msg : "");
+		else
+			fprintf(f, "  %s\n", msg ? msg : "");
+	}
+}
+
+static void
+print_text(FILE *f, struct check *c, const size_t *order)
+{
+	const struct config *cfg = &c->cfg;
+	size_t k, i, wid = 2, wfile = 4;
+	int r;
+
+	fprintf(f, "config: %s\nstate:  %s (branch %s)\n", cfg->path,
+	    cfg->state_dir, cfg->git.state_branch);
+	fprintf(f,
+	    "policy: %s, max_attempts %d, network_sleep %gs, "
+	    "backoff %s %lld..%lld ms jitter %g\n",
+	    strategy_name(cfg->policy.strategy), cfg->policy.max_attempts,
+	    cfg->policy.network_sleep_s,
+	    backoff_kind_name(cfg->policy.backoff.kind),
+	    (long long)cfg->policy.backoff.base_delay_ms,
+	    (long long)cfg->policy.backoff.max_delay_ms,
+	    cfg->policy.backoff.jitter);
+	fprintf(f, "agents:\n");
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+		const struct agent_conf *a = &cfg->agents[r];
+		if (!a->configured) {
+			fprintf(f, "  %-8s (none)\n", role_name((enum role)r));
+			continue;
+		}
+		fprintf(f, "  %-8s %-8s timeout %gs: ", role_name((enum role)r),
+		    a->name, a->timeout_s);
+		print_argv(f, &a->command);
+		fprintf(f, "\n");
+	}
+	/* columns as wide as the longest id and file, so that none
+	 * runs into the next */
+	for (i = 0; i < c->n; i++) {
+		if (strlen(c->st[i].sc->id) > wid)
+			wid = strlen(c->st[i].sc->id);
+		if (strlen(c->st[i].sc->file) > wfile)
+			wfile = strlen(c->st[i].sc->file);
+	}
+	if (c->n == 0)
+		fprintf(f, "stories: none\n");
+	else
+		fprintf(f, "stories (%zu, in this order):\n", c->n);
+	for (k = 0; k < c->n; k++) {
+		const struct cstory *cs = &c->st[order[k]];
+		const struct progress *p = &cs->pr;
+		fprintf(f, "  %3zu  %-*s %-*s ", k + 1, (int)wid, cs->sc->id,
+		    (int)wfile, cs->sc->file);
+		if (!cs->read_ok) {
+			fprintf(f, "UNREADABLE\n");
+			continue;
+		}
+		fprintf(f, "%d/%d tasks", p->tasks_completed, p->tasks_total);
+		if (p->subtasks_total > 0)
+			fprintf(f, ", %d/%d subtasks", p->subtasks_completed,
+			    p->subtasks_total);
+		if (cs->draft)
+			fprintf(f, "  DRAFT");
+		if (p->tasks_total == 0)
+			fprintf(
+			    f, "  INVALID: %s", progress_no_tasks_reason(p));
+		fprintf(f, "\n");
+	}
+	print_problems(f, "warnings", c->warnings);
+	print_problems(f, "errors", c->errors);
+	if (c->nerrors == 0)
+		fprintf(
+		    f, "ok: %zu stor%s ready", c->n, c->n == 1 ? "y" : "ies");
+	else
+		fprintf(
+		    f, "%zu error%s", c->nerrors, c->nerrors == 1 ? "" : "s");
+	if (json_array_size(c->warnings) > 0)
+		fprintf(f, " (%zu warning%s)", json_array_size(c->warnings),
+		    json_array_size(c->warnings) == 1 ? "" : "s");
+	fprintf(f, "\n");
+}
+
+static json_t *
+story_json(const struct cstory *cs)
+{
+	const struct progress *p = &cs->pr;
+
+	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:b, s:o, s:b, "
+			 "s:i, s:o, s:O, s:O}",
+	    "id", cs->sc->id, "file", cs->sc->file, "tasks_completed",
+	    p->tasks_completed, "tasks_total", p->tasks_total,
+	    "subtasks_completed", p->subtasks_completed, "subtasks_total",
+	    p->subtasks_total, "heading",
+	    p->heading[0] != '\0' ? json_string(p->heading) : json_null(),
+	    "whole_file", p->whole_file, "status_line",
+	    cs->status_line != NULL && cs->status_line[0] != '\0'
+		? json_string(cs->status_line)
+		: json_null(),
+	    "draft", cs->draft, "skipped_items", p->skipped_items,
+	    "skipped_first_line",
+	    p->skipped_items > 0 ? json_integer(p->skipped_first_line)
+				 : json_null(),
+	    "warnings", cs->warnings, "errors", cs->errors);
+}
+
+static int
+print_json(const struct cli *cli, struct check *c, const size_t *order,
+    struct sc_err *err)
+{
+	json_t *o = NULL, *stories;
+	size_t k;
+	int rc;
+
+	stories = json_array();
+	for (k = 0; stories != NULL && k < c->n; k++)
+		json_array_append_new(stories, story_json(&c->st[order[k]]));
+	o = json_pack("{s:b, s:o, s:O, s:O, s:o, s:O}", "ok", c->nerrors == 0,
+	    "config", c->cfg.path ? json_string(c->cfg.path) : json_null(),
+	    "errors", c->errors, "warnings", c->warnings, "stories", stories,
+	    "agents", c->agents);
+	rc = o != NULL ? cli_print_json(cli, o, err)
+		       : err_set(err, SC_EOS, "out of memory");
+	json_decref(o);
+	return rc;
+}
+
+/* --- the command --------------------------------------------------------- */
+
+int
+cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
+{
+	struct check c;
+	size_t *order = NULL, i;
+	struct sc_err e;
+	int json = 0, rc = 0;
+
+	memset(&c, 0, sizeof(c));
+	for (i = 1; i < (size_t)argc; i++) {
+		if (strcmp(argv[i], "--json") != 0)
+			return err_set(err, SC_EUSAGE,
+			    "check: unexpected argument '%s' (usage: storyctl "
+			    "check [--json])",
+			    argv[i]);
+		json = 1;
+	}
+	c.errors = json_array();
+	c.warnings = json_array();
+	c.agents = json_array();
+	if (c.errors == NULL || c.warnings == NULL || c.agents == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	/* a config that does not load stops everything, as for run */
+	rc = cli_load_config(&c.cfg, cli, false, err);
+	if (rc < 0) {
+		if (json) {
+			problem(&c, NULL, false, rc, true, "%s", err->msg);
+			(void)print_json(cli, &c, NULL, &e);
+		}
+		goto out;
+	}
+	c.n = c.cfg.nstories;
+	c.st = calloc(c.n + 1, sizeof(*c.st));
+	if (c.st == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < c.n; i++) {
+		c.st[i].sc = &c.cfg.stories[i];
+		c.st[i].warnings = json_array();
+		c.st[i].errors = json_array();
+	}
+	/* in the order run checks: stories, agents, the repository */
+	check_stories(&c);
+	check_agents(&c);
+	check_git(&c);
+	check_story_shapes(&c);
+	check_prompt_sizes(&c);
+	err_clear(&e);
+	if (stories_order(&order, &c.cfg, &e) < 0) {
+		problem(&c, NULL, false, e.code, true, "%s", e.msg);
+		free(order);
+		order = calloc(c.n + 1, sizeof(*order));
+		for (i = 0; order != NULL && i < c.n; i++)
+			order[i] = i;
+	}
+	if (order == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	if (json) {
+		rc = print_json(cli, &c, order, err);
+		if (rc < 0)
+			goto out;
+	} else {
+		print_text(cli->out, &c, order);
+	}
+	if (c.nerrors > 0) {
+		*err = c.first;
+		rc = c.run_code != 0 ? c.run_code : c.any_code;
+		err->code = rc;
+		if (c.nerrors > 1)
+			err_prefix(err, "%zu problems; the first", c.nerrors);
+	}
+out:
+	for (i = 0; c.st != NULL && i < c.n; i++) {
+		json_decref(c.st[i].warnings);
+		json_decref(c.st[i].errors);
+		free(c.st[i].status_line);
+	}
+	free(c.st);
+	free(order);
+	json_decref(c.errors);
+	json_decref(c.warnings);
+	json_decref(c.agents);
+	config_release(&c.cfg);
+	return rc;
+}
