@@ -675,15 +675,25 @@ walk_doc(struct walk *w, cmark_node *doc, const char *want)
 			walk_heading(w, n, "the Tasks section starts here");
 			continue;
 		}
-		if (in && start != NULL &&
+		if (start != NULL &&
 		    cmark_node_get_type(n) == CMARK_NODE_HEADING &&
 		    cmark_node_get_heading_level(n) <=
 			cmark_node_get_heading_level(start)) {
-			/* a section, once ended, never starts again */
+			/* the same heading written again, right after the
+			 * section or further down (a template's empty
+			 * "## Tasks / Subtasks" above the real one): the
+			 * section goes on there (docs/stories.md) */
+			bool was = in;
+
 			in = !section_ends(start, n);
-			walk_heading(w, n,
-			    in ? "the same heading again: the section goes on"
-			       : "ends the Tasks section");
+			if (in || was)
+				walk_heading(w, n,
+				    in ? "the same heading again: the "
+					 "section goes on"
+				       : "ends the Tasks section");
+			else
+				walk_other(
+				    w, n, PROGRESS_ITEM_OUTSIDE, outside);
 			continue;
 		}
 		if (in)

@@ -292,7 +292,11 @@ static const struct gcase gcases[] = {
     {"a repeated heading continues its section",
 	"## Tasks / Subtasks\n- [x] a\n\n## Dev Notes\nx\n\n## Tasks / "
 	"Subtasks\n- [ ] b\n",
-	NULL, 1, 1, 0, 0, "tasks / subtasks", ""},
+	NULL, 2, 1, 0, 0, "tasks / subtasks", "b"},
+    {"an empty Tasks heading above the real one (issue 13)",
+	"# Story 1.1\n## Tasks / Subtasks\n\n## Dev Notes\n- [x] not a task\n"
+	"## Tasks / Subtasks\n- [x] a\n- [ ] b\n",
+	NULL, 2, 1, 0, 0, "tasks / subtasks", "b"},
     {"the same heading twice in a row",
 	"## Tasks / Subtasks\n- [x] a\n## Tasks / Subtasks\n- [ ] b\n", NULL, 2,
 	1, 0, 0, "tasks / subtasks", "b"},
