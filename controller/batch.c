@@ -527,7 +527,8 @@ recovered_progress(struct progress *pr, char **wt, const struct batch *b,
 		goto out;
 	}
 	if (story_read_progress(&now, file != NULL ? file : s->abspath,
-		*wt != NULL ? *wt : b->cfg->root, NULL) == 0)
+		*wt != NULL ? *wt : b->cfg->root, b->cfg->tasks_heading,
+		NULL) == 0)
 		*pr = now;
 out:
 	free(file);
@@ -1014,11 +1015,12 @@ worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
 	struct progress wt, main;
 	int rc;
 
-	if (story_read_progress(&wt, sl->abspath, sl->worktree, NULL) < 0 ||
+	if (story_read_progress(&wt, sl->abspath, sl->worktree,
+		b->cfg->tasks_heading, NULL) < 0 ||
 	    wt.tasks_total > 0)
 		return 0;
-	if (story_read_progress(&main, sl->s->abspath, b->cfg->root, NULL) <
-		0 ||
+	if (story_read_progress(&main, sl->s->abspath, b->cfg->root,
+		b->cfg->tasks_heading, NULL) < 0 ||
 	    main.tasks_total == 0)
 		return 0;
 	rc = copy_file(sl->abspath, sl->s->abspath, err);

@@ -331,7 +331,7 @@ fake_run(void *ctx, struct runner_result *out, const struct runner_opts *o,
 	c->grace_ms = o->kill_grace_ms;
 
 	path_in(path, fx->cfg.root, o->argv[3]);
-	assert_int_equal(story_read_progress(&pr, path, NULL, NULL), 0);
+	assert_int_equal(story_read_progress(&pr, path, NULL, NULL, NULL), 0);
 	if (s->poll) {
 		story_write(path, pr.tasks_total, s->poll_done);
 		for (j = 0; j < 4; j++) {
