@@ -12,9 +12,8 @@ static const struct cli_command commands[] = {
     {"init", "", "write a starter storyctl.json and ignore the state dir",
 	cmd_init},
     {"check", "", "validate config and stories and print the plan", cmd_check},
-    {"run", "[-j N] [STORY...]",
-	"start a batch (or continue the "
-	"unfinished one)",
+    {"run", "[-j N] [--include-drafts] [STORY...]",
+	"start a batch, drafts left out (or continue the unfinished one)",
 	cmd_run},
     {"resume", "[-j N]", "continue the unfinished batch", cmd_resume},
     {"status", "[--json]", "the batch at a glance", cmd_status},
