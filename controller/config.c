@@ -1230,6 +1230,12 @@ has_dotdot(const char *s)
 }
 
 static int
+path_version_cmp(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
 expand_glob(
     struct loader *ld, struct config *c, size_t *alloc, const char *gkey)
 {
@@ -1269,6 +1275,9 @@ expand_glob(
 					: ": a directory cannot be read");
 		goto out;
 	}
+	/* in version order: BMAD's 1.2 before 1.10, story-9 before story-10
+	 * (docs/configuration.md) */
+	qsort(g.gl_pathv, g.gl_pathc, sizeof(*g.gl_pathv), path_version_cmp);
 	len = strlen(c->root);
 	skip = len + (len > 0 && c->root[len - 1] == '/' ? 0 : 1);
 	for (i = 0; i < g.gl_pathc; i++) {

@@ -566,19 +566,22 @@ test_story_ids(void **state)
 	write_file(t->dir, "docs/stories/1.1.story.md", "");
 	write_file(t->dir, "docs/stories/1.2.story.md", "");
 	write_file(t->dir, "docs/stories/2.10.story.md", "");
+	write_file(t->dir, "docs/stories/2.9.story.md", "");
 	write_file(t->dir, "docs/stories/story.md", "");
 	if (load_text(&c, &err, t,
 		"{\"stories\": [\"docs/stories/1.2.story.md\", {\"file\": "
 		"\"x.story.md\", \"id\": \"x.story\"}],"
 		" \"stories_glob\": \"docs/stories/*.md\"}") != 0)
 		fail_msg("%s", err.msg);
-	assert_int_equal(c.nstories, 5);
+	assert_int_equal(c.nstories, 6);
 	assert_string_equal(c.stories[0].id, "1.2");
 	assert_string_equal(c.stories[1].id, "x.story"); /* given: kept */
 	assert_string_equal(c.stories[2].id, "1.1");
 	assert_string_equal(c.stories[2].file, "docs/stories/1.1.story.md");
-	assert_string_equal(c.stories[3].id, "2.10");
-	assert_string_equal(c.stories[4].id, "story"); /* no ".story" */
+	/* the glob's matches in version order: 2.9 before 2.10 */
+	assert_string_equal(c.stories[3].id, "2.9");
+	assert_string_equal(c.stories[4].id, "2.10");
+	assert_string_equal(c.stories[5].id, "story"); /* no ".story" */
 	assert_string_equal(c.stories[0].sprint_status, "");
 	config_release(&c);
 }
