@@ -199,6 +199,39 @@ read_top(struct sprint_status *out, struct yp *p, bool *have_dev)
 	}
 }
 
+/* Start parsing text; on success the current event is the first
+ * document's top-level MAPPING_START.  yp_close() in every case. */
+static int
+yp_open(struct yp *p, const char *text, size_t len, struct sc_err *err)
+{
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->err = err;
+	if (!yaml_parser_initialize(&p->parser))
+		return err_set(err, SC_EOS, "out of memory");
+	yaml_parser_set_input_string(&p->parser,
+	    (const unsigned char *)(text != NULL ? text : ""),
+	    text != NULL ? len : 0);
+	/* stream start, then the first document's start (or the end) */
+	if ((rc = next(p)) < 0 || (rc = next(p)) < 0)
+		return rc;
+	if (p->ev.type == YAML_DOCUMENT_START_EVENT && (rc = next(p)) < 0)
+		return rc;
+	if (p->ev.type != YAML_MAPPING_START_EVENT)
+		return err_set(err, SC_EDATA, "not a YAML map of keys");
+	return 0;
+}
+
+static void
+yp_close(struct yp *p)
+{
+	if (p->ev_ok)
+		yaml_event_delete(&p->ev);
+	p->ev_ok = false;
+	yaml_parser_delete(&p->parser);
+}
+
 int
 sprint_status_parse(
     struct sprint_status *out, const char *text, size_t len, struct sc_err *err)
@@ -208,32 +241,49 @@ sprint_status_parse(
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
-	memset(&p, 0, sizeof(p));
-	p.err = err;
-	if (!yaml_parser_initialize(&p.parser))
-		return err_set(err, SC_EOS, "out of memory");
-	yaml_parser_set_input_string(&p.parser,
-	    (const unsigned char *)(text != NULL ? text : ""),
-	    text != NULL ? len : 0);
-	/* stream start, then the first document's start (or the end) */
-	if ((rc = next(&p)) < 0 || (rc = next(&p)) < 0)
-		goto out;
-	if (p.ev.type == YAML_DOCUMENT_START_EVENT && (rc = next(&p)) < 0)
-		goto out;
-	if (p.ev.type != YAML_MAPPING_START_EVENT) {
-		rc = err_set(err, SC_EDATA, "not a YAML map of keys");
-		goto out;
-	}
-	if ((rc = read_top(out, &p, &have_dev)) < 0)
+	if ((rc = yp_open(&p, text, len, err)) < 0 ||
+	    (rc = read_top(out, &p, &have_dev)) < 0)
 		goto out;
 	if (!have_dev)
 		rc = err_set(err, SC_EDATA, "no development_status map");
 out:
-	if (p.ev_ok)
-		yaml_event_delete(&p.ev);
-	yaml_parser_delete(&p.parser);
+	yp_close(&p);
 	if (rc < 0)
 		sprint_status_release(out);
+	return rc;
+}
+
+int
+yaml_top_scalar(char **out, const char *text, size_t len, const char *key,
+    struct sc_err *err)
+{
+	struct yp p;
+	bool want;
+	int rc;
+
+	*out = NULL;
+	if ((rc = yp_open(&p, text, len, err)) < 0)
+		goto out;
+	for (;;) {
+		if ((rc = next(&p)) < 0 || p.ev.type == YAML_MAPPING_END_EVENT)
+			break;
+		want = scalar_is(&p, key);
+		if ((rc = skip_node(&p)) < 0 || (rc = next(&p)) < 0)
+			break;
+		if (want && p.ev.type == YAML_SCALAR_EVENT && *out == NULL &&
+		    (*out = scalar_dup(&p)) == NULL) {
+			rc = err_set(err, SC_EOS, "out of memory");
+			break;
+		}
+		if ((rc = skip_node(&p)) < 0)
+			break;
+	}
+out:
+	yp_close(&p);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+	}
 	return rc;
 }
 

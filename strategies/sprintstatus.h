@@ -50,4 +50,14 @@ void sprint_status_release(struct sprint_status *s); /* no-op on zeroed */
 /* Whether a development_status key names a story (see above). */
 bool sprint_status_is_story_key(const char *key);
 
+/*
+ * The string value of key in the top-level map of a YAML document
+ * (BMAD v4's .bmad-core/core-config.yaml: devStoryLocation), malloc'd
+ * into *out; *out NULL when the key is absent or its value is not a
+ * scalar.  SC_EDATA when the YAML is broken or not a map, SC_EOS when
+ * out of memory.
+ */
+int yaml_top_scalar(char **out, const char *text, size_t len, const char *key,
+    struct sc_err *err);
+
 #endif

@@ -183,6 +183,35 @@ test_story_keys(void **state)
 	assert_false(sprint_status_is_story_key(""));
 }
 
+/* BMAD v4's core-config.yaml: where its stories are. */
+static void
+test_top_scalar(void **state)
+{
+	static const char core[] =
+	    "markdownExploder: true\n"
+	    "prd:\n  prdFile: docs/prd.md\n  prdSharded: true\n"
+	    "devLoadAlwaysFiles:\n  - docs/architecture/coding-standards.md\n"
+	    "devStoryLocation: docs/stories # where the SM writes them\n"
+	    "slashPrefix: BMad\n";
+	struct sc_err err;
+	char *v = NULL;
+
+	assert_int_equal(
+	    yaml_top_scalar(&v, core, strlen(core), "devStoryLocation", &err),
+	    0);
+	assert_string_equal(v, "docs/stories");
+	free(v);
+	assert_int_equal(
+	    yaml_top_scalar(&v, core, strlen(core), "prdFile", &err), 0);
+	assert_null(v); /* nested, not top-level */
+	assert_int_equal(
+	    yaml_top_scalar(&v, core, strlen(core), "prd", &err), 0);
+	assert_null(v); /* not a scalar */
+	assert_int_equal(yaml_top_scalar(&v, "a: [\n", 6, "a", &err), SC_EDATA);
+	assert_null(v);
+	assert_int_equal(yaml_top_scalar(&v, "- x\n", 4, "a", &err), SC_EDATA);
+}
+
 int
 main(void)
 {
@@ -191,6 +220,7 @@ main(void)
 	    cmocka_unit_test(test_v6_drafted),
 	    cmocka_unit_test(test_cases),
 	    cmocka_unit_test(test_story_keys),
+	    cmocka_unit_test(test_top_scalar),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
