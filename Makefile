@@ -7,7 +7,7 @@ BINDIR   ?= $(PREFIX)/bin
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= cc
-PKGS      = libgit2 sqlite3 jansson zlib libcmark-gfm
+PKGS      = libgit2 sqlite3 jansson zlib libcmark-gfm yaml-0.1
 
 # Recursively expanded on purpose: pkg-config must run after scripts/deps
 # has installed the -dev packages, i.e. when a recipe is expanded.

@@ -329,7 +329,8 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 	if (now - ar->last_read_ms >= ar->poll_ms) {
 		ar->last_read_ms = now;
 		if (story_read_progress(&pr, ar->sl->abspath,
-			slot_root(ar->b, ar->sl), NULL) == 0) {
+			slot_root(ar->b, ar->sl), b->cfg->tasks_heading,
+			NULL) == 0) {
 			ar->token = pr.tasks_completed;
 			ar->r.tasks_completed = pr.tasks_completed;
 			ar->r.tasks_total = pr.tasks_total;
@@ -807,7 +808,8 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 	int rc = 0;
 
 	sl->state = SLOT_FREE;
-	rc = story_read_progress(&pr, sl->abspath, slot_root(b, sl), err);
+	rc = story_read_progress(
+	    &pr, sl->abspath, slot_root(b, sl), b->cfg->tasks_heading, err);
 	if (rc < 0) {
 		/* one unreadable story must not end the night */
 		snprintf(why, sizeof(why), "cannot read the story: %.200s",
@@ -1073,8 +1075,8 @@ slot_service(struct batch *b, struct slot *sl, struct sc_err *err)
 			*err = ar->err;
 			return ar->rc;
 		}
-		if (story_read_progress(
-			&ar->end, sl->abspath, slot_root(b, sl), NULL) < 0)
+		if (story_read_progress(&ar->end, sl->abspath, slot_root(b, sl),
+			b->cfg->tasks_heading, NULL) < 0)
 			ar->end = ar->start;
 		/* "all boxes checked" is the agent's claim: the gates and
 		 * the review panel check it before the story is done */

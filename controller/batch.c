@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "controller/requeue.h"
 #include "state/gitwork.h"
 #include "strategies/schedule.h"
+#include "strategies/suggest.h"
 
 int
 batch_real_runner(void *ctx, struct runner_result *out,
@@ -527,7 +529,8 @@ recovered_progress(struct progress *pr, char **wt, const struct batch *b,
 		goto out;
 	}
 	if (story_read_progress(&now, file != NULL ? file : s->abspath,
-		*wt != NULL ? *wt : b->cfg->root, NULL) == 0)
+		*wt != NULL ? *wt : b->cfg->root, b->cfg->tasks_heading,
+		NULL) == 0)
 		*pr = now;
 out:
 	free(file);
@@ -694,6 +697,46 @@ row_state(const struct batch *b, const struct sched *sc, size_t i, size_t *why)
 	return st;
 }
 
+/* `run STORY...` names a story the config does not have: the error,
+ * with the nearest id (docs/stories.md "Ids"). */
+static int
+no_such_story(const struct batch *b, const char *id, struct sc_err *err)
+{
+	const struct batch_opts *o = b->o;
+	struct suggest sg;
+	size_t i;
+	int best;
+
+	suggest_init(&sg, id);
+	for (i = 0; i < o->nstories && i < INT_MAX; i++)
+		suggest_add(&sg, o->stories[i].id, (int)i);
+	best = suggest_best(&sg);
+	return err_set(err, SC_EUSAGE, "no story '%s' in %s%s%s%s", id,
+	    b->cfg->path ? b->cfg->path : "the config",
+	    best >= 0 ? "; did you mean " : "",
+	    best >= 0 ? o->stories[best].id : "", best >= 0 ? "?" : "");
+}
+
+/* What a new batch leaves out, one line each (docs/stories.md
+ * "Drafts"): drafts (story_skipped()), and the sprint status's entries
+ * that have no story file. */
+static void
+skipped_lines(struct batch *b, const struct story *s)
+{
+	const struct config *cfg = b->cfg;
+	size_t i;
+
+	if (s != NULL) {
+		record_line(b,
+		    "skipping %s: Status: %s (run --include-drafts to run "
+		    "it)",
+		    s->id, s->status_line);
+		return;
+	}
+	for (i = 0; b->o->nonly == 0 && i < cfg->stories_skipped.n; i++)
+		record_line(b, "skipping %s", cfg->stories_skipped.items[i]);
+}
+
 static int
 select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 {
@@ -707,9 +750,7 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 
 	for (i = 0; i < o->nonly; i++)
 		if (story_by_id(o, o->only[i]) == NULL)
-			return err_set(err, SC_EUSAGE, "no story '%s' in %s",
-			    o->only[i],
-			    b->cfg->path ? b->cfg->path : "the config");
+			return no_such_story(b, o->only[i], err);
 	rc = db_batch_current(b->db, &br, &found, err);
 	if (rc < 0)
 		return rc;
@@ -754,6 +795,10 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		const struct story *s = &o->stories[order[k]];
 		if (!wanted(o, s->id))
 			continue;
+		if (story_skipped(s, b->cfg)) {
+			skipped_lines(b, s);
+			continue;
+		}
 		memset(&st, 0, sizeof(st));
 		st.batch_id = b->batch_id;
 		snprintf(st.id, sizeof(st.id), "%s", s->id);
@@ -768,6 +813,8 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		rc = db_story_add(b->db, &st, err);
 	}
 	free(order);
+	if (rc == 0)
+		skipped_lines(b, NULL);
 	if (rc == 0)
 		rc = db_tx_commit(b->db, err);
 	if (rc < 0) {
@@ -1020,11 +1067,12 @@ worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
 	struct progress wt, main;
 	int rc;
 
-	if (story_read_progress(&wt, sl->abspath, sl->worktree, NULL) < 0 ||
+	if (story_read_progress(&wt, sl->abspath, sl->worktree,
+		b->cfg->tasks_heading, NULL) < 0 ||
 	    wt.tasks_total > 0)
 		return 0;
-	if (story_read_progress(&main, sl->s->abspath, b->cfg->root, NULL) <
-		0 ||
+	if (story_read_progress(&main, sl->s->abspath, b->cfg->root,
+		b->cfg->tasks_heading, NULL) < 0 ||
 	    main.tasks_total == 0)
 		return 0;
 	rc = copy_file(sl->abspath, sl->s->abspath, err);

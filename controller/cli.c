@@ -16,9 +16,8 @@ static const struct cli_command commands[] = {
 	cmd_check},
     {"tasks", "STORY [--json]",
 	"the lines of a story that were counted as tasks, and why", cmd_tasks},
-    {"run", "[-j N] [STORY...]",
-	"start a batch (or continue the "
-	"unfinished one)",
+    {"run", "[-j N] [--include-drafts] [STORY...]",
+	"start a batch, drafts left out (or continue the unfinished one)",
 	cmd_run},
     {"resume", "[-j N]", "continue the unfinished batch", cmd_resume},
     {"status", "[--json]", "the batch at a glance", cmd_status},

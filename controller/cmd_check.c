@@ -29,6 +29,7 @@ struct cstory {
 	struct progress pr; /* read with the config's tasks heading */
 	bool read_ok;
 	bool draft;
+	bool skipped; /* left out of a new batch: story_skipped() */
 	char *status_line; /* NULL when not known (or "" when none) */
 	json_t *warnings, *errors; /* messages, for its JSON object */
 };
@@ -116,6 +117,7 @@ check_stories(struct check *c)
 		err_clear(&e);
 		if (ns == c->n) {
 			cs->draft = s[i].draft;
+			cs->skipped = story_skipped(&s[i], &c->cfg);
 			cs->status_line = strdup(s[i].status_line);
 		}
 		path = NULL;
@@ -167,9 +169,13 @@ check_story_shapes(struct check *c)
 
 		if (!cs->read_ok)
 			continue;
-		if (cs->draft && !c->cfg.include_drafts)
+		if (cs->skipped) {
+			/* run leaves it out of the batch: what it would
+			 * trip on is not run's problem yet */
 			problem(c, cs, true, 0, false,
 			    "Status: Draft: run skips it (--include-drafts)");
+			continue;
+		}
 		if (p->tasks_total == 0)
 			problem(c, cs, false, SC_EDATA, false, "%s",
 			    progress_no_tasks_reason(p));
@@ -403,9 +409,11 @@ static void
 print_text(FILE *f, struct check *c, const size_t *order)
 {
 	const struct config *cfg = &c->cfg;
-	size_t k, i, wid = 2, wfile = 4;
+	size_t k, i, wid = 2, wfile = 4, skipped = 0;
 	int r;
 
+	for (i = 0; i < c->n; i++)
+		skipped += c->st[i].skipped;
 	fprintf(f, "config: %s\nstate:  %s (branch %s)\n", cfg->path,
 	    cfg->state_dir, cfg->git.state_branch);
 	fprintf(f,
@@ -454,18 +462,26 @@ print_text(FILE *f, struct check *c, const size_t *order)
 		if (p->subtasks_total > 0)
 			fprintf(f, ", %d/%d subtasks", p->subtasks_completed,
 			    p->subtasks_total);
+		if (cs->skipped) {
+			fprintf(f, "  DRAFT: skipped\n");
+			continue;
+		}
 		if (cs->draft)
-			fprintf(f, "  DRAFT");
+			fprintf(f, "  DRAFT (included)");
 		if (p->tasks_total == 0)
 			fprintf(
 			    f, "  INVALID: %s", progress_no_tasks_reason(p));
 		fprintf(f, "\n");
 	}
+	/* a sprint's entries without a story file: run skips them too */
+	for (k = 0; k < c->cfg.stories_skipped.n; k++)
+		fprintf(f, "%s  skipping %s\n", k == 0 ? "\n" : "",
+		    c->cfg.stories_skipped.items[k]);
 	print_problems(f, "warnings", c->warnings);
 	print_problems(f, "errors", c->errors);
 	if (c->nerrors == 0)
-		fprintf(
-		    f, "ok: %zu stor%s ready", c->n, c->n == 1 ? "y" : "ies");
+		fprintf(f, "ok: %zu stor%s ready", c->n - skipped,
+		    c->n - skipped == 1 ? "y" : "ies");
 	else
 		fprintf(
 		    f, "%zu error%s", c->nerrors, c->nerrors == 1 ? "" : "s");
@@ -502,17 +518,23 @@ static int
 print_json(const struct cli *cli, struct check *c, const size_t *order,
     struct sc_err *err)
 {
-	json_t *o = NULL, *stories;
+	json_t *o = NULL, *stories, *skipped;
 	size_t k;
 	int rc;
 
 	stories = json_array();
 	for (k = 0; stories != NULL && k < c->n; k++)
 		json_array_append_new(stories, story_json(&c->st[order[k]]));
-	o = json_pack("{s:b, s:o, s:O, s:O, s:o, s:O}", "ok", c->nerrors == 0,
-	    "config", c->cfg.path ? json_string(c->cfg.path) : json_null(),
-	    "errors", c->errors, "warnings", c->warnings, "stories", stories,
-	    "agents", c->agents);
+	/* sprint-status entries with no story file: "ID: why" */
+	skipped = json_array();
+	for (k = 0; skipped != NULL && k < c->cfg.stories_skipped.n; k++)
+		json_array_append_new(
+		    skipped, json_string(c->cfg.stories_skipped.items[k]));
+	o = json_pack("{s:b, s:o, s:O, s:O, s:o, s:O, s:o}", "ok",
+	    c->nerrors == 0, "config",
+	    c->cfg.path ? json_string(c->cfg.path) : json_null(), "errors",
+	    c->errors, "warnings", c->warnings, "stories", stories, "agents",
+	    c->agents, "not_stories_yet", skipped);
 	rc = o != NULL ? cli_print_json(cli, o, err)
 		       : err_set(err, SC_EOS, "out of memory");
 	json_decref(o);

@@ -4,6 +4,7 @@
  * controller) and print for people, or JSON with --json.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,6 +19,7 @@
 #include "state/db.h"
 #include "state/lock.h"
 #include "state/render.h"
+#include "strategies/suggest.h"
 
 /* What every inspect command starts from: the config, the database (or
  * none yet) and the latest batch (or none yet). */
@@ -245,6 +247,30 @@ out:
 
 /* --- show ------------------------------------------------------------ */
 
+/* "no story ID in ...; did you mean X?" (docs/stories.md "Ids"): the
+ * nearest of the stories the command could have meant. */
+static int
+no_such_story(struct view *v, const char *id, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	struct suggest sg;
+	size_t n = 0, i;
+	int best = -1;
+
+	if (view_stories(&rows, &n, v, NULL, err) == 0) {
+		suggest_init(&sg, id);
+		for (i = 0; i < n && i < INT_MAX; i++)
+			suggest_add(&sg, rows[i].id, (int)i);
+		best = suggest_best(&sg);
+	}
+	err_set(err, SC_EUSAGE, "no story '%s'%s%s%s%s", id,
+	    v->have_batch ? " in the latest batch" : " in the config",
+	    best >= 0 ? "; did you mean " : "", best >= 0 ? rows[best].id : "",
+	    best >= 0 ? "?" : "");
+	free(rows);
+	return SC_EUSAGE;
+}
+
 static int
 find_story(
     struct story_row *st, struct view *v, const char *id, struct sc_err *err)
@@ -270,8 +296,7 @@ find_story(
 		free(rows);
 	}
 	if (!found)
-		return err_set(err, SC_EUSAGE, "no story '%s'%s", id,
-		    v->have_batch ? " in the latest batch" : " in the config");
+		return no_such_story(v, id, err);
 	return 0;
 }
 

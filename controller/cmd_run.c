@@ -145,6 +145,7 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	char **only = NULL;
 	size_t nstories = 0, nonly = 0;
 	const char *v = NULL;
+	bool include_drafts = false;
 	int i, r, jobs = 1, rc = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -171,6 +172,12 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 				goto out;
 			continue;
 		}
+		/* a draft (Status: Draft) runs too (docs/stories.md) */
+		if (mode == BATCH_RUN &&
+		    strcmp(argv[i], "--include-drafts") == 0) {
+			include_drafts = true;
+			continue;
+		}
 		if (argv[i][0] == '-') {
 			rc = err_set(err, SC_EUSAGE, "%s: unknown option '%s'",
 			    argv[0], argv[i]);
@@ -187,6 +194,8 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	rc = cli_load_config(&cfg, cli, false, err);
 	if (rc < 0)
 		goto out;
+	if (include_drafts)
+		cfg.include_drafts = true;
 	rc = stories_load(&stories, &nstories, &cfg, err);
 	if (rc < 0)
 		goto out;

@@ -13,6 +13,7 @@
 #include "controller/argv.h"
 #include "controller/cli.h"
 #include "controller/config.h"
+#include "controller/discover.h"
 #include "controller/presets.h"
 #include "controller/prompt.h"
 #include "controller/runner.h"
@@ -79,17 +80,74 @@ ignore_state_dir(const char *entry, struct sc_err *err)
 	return rc;
 }
 
+/* The "stories" part of the starter config for what discover_stories()
+ * found (docs/stories.md "Discovery"), into cfg (insertion order kept:
+ * it comes first). */
+static int
+init_stories(json_t *cfg, const struct discovery *d)
+{
+	json_t *files;
+	size_t i;
+	int rc = 0;
+
+	if (d->layout == LAYOUT_BMAD_V6)
+		return json_object_set_new(cfg, "stories",
+		    json_pack("{s:s}", "sprint_status", d->sprint_status));
+	if (d->layout == LAYOUT_BMAD_V4)
+		return json_object_set_new(
+		    cfg, "stories_glob", json_string(d->glob));
+	files = json_array();
+	for (i = 0; files != NULL && i < d->files.n; i++)
+		rc |= json_array_append_new(
+		    files, json_string(d->files.items[i]));
+	rc |= json_object_set_new(cfg, "stories", files);
+	if (d->glob != NULL)
+		rc |= json_object_set_new(
+		    cfg, "stories_glob", json_string(d->glob));
+	return rc;
+}
+
+/* What check will find with the config just written: the story count,
+ * or why it cannot load (said now rather than at check). */
+static void
+init_summary(struct cli *cli, const struct discovery *d)
+{
+	struct config cfg;
+	struct sc_err e;
+
+	memset(&cfg, 0, sizeof(cfg));
+	if (d->layout != LAYOUT_PLAIN)
+		fprintf(cli->out, "found a %s project: stories from %s\n",
+		    layout_name(d->layout), d->from);
+	if (config_load(&cfg, CONFIG_FILE_NAME, &e) < 0) {
+		fprintf(cli->out,
+		    "wrote %s (primary claude, fallback codex) and ignored "
+		    ".storyctl/ in .gitignore\nnote: it does not load yet: "
+		    "%s\n",
+		    CONFIG_FILE_NAME, e.msg);
+		return;
+	}
+	fprintf(cli->out, "wrote %s (%zu stor%s", CONFIG_FILE_NAME,
+	    cfg.nstories, cfg.nstories == 1 ? "y" : "ies");
+	if (cfg.stories_skipped.n > 0)
+		fprintf(cli->out, ", %zu more in %s without a story file yet",
+		    cfg.stories_skipped.n, cfg.sprint_status);
+	fprintf(cli->out,
+	    "; primary claude, fallback codex) and ignored .storyctl/ in "
+	    ".gitignore\nnext: storyctl check, then storyctl run\n");
+	config_release(&cfg);
+}
+
 int
 cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
-	json_t *cfg = NULL, *stories = NULL;
-	glob_t g;
+	struct discovery d;
+	json_t *cfg = NULL, *rest = NULL;
 	char *text = NULL;
-	size_t i;
-	int fd = -1, rc = 0, have_glob = 0;
+	int fd = -1, rc = 0;
 	ssize_t len;
 
-	memset(&g, 0, sizeof(g));
+	memset(&d, 0, sizeof(d));
 	if (argc > 1) {
 		return err_set(err, SC_EUSAGE, "init takes no arguments");
 	}
@@ -98,22 +156,19 @@ cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    "%s already exists here; edit it "
 		    "or remove it first",
 		    CONFIG_FILE_NAME);
-	stories = json_array();
-	if (glob("docs/stories/*.md", 0, NULL, &g) == 0) {
-		have_glob = 1;
-		for (i = 0; i < g.gl_pathc; i++)
-			json_array_append_new(
-			    stories, json_string(g.gl_pathv[i]));
+	if ((rc = discover_stories(&d, err)) < 0)
+		goto out;
+	cfg = json_object();
+	rest = json_pack("{s:{s:{s:s}, s:{s:s}}, s:{s:s, s:i, s:i, s:i}}",
+	    "agents", "primary", "preset", "claude", "fallback", "preset",
+	    "codex", "policy", "strategy", "adaptive", "max_attempts", 5,
+	    "network_sleep_s", 60, "poll_interval_s", 30);
+	if (cfg == NULL || rest == NULL || init_stories(cfg, &d) != 0 ||
+	    json_object_update(cfg, rest) != 0) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
 	}
-	cfg = json_pack("{s:O, s:{s:{s:s}, s:{s:s}}, s:{s:s, s:i, s:i, s:i}}",
-	    "stories", stories, "agents", "primary", "preset", "claude",
-	    "fallback", "preset", "codex", "policy", "strategy", "adaptive",
-	    "max_attempts", 5, "network_sleep_s", 60, "poll_interval_s", 30);
-	if (cfg != NULL && !have_glob)
-		json_object_set_new(
-		    cfg, "stories_glob", json_string("docs/stories/*.md"));
-	text =
-	    cfg ? json_dumps(cfg, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	text = json_dumps(cfg, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (text == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
@@ -134,19 +189,14 @@ cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = ignore_state_dir(".storyctl/", err);
 	if (rc < 0)
 		goto out;
-	fprintf(cli->out,
-	    "wrote %s (%zu stor%s; primary claude, fallback "
-	    "codex) and ignored .storyctl/ in .gitignore\nnext: storyctl "
-	    "check, then storyctl run\n",
-	    CONFIG_FILE_NAME, json_array_size(stories),
-	    json_array_size(stories) == 1 ? "y" : "ies");
+	init_summary(cli, &d);
 out:
 	if (fd >= 0)
 		close(fd);
-	globfree(&g);
 	free(text);
 	json_decref(cfg);
-	json_decref(stories);
+	json_decref(rest);
+	discovery_release(&d);
 	return rc;
 }
 

@@ -24,6 +24,8 @@
 
 #include "controller/config.h"
 #include "controller/presets.h"
+#include "strategies/sprintstatus.h"
+#include "strategies/suggest.h"
 
 #define CONFIG_MAX_BYTES (4 * 1024 * 1024)
 #define KEY_MAX 512
@@ -46,6 +48,8 @@ struct loader {
 
 static int fail(struct loader *ld, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+static int read_file(struct loader *ld, const char *key, const char *shown,
+    const char *path, char **out, size_t *out_len);
 
 /* "FILE: KEY: message" (or "FILE: message" when key is NULL). */
 static int
@@ -117,32 +121,6 @@ wrong_type(
 	return fail(ld, key, "expected %s, got %s", want, type_word(v));
 }
 
-/* Levenshtein distance, capped: only used to suggest a key name. */
-static size_t
-edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j, prev[65], cur[65];
-	size_t best;
-
-	if (la > 64 || lb > 64)
-		return SIZE_MAX;
-	for (j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (j = 1; j <= lb; j++) {
-			best = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			if (prev[j] + 1 < best)
-				best = prev[j] + 1;
-			if (cur[j - 1] + 1 < best)
-				best = cur[j - 1] + 1;
-			cur[j] = best;
-		}
-		memcpy(prev, cur, sizeof(prev));
-	}
-	return prev[lb];
-}
-
 /* Copy s for a message, with control characters made harmless. */
 static void
 printable(char *dst, size_t cap, const char *s)
@@ -175,7 +153,7 @@ check_keys(struct loader *ld, json_t *obj, const char *path,
 		if (known)
 			continue;
 		for (i = 0; allowed[i] != NULL; i++) {
-			d = edit_distance(k, allowed[i]);
+			d = suggest_distance(k, allowed[i]);
 			if (d < best) {
 				best = d;
 				hint = allowed[i];
@@ -1078,7 +1056,9 @@ out:
 
 /* ---- stories ---- */
 
-/* The id a file gets when the config gives none: its name without .md. */
+/* The id a file gets when the config gives none: its name without .md,
+ * and without a ".story" before it: BMAD v4's 1.1.story.md is 1.1
+ * (docs/stories.md "Ids"). */
 static void
 id_from_file(char *id, size_t cap, const char *file)
 {
@@ -1087,8 +1067,11 @@ id_from_file(char *id, size_t cap, const char *file)
 
 	base = base != NULL ? base + 1 : file;
 	len = strlen(base);
-	if (len >= 3 && strcmp(base + len - 3, ".md") == 0)
+	if (len >= 3 && strcmp(base + len - 3, ".md") == 0) {
 		len -= 3;
+		if (len > 6 && strncmp(base + len - 6, ".story", 6) == 0)
+			len -= 6;
+	}
 	if (len >= cap)
 		len = cap - 1;
 	memcpy(id, base, len);
@@ -1247,7 +1230,14 @@ has_dotdot(const char *s)
 }
 
 static int
-expand_glob(struct loader *ld, struct config *c, size_t *alloc)
+path_version_cmp(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+expand_glob(
+    struct loader *ld, struct config *c, size_t *alloc, const char *gkey)
 {
 	struct story_conf *s;
 	glob_t g;
@@ -1261,7 +1251,7 @@ expand_glob(struct loader *ld, struct config *c, size_t *alloc)
 	if (c->stories_glob == NULL)
 		goto out;
 	if (c->stories_glob[0] == '/' || has_dotdot(c->stories_glob)) {
-		rc = fail(ld, "stories_glob",
+		rc = fail(ld, gkey,
 		    "must be relative to the project "
 		    "root and stay inside it, got \"%s\"",
 		    c->stories_glob);
@@ -1280,12 +1270,14 @@ expand_glob(struct loader *ld, struct config *c, size_t *alloc)
 	if (grc == GLOB_NOMATCH)
 		goto out;
 	if (grc != 0) {
-		rc = fail(ld, "stories_glob", "cannot expand \"%s\"%s",
-		    c->stories_glob,
+		rc = fail(ld, gkey, "cannot expand \"%s\"%s", c->stories_glob,
 		    grc == GLOB_NOSPACE ? ": out of memory"
 					: ": a directory cannot be read");
 		goto out;
 	}
+	/* in version order: BMAD's 1.2 before 1.10, story-9 before story-10
+	 * (docs/configuration.md) */
+	qsort(g.gl_pathv, g.gl_pathc, sizeof(*g.gl_pathv), path_version_cmp);
 	len = strlen(c->root);
 	skip = len + (len > 0 && c->root[len - 1] == '/' ? 0 : 1);
 	for (i = 0; i < g.gl_pathc; i++) {
@@ -1321,27 +1313,56 @@ out:
 	return rc;
 }
 
+/* Where the stories came from: c->stories[0..nfiles) are the explicit
+ * entries, [nfiles..nsprint) the sprint status's, the rest the glob's. */
+struct story_src {
+	const char *files_key; /* "stories" or "stories.files" */
+	size_t nfiles, nsprint;
+	const char *glob_key; /* "stories_glob" or "stories.glob" */
+};
+
 /* Where story i came from, for messages. */
 static void
-story_key(char *key, size_t i, size_t nexplicit)
+story_key(char *key, size_t i, const struct story_src *src)
 {
-	if (i < nexplicit)
-		key_index(key, "stories", i);
+	if (i < src->nfiles)
+		key_index(key, src->files_key, i);
+	else if (i < src->nsprint)
+		snprintf(key, KEY_MAX, "stories.sprint_status");
 	else
-		snprintf(key, KEY_MAX, "stories_glob");
+		snprintf(key, KEY_MAX, "%s", src->glob_key);
+}
+
+/* " (did you mean ID?)" for an unknown id, or "". */
+static void
+id_hint(char *buf, size_t cap, const struct config *c, const char *id)
+{
+	struct suggest sg;
+	size_t i;
+	int best;
+
+	suggest_init(&sg, id);
+	for (i = 0; i < c->nstories && i < INT_MAX; i++)
+		suggest_add(&sg, c->stories[i].id, (int)i);
+	best = suggest_best(&sg);
+	if (best >= 0)
+		snprintf(buf, cap, " (did you mean %s?)", c->stories[best].id);
+	else
+		buf[0] = '\0';
 }
 
 static int
-check_stories(struct loader *ld, const struct config *c, size_t nexplicit)
+check_stories(
+    struct loader *ld, const struct config *c, const struct story_src *src)
 {
 	const struct story_conf *s;
-	char key[KEY_MAX], shown[KEY_MAX];
+	char key[KEY_MAX], shown[KEY_MAX], hint[160];
 	int j;
 	size_t i, k;
 
 	for (i = 0; i < c->nstories; i++) {
 		s = &c->stories[i];
-		story_key(key, i, nexplicit);
+		story_key(key, i, src);
 		if (!config_id_valid(s->id)) {
 			char file[256];
 			printable(shown, sizeof(shown), s->id);
@@ -1360,14 +1381,15 @@ check_stories(struct loader *ld, const struct config *c, size_t nexplicit)
 	}
 	for (i = 0; i < c->nstories; i++) {
 		s = &c->stories[i];
-		story_key(key, i, nexplicit);
+		story_key(key, i, src);
 		for (k = 0; k < s->depends_on.n; k++) {
 			if (config_story_index(c, s->depends_on.items[k]) >= 0)
 				continue;
 			printable(shown, sizeof(shown), s->depends_on.items[k]);
+			id_hint(hint, sizeof(hint), c, s->depends_on.items[k]);
 			return fail(ld, key,
-			    "story %s depends on unknown story id \"%s\"",
-			    s->id, shown);
+			    "story %s depends on unknown story id \"%s\"%s",
+			    s->id, shown, hint);
 		}
 	}
 	return 0;
@@ -1459,30 +1481,250 @@ config_story_index(const struct config *c, const char *id)
 	return -1;
 }
 
+/*
+ * Where the sprint's story files are (docs/stories.md "BMAD v6"): its
+ * story_location, "{project-root}/" dropped and relative to the root
+ * (an absolute path inside the root made relative), when that is a
+ * directory inside the root; otherwise the yaml's own directory.  *out
+ * is "" for the root itself.
+ */
+static int
+sprint_dir(char **out, const struct config *c, const char *loc)
+{
+	const char *p = loc, *slash;
+	char *norm = NULL, *full = NULL;
+	struct stat st;
+	size_t n = strlen(c->root);
+
+	*out = NULL;
+	if (p != NULL && strncmp(p, "{project-root}", 14) == 0)
+		p += 14;
+	else if (p != NULL && p[0] == '/')
+		p = strncmp(p, c->root, n) == 0 && (p[n] == '/' || !p[n])
+		    ? p + n
+		    : NULL;
+	while (p != NULL && *p == '/')
+		p++;
+	/* another placeholder ("{output_folder}") cannot be resolved */
+	if (p != NULL && strchr(p, '{') == NULL) {
+		if (p[strspn(p, "./")] == '\0' && strstr(p, "..") == NULL)
+			norm = strdup(""); /* "", ".", "./": the root */
+		else if (path_normalize(&norm, p) == -2)
+			return -1;
+		if (norm != NULL && norm[0] != '\0' &&
+		    (full = path_join(c->root, norm)) == NULL) {
+			free(norm);
+			return -1;
+		}
+		if (norm != NULL &&
+		    (norm[0] == '\0' ||
+			(stat(full, &st) == 0 && S_ISDIR(st.st_mode)))) {
+			free(full);
+			*out = norm;
+			return 0;
+		}
+		free(full);
+		free(norm);
+	}
+	slash = strrchr(c->sprint_status, '/');
+	*out = slash != NULL
+	    ? strndup(c->sprint_status, (size_t)(slash - c->sprint_status))
+	    : strdup("");
+	return *out != NULL ? 0 : -1;
+}
+
+/* One entry of the sprint status: listed when its file exists, else
+ * skipped with the reason (docs/stories.md). */
+static int
+sprint_entry_add(struct loader *ld, struct config *c, size_t *alloc,
+    const char *dir, const struct sprint_entry *e)
+{
+	static const char key[] = "stories.sprint_status";
+	struct story_conf *s;
+	struct stat st;
+	char *file = NULL, *full = NULL, *why = NULL, shown[KEY_MAX];
+	int rc = 0;
+
+	if (!config_id_valid(e->key)) {
+		printable(shown, sizeof(shown), e->key);
+		return fail(ld, key,
+		    "%s: story key \"%s\" is not a valid story id: ids "
+		    "match [A-Za-z0-9][A-Za-z0-9._-]*",
+		    c->sprint_status, shown);
+	}
+	if (asprintf(&file, "%s%s%s.md", dir, dir[0] ? "/" : "", e->key) < 0)
+		return fail_nomem(ld);
+	full = path_join(c->root, file);
+	if (full == NULL) {
+		rc = fail_nomem(ld);
+		goto out;
+	}
+	if (story_find_file(c, file) >= 0)
+		goto out; /* listed explicitly: its entry wins */
+	if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) {
+		printable(shown, sizeof(shown), e->status);
+		if (strcmp(e->status, "backlog") == 0)
+			rc = asprintf(&why,
+			    "%s: backlog, no story file yet (%s)", e->key,
+			    file);
+		else
+			rc =
+			    asprintf(&why, "%s: %s, but its file %s is missing",
+				e->key, shown, file);
+		if (rc < 0)
+			why = NULL; /* asprintf leaves it undefined */
+		if (rc < 0 || strlist_push(&c->stories_skipped, why) < 0)
+			rc = fail_nomem(ld);
+		else
+			rc = 0;
+		goto out;
+	}
+	s = story_add(c, alloc);
+	if (s == NULL) {
+		rc = fail_nomem(ld);
+		goto out;
+	}
+	s->file = file;
+	file = NULL;
+	snprintf(s->id, sizeof(s->id), "%s", e->key);
+	snprintf(s->sprint_status, sizeof(s->sprint_status), "%s", e->status);
+out:
+	free(why);
+	free(full);
+	free(file);
+	return rc;
+}
+
+/* stories.sprint_status: BMAD v6's story entries, in the file's order
+ * (docs/stories.md "BMAD v6"). */
+static int
+expand_sprint(struct loader *ld, struct config *c, size_t *alloc)
+{
+	static const char key[] = "stories.sprint_status";
+	struct sprint_status ss;
+	struct sc_err e;
+	char *path = NULL, *text = NULL, *dir = NULL;
+	size_t len = 0, i;
+	int rc = 0;
+
+	memset(&ss, 0, sizeof(ss));
+	if (c->sprint_status == NULL)
+		return 0;
+	path = path_join(c->root, c->sprint_status);
+	if (path == NULL)
+		return fail_nomem(ld);
+	if ((rc = read_file(ld, key, c->sprint_status, path, &text, &len)) != 0)
+		goto out;
+	err_clear(&e);
+	rc = sprint_status_parse(&ss, text, len, &e);
+	if (rc == SC_EOS) {
+		rc = fail_nomem(ld);
+		goto out;
+	}
+	if (rc < 0) {
+		rc = fail(ld, key, "%s: %s", c->sprint_status, e.msg);
+		goto out;
+	}
+	if (sprint_dir(&dir, c, ss.story_location) < 0) {
+		rc = fail_nomem(ld);
+		goto out;
+	}
+	for (i = 0; rc == 0 && i < ss.n; i++)
+		rc = sprint_entry_add(ld, c, alloc, dir, &ss.entries[i]);
+out:
+	sprint_status_release(&ss);
+	free(dir);
+	free(text);
+	free(path);
+	return rc;
+}
+
+static const char *const stories_keys[] = {
+    "files", "glob", "sprint_status", "tasks_heading", "include_drafts", NULL};
+
+/* "stories" as an object (docs/configuration.md "Stories"); *files is
+ * its "files" array (NULL when absent). */
+static int
+parse_stories_object(
+    struct loader *ld, json_t *v, struct config *c, json_t **files)
+{
+	char *sprint = NULL, shown[KEY_MAX];
+	int rc;
+
+	*files = json_object_get(v, "files");
+	if ((rc = check_keys(ld, v, "stories", stories_keys)) != 0)
+		return rc;
+	if (*files != NULL && !json_is_array(*files))
+		return wrong_type(ld, "stories.files", "an array", *files);
+	if ((rc = get_string(ld, v, "stories", "glob", &c->stories_glob)) !=
+		0 ||
+	    (rc = get_string(
+		 ld, v, "stories", "tasks_heading", &c->tasks_heading)) != 0 ||
+	    (rc = get_bool(ld, v, "stories", "include_drafts",
+		 &c->include_drafts)) != 0 ||
+	    (rc = get_string(ld, v, "stories", "sprint_status", &sprint)) != 0)
+		return rc;
+	if (sprint == NULL)
+		return 0;
+	printable(shown, sizeof(shown), sprint);
+	if (sprint[0] == '/')
+		rc = fail(ld, "stories.sprint_status",
+		    "\"%s\" must be relative to the project root", shown);
+	else if ((rc = path_normalize(&c->sprint_status, sprint)) == -2)
+		rc = fail_nomem(ld);
+	else if (rc < 0)
+		rc = fail(ld, "stories.sprint_status",
+		    "\"%s\" is outside the project root", shown);
+	free(sprint);
+	return rc;
+}
+
+/*
+ * "stories": an array of entries, or an object with "files" (the same
+ * entries), "glob", "sprint_status", "tasks_heading" and
+ * "include_drafts"; the top-level "stories_glob" too.  Explicit entries
+ * first, then the sprint status's, then the glob's.
+ */
 static int
 parse_stories(struct loader *ld, json_t *root, struct config *c)
 {
-	json_t *v, *item;
+	struct story_src src = {"stories", 0, 0, "stories_glob"};
+	json_t *v, *files, *item;
 	char key[KEY_MAX];
-	size_t alloc = 0, i, nexplicit;
+	size_t alloc = 0, i;
 	int rc;
 
-	v = json_object_get(root, "stories");
-	if (v != NULL) {
-		if (!json_is_array(v))
-			return wrong_type(ld, "stories", "an array", v);
-		json_array_foreach(v, i, item)
+	files = v = json_object_get(root, "stories");
+	if (v != NULL && json_is_object(v)) {
+		if ((rc = parse_stories_object(ld, v, c, &files)) != 0)
+			return rc;
+		src.files_key = "stories.files";
+		if (c->stories_glob != NULL)
+			src.glob_key = "stories.glob";
+	} else if (v != NULL && !json_is_array(v)) {
+		return wrong_type(ld, "stories", "an array or an object", v);
+	}
+	if (c->stories_glob != NULL &&
+	    json_object_get(root, "stories_glob") != NULL)
+		return fail(ld, "stories_glob",
+		    "give the pattern once, as stories.glob or as "
+		    "stories_glob");
+	if (files != NULL) {
+		json_array_foreach(files, i, item)
 		{
-			key_index(key, "stories", i);
+			key_index(key, src.files_key, i);
 			if ((rc = parse_story(ld, item, key, c, &alloc)) != 0)
 				return rc;
 		}
 	}
-	nexplicit = c->nstories;
+	src.nfiles = c->nstories;
 	if ((rc = get_string(
 		 ld, root, NULL, "stories_glob", &c->stories_glob)) != 0 ||
-	    (rc = expand_glob(ld, c, &alloc)) != 0 ||
-	    (rc = check_stories(ld, c, nexplicit)) != 0)
+	    (rc = expand_sprint(ld, c, &alloc)) != 0)
+		return rc;
+	src.nsprint = c->nstories;
+	if ((rc = expand_glob(ld, c, &alloc, src.glob_key)) != 0 ||
+	    (rc = check_stories(ld, c, &src)) != 0)
 		return rc;
 	return check_cycles(c, ld->file, ld->err);
 }
@@ -1500,27 +1742,38 @@ config_init(struct config *c)
 	c->breaker.cooldown_s = 1800;
 }
 
+/*
+ * The whole file at path (at most CONFIG_MAX_BYTES), NUL-terminated.
+ * Messages name key and shown when given (a file the config names:
+ * "FILE: stories.sprint_status: docs/x.yaml: cannot open: ..."), else
+ * the config itself.
+ */
 static int
-read_file(struct loader *ld, const char *path, char **out, size_t *out_len)
+read_file(struct loader *ld, const char *key, const char *shown,
+    const char *path, char **out, size_t *out_len)
 {
 	struct stat st;
 	char *buf = NULL;
+	const char *sep = shown != NULL ? ": " : "";
 	size_t len = 0;
 	ssize_t n;
 	int fd = -1, rc = 0;
 
+	if (shown == NULL)
+		shown = "";
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		rc = fail(ld, NULL, "cannot open: %s", strerror(errno));
+		rc = fail(ld, key, "%s%scannot open: %s", shown, sep,
+		    strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = fail(ld, NULL, "not a regular file");
+		rc = fail(ld, key, "%s%snot a regular file", shown, sep);
 		goto out;
 	}
 	if (st.st_size > CONFIG_MAX_BYTES) {
-		rc = fail(ld, NULL, "too large (more than %d bytes)",
-		    CONFIG_MAX_BYTES);
+		rc = fail(ld, key, "%s%stoo large (more than %d bytes)", shown,
+		    sep, CONFIG_MAX_BYTES);
 		goto out;
 	}
 	buf = malloc((size_t)st.st_size + 1);
@@ -1533,7 +1786,8 @@ read_file(struct loader *ld, const char *path, char **out, size_t *out_len)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = fail(ld, NULL, "cannot read: %s", strerror(errno));
+			rc = fail(ld, key, "%s%scannot read: %s", shown, sep,
+			    strerror(errno));
 			goto out;
 		}
 		if (n == 0)
@@ -1599,7 +1853,7 @@ config_load(struct config *out, const char *path, struct sc_err *err)
 	int rc = 0;
 
 	config_init(out);
-	if ((rc = read_file(&ld, path, &text, &len)) != 0)
+	if ((rc = read_file(&ld, NULL, NULL, path, &text, &len)) != 0)
 		goto out;
 	/* Duplicate keys are rejected: the second would silently win. */
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -1727,6 +1981,9 @@ config_release(struct config *c)
 	}
 	free(c->stories);
 	free(c->stories_glob);
+	free(c->sprint_status);
+	free(c->tasks_heading);
+	strlist_release(&c->stories_skipped);
 	free(c->prompt);
 	agent_release(&c->agents[ROLE_PRIMARY]);
 	agent_release(&c->agents[ROLE_FALLBACK]);

@@ -46,6 +46,9 @@ struct story_conf {
 	char id[128];
 	struct strlist depends_on;
 	bool include_dependency_result;
+	/* its status in stories.sprint_status ("drafted", "ready-for-dev",
+	 * ...); "" for a story listed or globbed (docs/stories.md) */
+	char sprint_status[24];
 };
 
 struct gate_conf {
@@ -86,7 +89,14 @@ struct config {
 	 * sorted order. */
 	struct story_conf *stories;
 	size_t nstories;
-	char *stories_glob; /* NULL when absent */
+	char *stories_glob; /* stories.glob or stories_glob; NULL: none */
+	/* stories.sprint_status: BMAD v6's sprint-status.yaml, relative to
+	 * root, normalised; NULL when absent.  Its story entries are
+	 * listed after the explicit ones, in its order. */
+	char *sprint_status;
+	/* entries of sprint_status that are not listed, each "ID: why"
+	 * ("2-3-edit: backlog, no story file yet"): run prints them */
+	struct strlist stories_skipped;
 	/* stories.tasks_heading: the heading whose section holds the tasks
 	 * (docs/stories.md); NULL = the default rule */
 	char *tasks_heading;
@@ -120,10 +130,13 @@ int config_find(char **out_path, const char *start_dir, struct sc_err *err);
  * On error: SC_EDATA with "FILE:LINE:COLUMN: ..." for broken JSON,
  * "FILE: unknown key policy.max_atempts", "FILE: policy.max_attempts:
  * must be >= 1, got 0" etc.; SC_EDATA too when the file cannot be read
- * or is larger than 4 MiB.  Expands stories_glob relative to root
- * (glob(3), sorted, directories skipped).  Checks ids, duplicates,
- * depends_on and dependency cycles.  Does NOT read story files.  On
- * error *out is left released.
+ * or is larger than 4 MiB.  "stories" is an array of entries or an
+ * object {"files", "glob", "sprint_status", "tasks_heading",
+ * "include_drafts"}.  Expands the sprint status (reads the yaml and
+ * looks for each story's file) and the glob relative to root (glob(3),
+ * sorted, directories skipped).  Checks ids, duplicates, depends_on
+ * (an unknown id with a did-you-mean) and dependency cycles.  Does NOT
+ * read story files.  On error *out is left released.
  */
 int config_load(struct config *out, const char *path, struct sc_err *err);
 

@@ -18,6 +18,7 @@
 
 #include "controller/stories.h"
 #include "strategies/schedule.h"
+#include "strategies/storymeta.h"
 #include "strategies/text.h"
 
 /* Whether resolved path p lies strictly under resolved directory root. */
@@ -240,7 +241,7 @@ story_read_text(char **out, size_t *out_len, const char *abspath,
 
 int
 story_read_progress(struct progress *out, const char *abspath, const char *root,
-    struct sc_err *err)
+    const char *tasks_heading, struct sc_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -250,7 +251,7 @@ story_read_progress(struct progress *out, const char *abspath, const char *root,
 	rc = read_story(
 	    &text, &len, abspath, root, story_shown(abspath, root), err);
 	if (rc == 0)
-		progress_parse(out, text, len);
+		progress_parse_heading(out, text, len, tasks_heading);
 	free(text);
 	return rc;
 }
@@ -268,9 +269,10 @@ path_inside(const char *p, const char *root)
 
 static int
 story_load_one(struct story *s, const struct story_conf *sc, const char *root,
-    struct sc_err *err)
+    const char *tasks_heading, struct sc_err *err)
 {
 	struct progress pr;
+	struct storymeta meta;
 	char *joined = NULL, *text = NULL;
 	size_t len = 0;
 	int rc = 0;
@@ -299,7 +301,13 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 	if ((rc = read_story(&text, &len, s->abspath, root, sc->file, err)) !=
 	    0)
 		goto out;
-	progress_parse(&pr, text, len);
+	progress_parse_heading(&pr, text, len, tasks_heading);
+	/* the story's own Status line; the sprint status's when it has
+	 * none (docs/stories.md "Drafts") */
+	storymeta_parse(&meta, text, len);
+	snprintf(s->status_line, sizeof(s->status_line), "%s",
+	    meta.status[0] != '\0' ? meta.status : sc->sprint_status);
+	s->draft = storymeta_is_draft(s->status_line);
 	s->tasks_completed = pr.tasks_completed;
 	s->tasks_total = pr.tasks_total;
 	s->subtasks_completed = pr.subtasks_completed;
@@ -344,7 +352,8 @@ stories_load(struct story **out, size_t *out_n, const struct config *cfg,
 	}
 	for (i = 0; i < cfg->nstories; i++) {
 		n = i + 1;
-		rc = story_load_one(&list[i], &cfg->stories[i], root, err);
+		rc = story_load_one(
+		    &list[i], &cfg->stories[i], root, cfg->tasks_heading, err);
 		if (rc != 0)
 			goto out;
 	}
@@ -355,6 +364,12 @@ out:
 	stories_free(list, n);
 	free(root);
 	return rc;
+}
+
+bool
+story_skipped(const struct story *s, const struct config *cfg)
+{
+	return s->draft && !cfg->include_drafts;
 }
 
 void

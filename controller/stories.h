@@ -35,21 +35,25 @@ struct story {
 	const char *reason;
 	/* the value of the story's "Status:" line as written (BMAD: Draft,
 	 * Approved, Ready for Development, InProgress, Review, Done), cleaned
-	 * and bounded; "" when the file has none (docs/stories.md) */
+	 * and bounded (storymeta_parse()); when the file has none, its
+	 * status in stories.sprint_status; "" when neither
+	 * (docs/stories.md "Drafts") */
 	char status_line[32];
-	/* status_line reads Draft: the story is skipped (not run) unless
-	 * drafts are included; check warns */
+	/* status_line reads Draft or drafted: the story is skipped (not
+	 * run) unless drafts are included (story_skipped()); check warns */
 	bool draft;
 };
 
 /*
  * Read every story of cfg, in config order, into a malloc'd array
- * (*out, *out_n; free with stories_free()).  Missing/unreadable file,
- * not a regular file or too large -> SC_EDATA naming it; a symlink or
- * path resolving outside cfg->root -> SC_EDATA; tasks_total == 0 is not
- * an error: load_status STATUS_INVALID with progress_no_tasks_reason()
- * as its reason.  On error *out is NULL and *out_n 0.
- * A config with no stories gives an empty array (*out NULL, 0).
+ * (*out, *out_n; free with stories_free()).  Progress is counted under
+ * cfg->tasks_heading; status_line and draft are filled.
+ * Missing/unreadable file, not a regular file or too large -> SC_EDATA
+ * naming it; a symlink or path resolving outside cfg->root -> SC_EDATA;
+ * tasks_total == 0 is not an error: load_status STATUS_INVALID with
+ * progress_no_tasks_reason() as its reason.  On error *out is NULL and
+ * *out_n 0.  A config with no stories gives an empty array (*out NULL,
+ * 0).
  */
 int stories_load(struct story **out, size_t *out_n, const struct config *cfg,
     struct sc_err *err);
@@ -67,9 +71,20 @@ int story_read_text(char **out, size_t *out_len, const char *abspath,
     const char *root, struct sc_err *err);
 
 /*
+ * The one rule of which loaded stories a new batch leaves out
+ * (docs/stories.md "Drafts"): a draft, unless cfg->include_drafts
+ * (stories.include_drafts, or run --include-drafts).  The batch that
+ * run starts, and the plan check prints, follow it; resume continues
+ * the batch as it was started.
+ */
+bool story_skipped(const struct story *s, const struct config *cfg);
+
+/*
  * Re-read one story file's progress (after an attempt, or while one
- * runs).  SC_EDATA naming the file (relative to root when it lies
- * there) when it cannot be read, is not a regular file or is too large;
+ * runs), its tasks counted under tasks_heading (cfg->tasks_heading; NULL:
+ * the default rule, progress_parse_heading()).  SC_EDATA naming the
+ * file (relative to root when it lies there) when it cannot be read, is
+ * not a regular file or is too large;
  * *out is zeroed then.  root (NULL: no check) is the tree the story must
  * stay in: the project root, or under -j N the story's own worktree
  * (<state dir>/worktrees/<id>, a checkout of the repository; not the
@@ -83,7 +98,7 @@ int story_read_text(char **out, size_t *out_len, const char *abspath,
  * (docs/reliability.md).
  */
 int story_read_progress(struct progress *out, const char *abspath,
-    const char *root, struct sc_err *err);
+    const char *root, const char *tasks_heading, struct sc_err *err);
 
 /* The run order of cfg's stories (indexes into cfg->stories, which
  * stories_load() keeps): a story after the stories it depends on,

@@ -331,7 +331,7 @@ fake_run(void *ctx, struct runner_result *out, const struct runner_opts *o,
 	c->grace_ms = o->kill_grace_ms;
 
 	path_in(path, fx->cfg.root, o->argv[3]);
-	assert_int_equal(story_read_progress(&pr, path, NULL, NULL), 0);
+	assert_int_equal(story_read_progress(&pr, path, NULL, NULL, NULL), 0);
 	if (s->poll) {
 		story_write(path, pr.tasks_total, s->poll_done);
 		for (j = 0; j < 4; j++) {
@@ -1954,6 +1954,79 @@ test_only_named_story(void **state)
 	assert_int_equal(found, 0);
 }
 
+/* A draft (Status: Draft) is not part of a new batch: one line says why;
+ * with include_drafts it runs (docs/stories.md "Drafts"). */
+static void
+test_drafts_skipped(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	};
+	struct fx *fx = *state;
+	struct db *db;
+	struct story_row st;
+	char path[PATH_MAX];
+	int found = 1;
+
+	path_in(path, fx->dir, "1.1.story.md");
+	file_put(path,
+	    "# Story 1.1\n\n## Status\n\nDraft\n\n## Tasks\n\n"
+	    "- [ ] one\n- [ ] two\n");
+	fx_story(fx, "b.md", 2, 0);
+	fx_config(fx, "[\"1.1.story.md\", \"b.md\"]", BOTH, FIXED);
+	fx_script(fx, steps, 1);
+	fx_run(fx);
+	assert_string_equal(fx->calls[0].story, "b.md");
+	assert_true(out_has(fx,
+	    "skipping 1.1: Status: Draft (run --include-drafts to run it)\n"));
+	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
+	db = fx_db(fx);
+	assert_int_equal(
+	    db_story_get(db, &st, &found, fx->res.batch_id, "1.1", &fx->err),
+	    0);
+	db_close(db);
+	assert_int_equal(found, 0);
+}
+
+static void
+test_drafts_included(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	};
+	struct fx *fx = *state;
+	char path[PATH_MAX];
+
+	path_in(path, fx->dir, "a.md");
+	file_put(path,
+	    "# Story\n\nStatus: drafted\n\n## Tasks\n\n"
+	    "- [ ] one\n- [ ] two\n");
+	fx_config(fx, "[\"a.md\"]", BOTH, FIXED);
+	fx->cfg.include_drafts = true; /* run --include-drafts */
+	fx_script(fx, steps, 1);
+	fx_run(fx);
+	assert_string_equal(fx->calls[0].story, "a.md");
+	assert_false(out_has(fx, "skipping"));
+	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
+}
+
+/* `run STORY` with an id the config does not have: did you mean. */
+static void
+test_only_unknown_story(void **state)
+{
+	static char id[] = "1.1.story";
+	static char *const only[] = {id};
+	struct fx *fx = *state;
+
+	fx_story(fx, "1.1.story.md", 2, 0);
+	fx_config(fx, "[\"1.1.story.md\"]", BOTH, FIXED);
+	fx->o.only = only;
+	fx->o.nonly = 1;
+	assert_int_equal(batch_run(&fx->res, &fx->o, &fx->err), SC_EUSAGE);
+	assert_non_null(strstr(fx->err.msg, "no story '1.1.story' in "));
+	assert_non_null(strstr(fx->err.msg, "; did you mean 1.1?"));
+}
+
 /* Dependencies: a story whose dependency ended other than done is
  * blocked (naming it and how it ended), in position order and before
  * the next ready story starts; a story blocked by a blocked one too. */
@@ -2184,6 +2257,12 @@ main(void)
 		test_secrets_redacted, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_only_named_story, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_drafts_skipped, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_drafts_included, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_only_unknown_story, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_blocked_dependents, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(

@@ -552,6 +552,260 @@ test_glob_root_metachars(void **state)
 	config_release(&c);
 }
 
+/* BMAD v4 names its stories N.M.story.md: the id is N.M (docs/stories.md
+ * "Ids"), from the glob and from an entry without an id. */
+static void
+test_story_ids(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct sc_err err;
+
+	make_dir(t->dir, "docs");
+	make_dir(t->dir, "docs/stories");
+	write_file(t->dir, "docs/stories/1.1.story.md", "");
+	write_file(t->dir, "docs/stories/1.2.story.md", "");
+	write_file(t->dir, "docs/stories/2.10.story.md", "");
+	write_file(t->dir, "docs/stories/2.9.story.md", "");
+	write_file(t->dir, "docs/stories/story.md", "");
+	if (load_text(&c, &err, t,
+		"{\"stories\": [\"docs/stories/1.2.story.md\", {\"file\": "
+		"\"x.story.md\", \"id\": \"x.story\"}],"
+		" \"stories_glob\": \"docs/stories/*.md\"}") != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c.nstories, 6);
+	assert_string_equal(c.stories[0].id, "1.2");
+	assert_string_equal(c.stories[1].id, "x.story"); /* given: kept */
+	assert_string_equal(c.stories[2].id, "1.1");
+	assert_string_equal(c.stories[2].file, "docs/stories/1.1.story.md");
+	/* the glob's matches in version order: 2.9 before 2.10 */
+	assert_string_equal(c.stories[3].id, "2.9");
+	assert_string_equal(c.stories[4].id, "2.10");
+	assert_string_equal(c.stories[5].id, "story"); /* no ".story" */
+	assert_string_equal(c.stories[0].sprint_status, "");
+	config_release(&c);
+}
+
+/* "stories" as an object: files, glob, tasks_heading, include_drafts. */
+static void
+test_stories_object(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct sc_err err;
+
+	make_dir(t->dir, "s");
+	write_file(t->dir, "s/a.md", "");
+	write_file(t->dir, "s/b.md", "");
+	if (load_text(&c, &err, t,
+		"{\"stories\": {\"files\": [{\"file\": \"s/b.md\", "
+		"\"depends_on\": [\"a\"]}], \"glob\": \"s/*.md\", "
+		"\"tasks_heading\": \"Work Items\", \"include_drafts\": "
+		"true}}") != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c.nstories, 2);
+	assert_string_equal(c.stories[0].id, "b");
+	assert_string_equal(c.stories[1].id, "a");
+	assert_string_equal(c.stories_glob, "s/*.md");
+	assert_string_equal(c.tasks_heading, "Work Items");
+	assert_true(c.include_drafts);
+	assert_null(c.sprint_status);
+	config_release(&c);
+	assert_null(c.tasks_heading);
+	/* the defaults, and the old array form has none of them */
+	if (load_text(&c, &err, t, "{\"stories\": [\"s/a.md\"]}") != 0)
+		fail_msg("%s", err.msg);
+	assert_null(c.tasks_heading);
+	assert_false(c.include_drafts);
+	config_release(&c);
+	if (load_text(&c, &err, t, "{\"stories\": {}}") != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c.nstories, 0);
+	config_release(&c);
+}
+
+static const char sprint_yaml[] =
+    "# story_location: somewhere\n"
+    "generated: 2026-01-12\n"
+    "story_location: \"{project-root}/_bmad-output/implementation-"
+    "artifacts\"\n"
+    "development_status:\n"
+    "  epic-1: in-progress\n"
+    "  1-2-sign-in: done\n"
+    "  1-1-sign-up: review\n"
+    "  1-3-reset: drafted\n"
+    "  epic-1-retrospective: optional\n"
+    "  epic-2: backlog\n"
+    "  2-1-list: backlog\n"
+    "  2-2-add: backlog\n"
+    "  2-3-edit: ready-for-dev\n";
+
+/* BMAD v6: the story entries of sprint-status.yaml, in its order, with
+ * their statuses; a backlog entry without a file is skipped with its
+ * reason, and so is any other whose file is missing. */
+static void
+test_sprint_status(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct sc_err err;
+	const char *dir = "_bmad-output/implementation-artifacts";
+	char name[256];
+
+	make_dir(t->dir, "_bmad-output");
+	make_dir(t->dir, dir);
+	write_file(t->dir,
+	    "_bmad-output/implementation-artifacts/"
+	    "sprint-status.yaml",
+	    sprint_yaml);
+	fmt_into(name, sizeof(name), "%s/1-1-sign-up.md", dir);
+	write_file(t->dir, name, "");
+	fmt_into(name, sizeof(name), "%s/1-2-sign-in.md", dir);
+	write_file(t->dir, name, "");
+	fmt_into(name, sizeof(name), "%s/1-3-reset.md", dir);
+	write_file(t->dir, name, "");
+	fmt_into(name, sizeof(name), "%s/2-1-list.md", dir); /* ahead */
+	write_file(t->dir, name, "");
+	/* a retrospective and a tech spec beside them are not stories */
+	fmt_into(name, sizeof(name), "%s/epic-1-retro-2026-01-10.md", dir);
+	write_file(t->dir, name, "");
+	fmt_into(name, sizeof(name), "%s/tech-spec-epic-2.md", dir);
+	write_file(t->dir, name, "");
+	if (load_text(&c, &err, t,
+		"{\"stories\": {\"sprint_status\": \"./_bmad-output/"
+		"implementation-artifacts/sprint-status.yaml\"}}") != 0)
+		fail_msg("%s", err.msg);
+	assert_string_equal(c.sprint_status,
+	    "_bmad-output/implementation-artifacts/sprint-status.yaml");
+	assert_int_equal(c.nstories, 4);
+	assert_string_equal(c.stories[0].id, "1-2-sign-in");
+	assert_string_equal(c.stories[0].file,
+	    "_bmad-output/implementation-artifacts/1-2-sign-in.md");
+	assert_string_equal(c.stories[0].sprint_status, "done");
+	assert_string_equal(c.stories[1].id, "1-1-sign-up");
+	assert_string_equal(c.stories[1].sprint_status, "review");
+	assert_string_equal(c.stories[2].id, "1-3-reset");
+	assert_string_equal(c.stories[2].sprint_status, "drafted");
+	assert_string_equal(c.stories[3].id, "2-1-list");
+	assert_string_equal(c.stories[3].sprint_status, "backlog");
+	assert_int_equal(c.stories_skipped.n, 2);
+	assert_string_equal(c.stories_skipped.items[0],
+	    "2-2-add: backlog, no story file yet "
+	    "(_bmad-output/implementation-artifacts/2-2-add.md)");
+	assert_string_equal(c.stories_skipped.items[1],
+	    "2-3-edit: ready-for-dev, but its file "
+	    "_bmad-output/implementation-artifacts/2-3-edit.md is missing");
+	config_release(&c);
+	assert_int_equal(c.stories_skipped.n, 0);
+
+	/* an explicit entry keeps its place and settings; dependencies on
+	 * sprint stories resolve */
+	if (load_text(&c, &err, t,
+		"{\"stories\": {\"files\": [{\"file\": \"_bmad-output/"
+		"implementation-artifacts/1-3-reset.md\", \"id\": \"R\", "
+		"\"depends_on\": [\"1-1-sign-up\"]}], \"sprint_status\": "
+		"\"_bmad-output/implementation-artifacts/"
+		"sprint-status.yaml\"}}") != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c.nstories, 4);
+	assert_string_equal(c.stories[0].id, "R");
+	assert_string_equal(c.stories[0].sprint_status, "");
+	assert_string_equal(c.stories[1].id, "1-2-sign-in");
+	assert_int_equal(config_story_index(&c, "1-3-reset"), -1);
+	config_release(&c);
+}
+
+/* story_location that is not there (or cannot be resolved): the story
+ * files are looked for beside the yaml. */
+static void
+test_sprint_status_location(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct sc_err err;
+
+	make_dir(t->dir, "docs");
+	make_dir(t->dir, "docs/sprint-artifacts");
+	write_file(t->dir, "docs/sprint-artifacts/1-1-a.md", "");
+	write_file(t->dir, "docs/sprint-artifacts/sprint-status.yaml",
+	    "story_location: \"{output_folder}/stories\"\n"
+	    "development_status:\n  1-1-a: ready-for-dev\n");
+	if (load_text(&c, &err, t,
+		"{\"stories\": {\"sprint_status\": "
+		"\"docs/sprint-artifacts/sprint-status.yaml\"}}") != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c.nstories, 1);
+	assert_string_equal(
+	    c.stories[0].file, "docs/sprint-artifacts/1-1-a.md");
+	config_release(&c);
+	/* a relative story_location is relative to the project root */
+	write_file(t->dir, "1-1-a.md", "");
+	write_file(t->dir, "docs/sprint-artifacts/sprint-status.yaml",
+	    "story_location: .\ndevelopment_status:\n  1-1-a: done\n");
+	if (load_text(&c, &err, t,
+		"{\"stories\": {\"sprint_status\": "
+		"\"docs/sprint-artifacts/sprint-status.yaml\"}}") != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c.nstories, 1);
+	assert_string_equal(c.stories[0].file, "1-1-a.md");
+	config_release(&c);
+	/* and an absolute one inside the root is taken as relative */
+	{
+		char yaml[PATH_MAX + 128];
+		fmt_into(yaml, sizeof(yaml),
+		    "story_location: %s/docs\ndevelopment_status:\n"
+		    "  1-1-a: done\n",
+		    t->dir);
+		write_file(t->dir, "docs/1-1-a.md", "");
+		write_file(
+		    t->dir, "docs/sprint-artifacts/sprint-status.yaml", yaml);
+	}
+	if (load_text(&c, &err, t,
+		"{\"stories\": {\"sprint_status\": "
+		"\"docs/sprint-artifacts/sprint-status.yaml\"}}") != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c.nstories, 1);
+	assert_string_equal(c.stories[0].file, "docs/1-1-a.md");
+	config_release(&c);
+}
+
+/* A sprint-status.yaml that cannot be used is an error naming it. */
+static void
+test_sprint_status_errors(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct sc_err err;
+
+	assert_int_equal(load_text(&c, &err, t,
+			     "{\"stories\": {\"sprint_status\": "
+			     "\"nope.yaml\"}}"),
+	    SC_EDATA);
+	assert_non_null(strstr(err.msg,
+	    ": stories.sprint_status: nope.yaml: cannot open: No such file"));
+	write_file(t->dir, "s.yaml", "development_status:\n  a: [\n");
+	assert_int_equal(load_text(&c, &err, t,
+			     "{\"stories\": {\"sprint_status\": "
+			     "\"s.yaml\"}}"),
+	    SC_EDATA);
+	assert_non_null(
+	    strstr(err.msg, ": stories.sprint_status: s.yaml: line "));
+	write_file(t->dir, "s.yaml", "project: x\n");
+	assert_int_equal(load_text(&c, &err, t,
+			     "{\"stories\": {\"sprint_status\": "
+			     "\"s.yaml\"}}"),
+	    SC_EDATA);
+	assert_non_null(strstr(err.msg, "s.yaml: no development_status map"));
+	write_file(t->dir, "s.yaml",
+	    "development_status:\n  \"../x\": ready-for-dev\n");
+	assert_int_equal(load_text(&c, &err, t,
+			     "{\"stories\": {\"sprint_status\": "
+			     "\"s.yaml\"}}"),
+	    SC_EDATA);
+	assert_non_null(strstr(err.msg, "story key \"../x\" is not a valid"));
+	assert_null(c.stories);
+}
+
 static void
 test_relative_config_path(void **state)
 {
@@ -843,8 +1097,49 @@ static const struct ecase ecases[] = {
 	": stories[0]: needs a file"},
     {"story wrong type", "{\"stories\": [3]}",
 	": stories[0]: expected a file name or an object, got a number"},
+    {"unknown stories key", "{\"stories\": {\"foo\": 1}}",
+	": unknown key stories.foo"},
+    {"stories key typo", "{\"stories\": {\"tasks_headin\": \"x\"}}",
+	": unknown key stories.tasks_headin (did you mean tasks_heading?)"},
+    {"unknown key in stories.files",
+	"{\"stories\": {\"files\": [{\"file\": \"a.md\", \"idd\": "
+	"\"a\"}]}}",
+	": unknown key stories.files[0].idd (did you mean id?)"},
+    {"stories.files not array", "{\"stories\": {\"files\": \"a.md\"}}",
+	": stories.files: expected an array, got a string"},
+    {"stories.files entry", "{\"stories\": {\"files\": [\"/a.md\"]}}",
+	": stories.files[0]: story file \"/a.md\" must be relative"},
+    {"tasks_heading empty", "{\"stories\": {\"tasks_heading\": \"\"}}",
+	": stories.tasks_heading: must not be empty"},
+    {"tasks_heading not string", "{\"stories\": {\"tasks_heading\": 1}}",
+	": stories.tasks_heading: expected a string, got a number"},
+    {"include_drafts not bool", "{\"stories\": {\"include_drafts\": \"yes\"}}",
+	": stories.include_drafts: expected a boolean"},
+    {"glob given twice",
+	"{\"stories\": {\"glob\": \"*.md\"}, \"stories_glob\": "
+	"\"*.md\"}",
+	": stories_glob: give the pattern once"},
+    {"stories.glob escape", "{\"stories\": {\"glob\": \"../*.md\"}}",
+	": stories.glob: must be relative to the project root"},
+    {"sprint_status absolute",
+	"{\"stories\": {\"sprint_status\": \"/etc/x.yaml\"}}",
+	": stories.sprint_status: \"/etc/x.yaml\" must be relative"},
+    {"sprint_status outside",
+	"{\"stories\": {\"sprint_status\": \"../x.yaml\"}}",
+	": stories.sprint_status: \"../x.yaml\" is outside the project "
+	"root"},
+    {"depends_on with a did-you-mean",
+	"{\"stories\": [\"1.1.story.md\", {\"file\": \"b.md\", "
+	"\"depends_on\": [\"1.1.story\"]}]}",
+	": stories[1]: story b depends on unknown story id \"1.1.story\" "
+	"(did you mean 1.1?)"},
+    {"duplicate id from .story",
+	"{\"stories\": [\"a/1.1.story.md\", "
+	"\"b/1.1.md\"]}",
+	": stories[1]: duplicate story id \"1.1\" (a/1.1.story.md and "
+	"b/1.1.md)"},
     {"stories not array", "{\"stories\": \"a.md\"}",
-	": stories: expected an array, got a string"},
+	": stories: expected an array or an object, got a string"},
     {"glob absolute", "{\"stories_glob\": \"/etc/*\"}",
 	": stories_glob: must be relative to the project root"},
     {"glob escape", "{\"stories_glob\": \"../*/x.md\"}",
@@ -1011,6 +1306,16 @@ main(void)
 		test_glob_no_match, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_glob_root_metachars, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_story_ids, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_stories_object, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_sprint_status, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_sprint_status_location, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_sprint_status_errors, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_relative_config_path, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(

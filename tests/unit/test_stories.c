@@ -147,7 +147,8 @@ test_load(void **state)
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
 	assert_null(s[0].reason);
 	/* the stalled task is not kept per story: read when needed */
-	assert_int_equal(story_read_progress(&pr, s[0].abspath, NULL, &err), 0);
+	assert_int_equal(
+	    story_read_progress(&pr, s[0].abspath, NULL, NULL, &err), 0);
 	assert_string_equal(pr.stalled_task, "two");
 	assert_int_equal(pr.tasks_completed, 1);
 
@@ -161,6 +162,138 @@ test_load(void **state)
 	assert_int_equal(s[2].tasks_completed, 1);
 	assert_int_equal(s[2].load_status, STATUS_PENDING);
 
+	stories_free(s, n);
+	config_release(&c);
+}
+
+/* stories.tasks_heading names the section the tasks are in: a story
+ * whose tasks are under "## Work Items" counts only with it, at load
+ * and when re-read. */
+static void
+test_tasks_heading(void **state)
+{
+	static const char story[] =
+	    "# Story 1.1\n\n## Acceptance Criteria\n\n1. works\n\n"
+	    "## Work Items\n\n- [x] one\n- [ ] two\n  - [x] sub\n\n"
+	    "## Definition of Done\n\n- [x] reviewed\n";
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct progress pr;
+	struct sc_err err;
+	size_t n = 0;
+
+	write_file(t->root, "a.md", story);
+	load_config(&c, t, "{\"stories\": [\"a.md\"]}");
+	if (stories_load(&s, &n, &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(s[0].tasks_total, 0);
+	assert_int_equal(s[0].load_status, STATUS_INVALID);
+	stories_free(s, n);
+	config_release(&c);
+
+	load_config(&c, t,
+	    "{\"stories\": {\"files\": [\"a.md\"], \"tasks_heading\": "
+	    "\"Work Items\"}}");
+	if (stories_load(&s, &n, &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(s[0].tasks_total, 2);
+	assert_int_equal(s[0].tasks_completed, 1);
+	assert_int_equal(s[0].load_status, STATUS_PENDING);
+	assert_int_equal(story_read_progress(
+			     &pr, s[0].abspath, c.root, c.tasks_heading, &err),
+	    0);
+	assert_int_equal(pr.tasks_total, 2);
+	assert_int_equal(pr.subtasks_completed, 1);
+	assert_string_equal(pr.stalled_task, "two");
+	assert_int_equal(
+	    story_read_progress(&pr, s[0].abspath, c.root, NULL, &err), 0);
+	assert_int_equal(pr.tasks_total, 0);
+	stories_free(s, n);
+	config_release(&c);
+}
+
+/* The Status line as BMAD v4 and v6 write it; a draft is skipped by
+ * the one rule, story_skipped(), unless drafts are included. */
+static void
+test_status_and_drafts(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+
+	make_dir(t->root, "docs");
+	write_file(t->root, "docs/1.1.story.md",
+	    "# Story 1.1: Setup\n\n## Status\n\nDraft\n\n## Tasks / "
+	    "Subtasks\n\n- [ ] a\n");
+	write_file(t->root, "docs/1.2.story.md",
+	    "# Story 1.2: Login\n\n## Status\n\nApproved\n\n## Tasks / "
+	    "Subtasks\n\n- [ ] a\n");
+	write_file(t->root, "docs/1-3-reset.md",
+	    "# Story 1.3: Reset\n\nStatus: drafted\n\n## Tasks / "
+	    "Subtasks\n\n- [ ] a\n");
+	write_file(t->root, "docs/1-4-none.md", "# Story 1.4\n\n- [ ] a\n");
+	load_config(&c, t, "{\"stories_glob\": \"docs/*.md\"}");
+	if (stories_load(&s, &n, &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(n, 4);
+	assert_string_equal(s[0].id, "1-3-reset");
+	assert_string_equal(s[0].status_line, "drafted");
+	assert_true(s[0].draft);
+	assert_string_equal(s[1].id, "1-4-none");
+	assert_string_equal(s[1].status_line, "");
+	assert_false(s[1].draft);
+	assert_string_equal(s[2].id, "1.1");
+	assert_string_equal(s[2].status_line, "Draft");
+	assert_true(s[2].draft);
+	assert_string_equal(s[3].id, "1.2");
+	assert_string_equal(s[3].status_line, "Approved");
+	assert_false(s[3].draft);
+	/* a draft is still a story: valid, its tasks counted */
+	assert_int_equal(s[2].load_status, STATUS_PENDING);
+	assert_int_equal(s[2].tasks_total, 1);
+	assert_true(story_skipped(&s[0], &c));
+	assert_false(story_skipped(&s[1], &c));
+	assert_true(story_skipped(&s[2], &c));
+	c.include_drafts = true;
+	assert_false(story_skipped(&s[0], &c));
+	assert_false(story_skipped(&s[2], &c));
+	stories_free(s, n);
+	config_release(&c);
+}
+
+/* A v6 story's status comes from sprint-status.yaml when the file has
+ * no Status line of its own; the file's own line wins. */
+static void
+test_sprint_status_drafts(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct story *s = NULL;
+	struct sc_err err;
+	size_t n = 0;
+
+	write_file(t->root, "sprint-status.yaml",
+	    "development_status:\n  1-1-a: drafted\n  1-2-b: drafted\n"
+	    "  1-3-c: ready-for-dev\n");
+	write_file(t->root, "1-1-a.md", "# Story 1.1\n\n- [ ] a\n");
+	write_file(t->root, "1-2-b.md",
+	    "# Story 1.2\n\nStatus: ready-for-dev\n\n"
+	    "- [ ] a\n");
+	write_file(t->root, "1-3-c.md", "# Story 1.3\n\n- [ ] a\n");
+	load_config(&c, t,
+	    "{\"stories\": {\"sprint_status\": \"sprint-status.yaml\"}}");
+	if (stories_load(&s, &n, &c, &err) != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(n, 3);
+	assert_string_equal(s[0].status_line, "drafted");
+	assert_true(s[0].draft);
+	assert_string_equal(s[1].status_line, "ready-for-dev");
+	assert_false(s[1].draft);
+	assert_string_equal(s[2].status_line, "ready-for-dev");
+	assert_false(s[2].draft);
 	stories_free(s, n);
 	config_release(&c);
 }
@@ -367,7 +500,8 @@ test_too_large(void **state)
 	load_config(&c, t, "{\"stories\": [\"big.md\"]}");
 	assert_int_equal(stories_load(&s, &n, &c, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "big.md: story file is larger than"));
-	assert_int_equal(story_read_progress(&p, path, NULL, &err), SC_EDATA);
+	assert_int_equal(
+	    story_read_progress(&p, path, NULL, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "larger than"));
 	config_release(&c);
 }
@@ -382,20 +516,21 @@ test_read_progress(void **state)
 
 	write_file(t->root, "s.md", "- [ ] a\n- [ ] b\n");
 	fmt_into(path, sizeof(path), "%s/s.md", t->root);
-	assert_int_equal(story_read_progress(&p, path, NULL, &err), 0);
+	assert_int_equal(story_read_progress(&p, path, NULL, NULL, &err), 0);
 	assert_int_equal(p.tasks_total, 2);
 	assert_int_equal(p.tasks_completed, 0);
 	assert_string_equal(p.stalled_task, "a");
 
 	/* the agent checks a box: the next read sees it */
 	write_file(t->root, "s.md", "- [x] a\n- [ ] b\n");
-	assert_int_equal(story_read_progress(&p, path, NULL, &err), 0);
+	assert_int_equal(story_read_progress(&p, path, NULL, NULL, &err), 0);
 	assert_int_equal(p.tasks_completed, 1);
 	assert_string_equal(p.stalled_task, "b");
 
 	/* the agent deleted it: an error naming the file, progress zeroed */
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(story_read_progress(&p, path, NULL, &err), SC_EDATA);
+	assert_int_equal(
+	    story_read_progress(&p, path, NULL, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, path));
 	assert_int_equal(p.tasks_total, 0);
 	assert_string_equal(p.stalled_task, "");
@@ -418,13 +553,13 @@ test_swapped_symlink(void **state)
 	fmt_into(outside, sizeof(outside), "%s/secret.md", t->base);
 	fmt_into(inside, sizeof(inside), "%s/other.md", t->root);
 	write_file(t->base, "secret.md", "- [x] SECRET-MARKER\n- [ ] x\n");
-	assert_int_equal(story_read_progress(&p, path, t->root, &err), 0);
+	assert_int_equal(story_read_progress(&p, path, t->root, NULL, &err), 0);
 	assert_int_equal(p.tasks_total, 2);
 
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(symlink(outside, path), 0);
 	assert_int_equal(
-	    story_read_progress(&p, path, t->root, &err), SC_EDATA);
+	    story_read_progress(&p, path, t->root, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "a symlink was swapped in"));
 	assert_non_null(strstr(err.msg, "secret.md"));
 	assert_int_equal(p.tasks_total, 0);
@@ -432,7 +567,7 @@ test_swapped_symlink(void **state)
 
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(symlink(inside, path), 0);
-	assert_int_equal(story_read_progress(&p, path, t->root, &err), 0);
+	assert_int_equal(story_read_progress(&p, path, t->root, NULL, &err), 0);
 	assert_int_equal(p.tasks_completed, 1);
 }
 
@@ -459,7 +594,7 @@ test_swapped_symlink_named_safely(void **state)
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(symlink(outside, path), 0);
 	assert_int_equal(
-	    story_read_progress(&p, path, t->root, &err), SC_EDATA);
+	    story_read_progress(&p, path, t->root, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg,
 	    "s.md: a symlink was swapped in that leads out of the repository, "
 	    "to "));
@@ -493,12 +628,12 @@ test_swapped_directory(void **state)
 	write_file(dir, "s.md", "- [ ] a\n");
 	write_file(out, "s.md", "- [x] SECRET-MARKER\n- [ ] x\n");
 	fmt_into(path, sizeof(path), "%s/s.md", dir);
-	assert_int_equal(story_read_progress(&p, path, t->root, &err), 0);
+	assert_int_equal(story_read_progress(&p, path, t->root, NULL, &err), 0);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
 	assert_int_equal(symlink(out, dir), 0);
 	assert_int_equal(
-	    story_read_progress(&p, path, t->root, &err), SC_EDATA);
+	    story_read_progress(&p, path, t->root, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "d/s.md: a symlink was swapped in"));
 	assert_int_equal(p.tasks_total, 0);
 }
@@ -514,6 +649,12 @@ main(void)
 		test_swapped_symlink_named_safely, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_swapped_directory, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_tasks_heading, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_status_and_drafts, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_sprint_status_drafts, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_no_stories, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(

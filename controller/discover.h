@@ -1,0 +1,45 @@
+/*
+ * discover.h - where `storyctl init` finds a repository's stories, and
+ * in which layout (docs/stories.md "Discovery"): BMAD v6 (a
+ * sprint-status.yaml), BMAD v4 (docs/stories/N.M.story.md, or its
+ * core-config.yaml's devStoryLocation), or the plain *.md files of
+ * docs/stories.
+ */
+#ifndef STORYCTL_DISCOVER_H
+#define STORYCTL_DISCOVER_H
+
+#include "strategies/err.h"
+#include "strategies/strlist.h"
+
+enum layout {
+	LAYOUT_PLAIN,
+	LAYOUT_BMAD_V4,
+	LAYOUT_BMAD_V6,
+};
+
+struct discovery {
+	enum layout layout;
+	/* BMAD v6: the sprint-status.yaml, relative to the directory */
+	char *sprint_status;
+	/* BMAD v4, or plain with no story file yet: the stories_glob */
+	char *glob;
+	/* plain: the *.md files of docs/stories, listed one by one */
+	struct strlist files;
+	/* what told it, for init's message ("" for plain) */
+	char from[256];
+};
+
+/*
+ * Look at the current directory (init runs there).  Never fails for
+ * want of stories: plain with a glob of docs/stories then.  SC_EOS
+ * when out of memory; a BMAD v4 core-config.yaml that cannot be read
+ * or parsed is passed over (the default story location is used).
+ */
+int discover_stories(struct discovery *out, struct sc_err *err);
+
+void discovery_release(struct discovery *d); /* no-op on zeroed */
+
+/* "BMAD v6", "BMAD v4", "plain" */
+const char *layout_name(enum layout l);
+
+#endif
