@@ -18,7 +18,7 @@
 
 #include <git2.h>
 
-#include "state/gitpack.h"
+#include "state/gitobjects.h"
 #include "state/gitstate.h"
 
 #define GITSTATE_NAME "storyctl"
@@ -32,15 +32,16 @@
  */
 #define GITSTATE_CAS_TRIES 100
 /*
- * Loose objects are packed once this many have been written (about
- * 2000 decisions of a large batch), as `git gc --auto` packs a
- * repository once 6700 objects are loose.  A loose object takes at least
- * one file-system block and one inode; packed, a decision is about 8 KiB.
- * Packing costs about 80 us an object (read, deflate, index, unlink), a
- * third of a decision's bookkeeping if done every few hundred decisions,
- * so it is done rarely (docs/performance.md).
+ * Loose objects are packed once this many have been written: about 250
+ * decisions of a large batch, 400 of a small one (git gc --auto packs a
+ * repository once 6700 objects are loose).  A loose object takes at
+ * least one file-system block and one inode, about 40 KiB a decision;
+ * packed with deltas a decision takes about 1 KiB.  Packing costs about
+ * 80 us an object (libgit2's delta search, deflate and index, then the
+ * unlinks), a pause of a fifth of a second every few hundred decisions,
+ * never at every decision (docs/performance.md).
  */
-#define GS_PACK_AT 16384
+#define GS_PACK_AT 2048
 #define GS_RETRY_MOVED 1
 #define GS_RETRY_LOCKED 2
 
@@ -51,7 +52,7 @@ struct gitstate {
 	char *workdir; /* absolute, no trailing slash */
 	int stale_removed; /* a dead writer's ref lock was removed once */
 	int64_t since_ms; /* gitstate_set_owner_since(), or 0 */
-	/* objects written since the last pack (gitpack_objects) */
+	/* objects written since the last pack (gitobjects_pack) */
 	git_oid *fresh;
 	size_t nfresh, afresh;
 	size_t pack_at; /* pack once nfresh reaches it (GS_PACK_AT) */
@@ -211,6 +212,23 @@ out:
 	return rc;
 }
 
+/*
+ * libgit2 reads packs only from an objects/pack directory that existed
+ * when the repository's object database was loaded (state/gitobjects.h),
+ * so make it before anything reads an object, as `git init` does, when
+ * a repository lacks it.  Failing is not an error here: the objects then
+ * stay loose, since packing needs that directory.
+ */
+static void
+gs_make_pack_dir(struct gitstate *gs)
+{
+	char path[4096];
+
+	if ((size_t)snprintf(path, sizeof(path), "%sobjects/pack",
+		git_repository_commondir(gs->repo)) < sizeof(path))
+		(void)mkdir(path, 0777);
+}
+
 int
 gitstate_open(struct gitstate **out, const char *dir, const char *branch,
     struct sc_err *err)
@@ -282,6 +300,7 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 		    "%s: bare git repository has no work tree", dir);
 		goto out;
 	}
+	gs_make_pack_dir(gs);
 	if ((gs->workdir = gs_strdup(wd)) == NULL)
 		goto oom;
 	n = strlen(gs->workdir);
@@ -426,7 +445,7 @@ gitstate_flush(struct gitstate *gs, struct sc_err *err)
 
 	if (gs == NULL || gs->nfresh == 0)
 		return 0;
-	rc = gitpack_objects(gs->repo, gs->fresh, gs->nfresh, err);
+	rc = gitobjects_pack(gs->repo, gs->fresh, gs->nfresh, err);
 	/* packed or not, forget them: a failed pack leaves them loose,
 	 * readable, for git gc; trying again at once would fail again */
 	gs->nfresh = 0;

@@ -109,11 +109,11 @@ void gitstate_tx_free(struct gitstate_tx *tx);
 
 /*
  * Pack the objects the commits of this handle wrote as loose files
- * (state/gitpack.c, then the loose copies go), as commits also do by
- * themselves once GS_PACK_AT objects are loose (state/gitstate.c; tests
- * set another threshold with gitstate_pack_at(), 0 for the default).
- * On failure (SC_EIO) the objects stay loose and readable; nothing is
- * lost.
+ * (state/gitobjects.c: libgit2's packbuilder, then the loose copies go),
+ * as commits also do by themselves once GS_PACK_AT objects are loose
+ * (state/gitstate.c; tests set another threshold with gitstate_pack_at(),
+ * 0 for the default).  On failure (SC_EIO) the objects stay loose and
+ * readable; nothing is lost.
  */
 int gitstate_flush(struct gitstate *gs, struct sc_err *err);
 void gitstate_pack_at(struct gitstate *gs, size_t nobjects);

@@ -1029,6 +1029,155 @@ test_tx_replace_and_pack(void **state)
 	git_repository_free(repo);
 }
 
+/* `git -C dir fsck --strict --full` exits 0 (its output on failure). */
+static void
+assert_fsck(const char *dir)
+{
+	const char *argv[] = {"git", "-C", dir, "fsck", "--strict", "--full",
+	    "--no-dangling", NULL};
+	char out[4096];
+	size_t n = 0;
+	ssize_t r;
+	int fds[2], status = 0;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (dup2(fds[1], STDOUT_FILENO) < 0 ||
+		    dup2(fds[1], STDERR_FILENO) < 0)
+			_exit(126);
+		close(fds[0]);
+		close(fds[1]);
+		unsetenv("GIT_DIR");
+		unsetenv("GIT_OBJECT_DIRECTORY");
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while ((r = read(fds[0], out + n, sizeof(out) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fds[0]);
+	out[n] = '\0';
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("git fsck --strict in %s: %s", dir, out);
+}
+
+/*
+ * The packs in dir/.git/objects/pack: their number, their total size,
+ * and every .pack and .idx read-only for everyone as git writes them
+ * (less the umask).
+ */
+static int
+count_packs(const char *dir, size_t *bytes)
+{
+	char path[PATH_MAX], file[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	mode_t mask = umask(0);
+	size_t len;
+	DIR *d;
+	int n = 0;
+
+	umask(mask);
+	*bytes = 0;
+	join(path, dir, ".git/objects/pack");
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.')
+			continue;
+		join(file, path, de->d_name);
+		assert_int_equal(stat(file, &st), 0);
+		if ((st.st_mode & 07777) != (0444 & ~mask))
+			fail_msg("%s: mode %o", file,
+			    (unsigned)(st.st_mode & 07777));
+		if (len > 5 && strcmp(de->d_name + len - 5, ".pack") == 0) {
+			n++;
+			*bytes += (size_t)st.st_size;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * Decisions pack themselves (every 64 objects here) through libgit2:
+ * gitstate_open() made the missing objects/pack, the packs are
+ * read-only, a page rewritten by every commit is stored as deltas, the
+ * loose copies are gone, and everything reads back, through this handle,
+ * a new one and git, which finds the repository sound.
+ */
+static void
+test_commits_pack(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	struct gitstate *gs;
+	git_repository *repo = repo_init(fx->dir);
+	struct gitstate_file f[2];
+	char path[PATH_MAX], name[64], json[64], want[64];
+	char *page = malloc(200 * 41 + 1);
+	size_t bytes = 0, i, k;
+	uint32_t x = 7;
+	int packs;
+
+	assert_non_null(page);
+	/* a table of 200 rows of 40 pseudo-random hex digits: 8 KiB that
+	 * deflate cannot shrink much, of which each commit changes one row */
+	for (i = 0; i < 200; i++) {
+		for (k = 0; k < 40; k++) {
+			x = x * 1103515245u + 12345u;
+			page[i * 41 + k] = "0123456789abcdef"[(x >> 16) & 15];
+		}
+		page[i * 41 + 40] = '\n';
+	}
+	page[200 * 41] = '\0';
+	join(path, fx->dir, ".git/objects/pack");
+	assert_int_equal(rmdir(path), 0);
+
+	gs = open_ok(fx->dir);
+	gitstate_pack_at(gs, 64);
+	for (i = 0; i < 40; i++) {
+		memcpy(page + i * 41, "done", 4);
+		snprintf(name, sizeof(name), "stories/s%zu.json", i);
+		snprintf(json, sizeof(json), "{\"id\": \"s%zu\"}\n", i);
+		f[0] = (struct gitstate_file){"progress.md", page, strlen(page)};
+		f[1] = (struct gitstate_file){name, json, strlen(json)};
+		commit_files(gs, f, 2, "decision", 100 + (int64_t)i, 1);
+	}
+	/* 5 objects a commit: 3 packs of 64, the rest loose */
+	packs = count_packs(fx->dir, &bytes);
+	assert_int_equal(packs, 3);
+	assert_true(count_loose(fx->dir) <= 5 * 40 - 3 * 64);
+	/* 38 versions of the page are in those packs: whole, deflated,
+	 * they would take well over 100 KiB */
+	if (bytes > 40 * 1024)
+		fail_msg("3 packs take %zu bytes: no deltas?", bytes);
+	assert_file(gs, "stories/s3.json", "{\"id\": \"s3\"}\n");
+	assert_file(gs, "progress.md", page);
+	assert_int_equal(gitstate_flush(gs, &err), 0);
+	assert_int_equal(count_loose(fx->dir), 0);
+	assert_int_equal(count_packs(fx->dir, &bytes), 4);
+	assert_file(gs, "progress.md", page);
+	assert_int_equal(count(gs), 40);
+	gitstate_free(gs);
+
+	gs = open_ok(fx->dir);
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "stories/s%zu.json", i);
+		snprintf(want, sizeof(want), "{\"id\": \"s%zu\"}\n", i);
+		assert_file(gs, name, want);
+	}
+	assert_int_equal(count(gs), 40);
+	gitstate_free(gs);
+	assert_fsck(fx->dir);
+	free(page);
+	git_repository_free(repo);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 
 int
@@ -1053,6 +1202,7 @@ main(void)
 	    T(test_lost_tip_object_reported),
 	    T(test_concurrent_writers),
 	    T(test_tx_replace_and_pack),
+	    T(test_commits_pack),
 	    cmocka_unit_test(test_bad_arguments),
 	};
 

@@ -1,8 +1,9 @@
 /*
- * test_gitpack.c - packing loose objects: the loose files go, one pack
- * and index appear, every object reads back (through the old handle and
- * a new one, and through the git CLI), and nothing is deleted when the
- * pack cannot be written.
+ * test_gitobjects.c - packing loose objects through libgit2's
+ * packbuilder: the loose files go, one pack and index appear, read-only
+ * as git writes them, every object reads back (through the old handle
+ * and a new one, and through the git CLI, which finds the repository
+ * sound), and nothing is deleted when the pack cannot be written.
  *
  * Each test gets a fresh repository made with libgit2 in a mkdtemp
  * directory, removed afterwards.  libgit2's object cache is switched off
@@ -30,7 +31,7 @@
 #include <cmocka.h>
 #include <git2.h>
 
-#include "state/gitpack.h"
+#include "state/gitobjects.h"
 
 #define NBLOBS 4
 /* blobs, a subtree, the root tree and a commit */
@@ -89,7 +90,7 @@ fx_setup(void **state)
 	char tmpl[PATH_MAX];
 
 	assert_non_null(fx);
-	snprintf(tmpl, sizeof(tmpl), "%s/gitpack-test-XXXXXX",
+	snprintf(tmpl, sizeof(tmpl), "%s/gitobjects-test-XXXXXX",
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
 	assert_non_null(mkdtemp(tmpl));
 	assert_non_null(realpath(tmpl, fx->dir));
@@ -198,6 +199,33 @@ count_suffix(const char *dir, const char *suffix)
 	}
 	closedir(d);
 	return n;
+}
+
+/* Every file in dir ending in suffix has permission bits mode. */
+static void
+assert_mode(const char *dir, const char *suffix, mode_t mode)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct stat st;
+	char path[PATH_MAX];
+	size_t ls = strlen(suffix), l;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		l = strlen(de->d_name);
+		if (l < ls || strcmp(de->d_name + l - ls, suffix) != 0)
+			continue;
+		join(path, dir, de->d_name);
+		assert_int_equal(stat(path, &st), 0);
+		if ((st.st_mode & 07777) != mode)
+			fail_msg("%s: mode %o, want %o", path,
+			    (unsigned)(st.st_mode & 07777), (unsigned)mode);
+		n++;
+	}
+	closedir(d);
+	assert_true(n > 0);
 }
 
 /*
@@ -417,8 +445,8 @@ pack_ok(git_repository *repo, const git_oid *ids, size_t n)
 {
 	struct sc_err err = {0, ""};
 
-	if (gitpack_objects(repo, ids, n, &err) != 0)
-		fail_msg("gitpack_objects: %s", err.msg);
+	if (gitobjects_pack(repo, ids, n, &err) != 0)
+		fail_msg("gitobjects_pack: %s", err.msg);
 }
 
 static void
@@ -430,6 +458,7 @@ test_pack_basic(void **state)
 	char head0[256], head1[256], path[PATH_MAX], *refs;
 	char hex[GIT_OID_HEXSZ + 1], fan[16];
 	struct stat st;
+	mode_t mask;
 	int i;
 
 	join(path, fx->gitdir, "HEAD");
@@ -460,6 +489,12 @@ test_pack_basic(void **state)
 	assert_memory_equal(after, "pack-", 5);
 	assert_memory_equal(after + 50, "pack-", 5);
 	assert_memory_equal(after + 5, after + 55, GIT_OID_HEXSZ);
+
+	/* read-only for everyone, as git writes them (less the umask) */
+	mask = umask(0);
+	umask(mask);
+	assert_mode(fx->packdir, ".pack", 0444 & ~mask);
+	assert_mode(fx->packdir, ".idx", 0444 & ~mask);
 
 	assert_readable(fx->repo, &o);
 	assert_readable_fresh(fx->dir, &o);
@@ -519,13 +554,13 @@ test_pack_nothing(void **state)
 
 	make_objects(fx->repo, &o, 3);
 	before = list_dir(fx->packdir);
-	assert_int_equal(gitpack_objects(fx->repo, o.id, 0, &err), 0);
-	assert_int_equal(gitpack_objects(fx->repo, NULL, 0, &err), 0);
-	assert_int_equal(gitpack_objects(fx->repo, NULL, 0, NULL), 0);
+	assert_int_equal(gitobjects_pack(fx->repo, o.id, 0, &err), 0);
+	assert_int_equal(gitobjects_pack(fx->repo, NULL, 0, &err), 0);
+	assert_int_equal(gitobjects_pack(fx->repo, NULL, 0, NULL), 0);
 	/* a caller's bug, not a failure to pack */
 	assert_int_equal(
-	    gitpack_objects(fx->repo, NULL, 1, &err), SC_ESOFTWARE);
-	assert_int_equal(gitpack_objects(NULL, o.id, 1, &err), SC_ESOFTWARE);
+	    gitobjects_pack(fx->repo, NULL, 1, &err), SC_ESOFTWARE);
+	assert_int_equal(gitobjects_pack(NULL, o.id, 1, &err), SC_ESOFTWARE);
 	after = list_dir(fx->packdir);
 	assert_string_equal(before, after);
 	for (i = 0; i < NOBJS; i++)
@@ -556,14 +591,14 @@ test_pack_missing_id(void **state)
 	before = list_dir(fx->packdir);
 
 	assert_int_equal(
-	    gitpack_objects(fx->repo, ids, NOBJS + 1, &err), SC_EIO);
+	    gitobjects_pack(fx->repo, ids, NOBJS + 1, &err), SC_EIO);
 	assert_int_equal(err.code, SC_EIO);
 	snprintf(want, sizeof(want),
 	    "%s: cannot pack %d objects: ", fx->packdir, NOBJS + 1);
 	if (strncmp(err.msg, want, strlen(want)) != 0)
 		fail_msg("unexpected message: %s", err.msg);
 	assert_non_null(strstr(err.msg, "0123456789abcdef"));
-	if (getenv("GITPACK_TEST_VERBOSE") != NULL)
+	if (getenv("GITOBJECTS_TEST_VERBOSE") != NULL)
 		print_message("missing id: %s\n", err.msg);
 
 	for (i = 0; i < NOBJS; i++)
@@ -574,40 +609,37 @@ test_pack_missing_id(void **state)
 	assert_fsck(fx->dir);
 	/* err may be NULL: still the code */
 	assert_int_equal(
-	    gitpack_objects(fx->repo, ids, NOBJS + 1, NULL), SC_EIO);
+	    gitobjects_pack(fx->repo, ids, NOBJS + 1, NULL), SC_EIO);
 	free(before);
 	free(after);
 }
 
+/*
+ * No objects/pack: libgit2 would never read a pack made there by this
+ * handle (gitobjects.h), so nothing is packed and nothing deleted;
+ * gitstate_open() makes the directory (test_gitstate.c).
+ */
 static void
 test_pack_no_pack_dir(void **state)
 {
 	struct fx *fx = *state;
-	struct objs o, o2;
-	char *list;
+	struct sc_err err = {0, ""};
+	struct objs o;
+	char want[PATH_MAX + 64];
 	int i;
 
 	assert_int_equal(rmdir(fx->packdir), 0);
 	make_objects(fx->repo, &o, 5);
-	list = list_dir(fx->packdir);
-	assert_null(list);
 
-	pack_ok(fx->repo, o.id, NOBJS);
-	assert_int_equal(count_suffix(fx->packdir, ".pack"), 1);
-	assert_int_equal(count_suffix(fx->packdir, ".idx"), 1);
+	assert_int_equal(gitobjects_pack(fx->repo, o.id, NOBJS, &err), SC_EIO);
+	snprintf(want, sizeof(want),
+	    "%s: cannot pack %d objects: No such file or directory",
+	    fx->packdir, NOBJS);
+	assert_string_equal(err.msg, want);
+	assert_null(list_dir(fx->packdir));
 	for (i = 0; i < NOBJS; i++)
-		assert_false(is_loose(fx->gitdir, &o.id[i]));
+		assert_true(is_loose(fx->gitdir, &o.id[i]));
 	assert_readable(fx->repo, &o);
-	assert_readable_fresh(fx->dir, &o);
-	assert_fsck(fx->dir);
-
-	/* the same handle, next round: the pack directory exists now */
-	make_objects(fx->repo, &o2, 15);
-	pack_ok(fx->repo, o2.id, NOBJS);
-	assert_int_equal(count_suffix(fx->packdir, ".pack"), 2);
-	assert_readable(fx->repo, &o);
-	assert_readable(fx->repo, &o2);
-	assert_readable_fresh(fx->dir, &o2);
 	assert_fsck(fx->dir);
 }
 
@@ -681,10 +713,10 @@ test_pack_write_fails(void **state)
 	lim.rlim_cur = 64 * 1024;
 	oldsig = signal(SIGXFSZ, SIG_IGN);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	rc = gitpack_objects(fx->repo, ids, NOBJS + 1, &err);
+	rc = gitobjects_pack(fx->repo, ids, NOBJS + 1, &err);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, oldsig);
-	if (getenv("GITPACK_TEST_VERBOSE") != NULL)
+	if (getenv("GITOBJECTS_TEST_VERBOSE") != NULL)
 		print_message("write failure: %s\n", err.msg);
 
 	assert_int_equal(rc, SC_EIO);

@@ -1,0 +1,196 @@
+/*
+ * gitobjects.c - see gitobjects.h and docs/state-branch.md (packing).
+ *
+ * The order of the steps is what makes this safe against a crash at any
+ * point: the objects are first written a second time (into the pack),
+ * the pack is made durable, and only then are the loose copies removed.
+ * A crash before the deletes leaves every object twice, which git and
+ * libgit2 accept; a crash during them leaves some loose files that a
+ * later `git gc` or `git prune-packed` removes.
+ *
+ * libgit2 writes the pack and its index itself (the packbuilder, then
+ * its indexer, under temporary names renamed into place), but it
+ * fsyncs them only when asked to for the whole process
+ * (GIT_OPT_ENABLE_FSYNC_GITDIR, which would sync every loose object and
+ * ref too, docs/state-branch.md): the two files and the directory are
+ * synced here before anything is deleted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "state/gitobjects.h"
+
+/* git writes packs and their indexes read-only for everyone (and so
+ * does libgit2 by default); other users of a shared repository read
+ * them */
+#define GO_PACK_MODE 0444
+
+static const char *
+go_git_msg(void)
+{
+	const git_error *e = git_error_last();
+
+	if (e == NULL || e->message == NULL || e->message[0] == '\0')
+		return "unknown libgit2 error";
+	return e->message;
+}
+
+/* fsync a file or directory by name; -1 with errno set on failure. */
+static int
+go_fsync_path(const char *path, int dir)
+{
+	int fd, rc, saved;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+/* Make the pack named name (40 hex digits), its index and their names
+ * in packdir durable. */
+static int
+go_sync(const char *packdir, const char *name, size_t n, struct sc_err *err)
+{
+	char pack[PATH_MAX], idx[PATH_MAX];
+	const char *what = NULL;
+
+	if ((size_t)snprintf(pack, sizeof(pack), "%s/pack-%s.pack", packdir,
+		name) >= sizeof(pack) ||
+	    (size_t)snprintf(idx, sizeof(idx), "%s/pack-%s.idx", packdir,
+		name) >= sizeof(idx)) {
+		errno = ENAMETOOLONG;
+		what = packdir;
+	} else if (go_fsync_path(pack, 0) < 0)
+		what = pack;
+	else if (go_fsync_path(idx, 0) < 0)
+		what = idx;
+	else if (go_fsync_path(packdir, 1) < 0)
+		what = packdir;
+	if (what == NULL)
+		return 0;
+	return err_set(err, SC_EIO, "%s: cannot pack %zu objects: fsync %s: %s",
+	    packdir, n, what, strerror(errno));
+}
+
+/*
+ * Remove each id's loose file.  Every id is in the synced pack by now,
+ * so a loose file that cannot be removed only wastes space and `git
+ * prune-packed` gets another chance: errors are ignored on purpose,
+ * ENOENT (already packed, never loose, or a duplicate id) included.  The
+ * xx/ fan-out directories stay, as git keeps them.
+ */
+static void
+go_unlink_loose(const char *objdir, const git_oid *ids, size_t n)
+{
+	char hex[GIT_OID_HEXSZ + 1], path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		git_oid_tostr(hex, sizeof(hex), &ids[i]);
+		if ((size_t)snprintf(path, sizeof(path), "%s/%.2s/%s", objdir,
+			hex, hex + 2) < sizeof(path))
+			(void)unlink(path);
+	}
+}
+
+int
+gitobjects_pack(
+    git_repository *repo, const git_oid *ids, size_t n, struct sc_err *err)
+{
+	git_packbuilder *pb = NULL;
+	git_indexer *ix = NULL;
+	git_indexer_options opts;
+	git_indexer_progress stats;
+	git_buf buf = GIT_BUF_INIT;
+	git_odb *odb = NULL;
+	char objdir[PATH_MAX], packdir[PATH_MAX];
+	const char *common, *what = NULL;
+	struct stat st;
+	size_t i;
+	int rc = 0;
+
+	if (n == 0)
+		goto out;
+	if (repo == NULL || ids == NULL) {
+		rc = err_set(err, SC_ESOFTWARE, "gitobjects_pack: no %s",
+		    repo == NULL ? "repository" : "ids");
+		goto out;
+	}
+	/* commondir ends in '/': "/r/.git/" (or the main .git of a worktree) */
+	common = git_repository_commondir(repo);
+	if (common == NULL ||
+	    (size_t)snprintf(objdir, sizeof(objdir), "%sobjects", common) >=
+		sizeof(objdir) ||
+	    (size_t)snprintf(packdir, sizeof(packdir), "%s/pack", objdir) >=
+		sizeof(packdir)) {
+		rc = err_set(err, SC_EIO, "cannot pack %zu objects: %s", n,
+		    common == NULL ? "no git directory" : "path too long");
+		goto out;
+	}
+	/* see gitobjects.h: a directory made now would not be read */
+	if (stat(packdir, &st) != 0)
+		what = strerror(errno);
+	else if (!S_ISDIR(st.st_mode))
+		what = "not a directory";
+	if (what != NULL) {
+		rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s",
+		    packdir, n, what);
+		goto out;
+	}
+
+	/* One thread: the controller's one thread does the delta search,
+	 * which would otherwise compete with the agents it runs.  An id not
+	 * in the odb fails here, before any file is written. */
+	if (git_packbuilder_new(&pb, repo) < 0)
+		goto git_fail;
+	git_packbuilder_set_threads(pb, 1);
+	for (i = 0; i < n; i++)
+		if (git_packbuilder_insert(pb, &ids[i], NULL) < 0)
+			goto git_fail;
+	/* The pack is built in memory, then handed to libgit2's indexer in
+	 * one piece: fed an object at a time (git_packbuilder_write()), the
+	 * indexer maps and unmaps the file for every one, a fifth of the
+	 * packing time.  It writes pack-<checksum>.pack and its .idx under
+	 * temporary names renamed into place, and removes what it wrote if
+	 * anything fails.  No odb: the pack is whole, there is no base to
+	 * look up. */
+	if (git_packbuilder_write_buf(&buf, pb) < 0 ||
+	    git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0 ||
+	    git_indexer_new(&ix, packdir, GO_PACK_MODE, NULL, &opts) < 0 ||
+	    git_indexer_append(ix, buf.ptr, buf.size, &stats) < 0 ||
+	    git_indexer_commit(ix, &stats) < 0)
+		goto git_fail;
+	git_buf_dispose(&buf);
+	rc = go_sync(packdir, git_indexer_name(ix), n, err);
+	if (rc < 0)
+		goto out;
+
+	go_unlink_loose(objdir, ids, n);
+	/* the pack backend lists the new pack; the loose backend no longer
+	 * finds the objects, so this handle reads them from the pack */
+	if (git_repository_odb(&odb, repo) < 0 || git_odb_refresh(odb) < 0)
+		goto git_fail;
+	goto out;
+
+git_fail:
+	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir,
+	    n, go_git_msg());
+out:
+	git_odb_free(odb);
+	git_indexer_free(ix);
+	git_buf_dispose(&buf);
+	git_packbuilder_free(pb);
+	return rc;
+}
