@@ -145,6 +145,17 @@ int gitwork_worktree_add(const char *repo_dir, const char *name,
     const char *path, const char *branch, const char *base, struct sc_err *err);
 
 /*
+ * *out_valid = 1 when path is the checkout of worktree name (sanitised
+ * as above) and git can open it (git_worktree_validate: its admin data
+ * and its .git file point at each other); 0 when it is a half-made or
+ * half-removed checkout (a kill inside git's add or remove), which must
+ * never be opened as a repository: with no .git file, opening it would
+ * find the main work tree above it.  Errors only for I/O.
+ */
+int gitwork_worktree_valid(int *out_valid, const char *repo_dir,
+    const char *name, const char *path, struct sc_err *err);
+
+/*
  * `git worktree remove --force` + `git worktree prune` for worktree name
  * (sanitised as above): delete its directory with everything in it and
  * its admin data.  The branch stays.  Uncommitted work in it is lost:
