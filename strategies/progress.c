@@ -662,6 +662,16 @@ walk_sub(struct walk *w, cmark_node *top)
 	cmark_iter_free(it);
 }
 
+/* Is n inside a block quote? */
+static bool
+in_quote(cmark_node *n)
+{
+	for (n = cmark_node_parent(n); n != NULL; n = cmark_node_parent(n))
+		if (cmark_node_get_type(n) == CMARK_NODE_BLOCK_QUOTE)
+			return true;
+	return false;
+}
+
 /* A part of the document that counts nothing: its task items are
  * listed as kind, with why. */
 static void
@@ -691,9 +701,15 @@ walk_other(struct walk *w, cmark_node *top, enum progress_item_kind kind,
 			    src[2] == ']' &&
 			    (len == 3 || src[3] == ' ' || src[3] == '\t')) {
 				/* cmark-gfm makes no task item of a box in a
-				 * block quote; it still looks like one */
-				item_add(w, cmark_node_get_start_line(n), kind,
-				    src[1] != ' ', src + 3, len - 3, why);
+				 * block quote, nor of a box with no text: it
+				 * looks like one, GitHub shows no checkbox */
+				item_add(w, cmark_node_get_start_line(n),
+				    PROGRESS_ITEM_IGNORED, src[1] != ' ',
+				    src + 3, len - 3,
+				    in_quote(n)
+					? "in a block quote: not counted"
+					: "a box with no text: not "
+					  "counted");
 			}
 			break;
 		case CMARK_NODE_CODE_BLOCK:

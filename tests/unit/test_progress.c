@@ -656,6 +656,42 @@ agree(const char *name, const char *text, const char *heading)
 		fail_msg("%s: the listing disagrees with the counts", name);
 }
 
+/* Outside the Tasks section too, a box GitHub shows no checkbox for (in
+ * a block quote, with no text) is listed as ignored, not as a task item
+ * outside the section. */
+static void
+test_items_outside_no_checkbox(void **state)
+{
+	static const char text[] = "## Notes\n"
+				   "> - [x] quoted\n"
+				   "\n"
+				   "- [ ]\n"
+				   "- [x] real\n"
+				   "## Tasks\n"
+				   "- [ ] a\n";
+	struct progress_item *it = NULL;
+	struct progress p;
+	struct sc_err err;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(
+	    progress_items(&it, &n, &p, text, sizeof(text) - 1, NULL, &err), 0);
+	assert_int_equal(n, 5);
+	assert_int_equal(it[0].line, 2);
+	assert_int_equal(it[0].kind, PROGRESS_ITEM_IGNORED);
+	assert_true(it[0].checked);
+	assert_string_equal(it[0].text, "quoted");
+	assert_string_equal(it[0].why, "in a block quote: not counted");
+	assert_int_equal(it[1].line, 4);
+	assert_int_equal(it[1].kind, PROGRESS_ITEM_IGNORED);
+	assert_string_equal(it[1].why, "a box with no text: not counted");
+	assert_int_equal(it[2].line, 5);
+	assert_int_equal(it[2].kind, PROGRESS_ITEM_OUTSIDE);
+	assert_int_equal(p.tasks_total, 1);
+	free(it);
+}
+
 static void
 test_items_agree_with_counts(void **state)
 {
@@ -712,6 +748,7 @@ main(void)
 	    cmocka_unit_test(test_skipped_items),
 	    cmocka_unit_test(test_items_listing),
 	    cmocka_unit_test(test_items_whole_file_and_none),
+	    cmocka_unit_test(test_items_outside_no_checkbox),
 	    cmocka_unit_test(test_items_agree_with_counts),
 	    cmocka_unit_test(test_items_bounded),
 	};
