@@ -87,6 +87,7 @@ render_attempt_json(const struct attempt_row *a)
 	json_object_set_new(o, "gate_output", str_or_null(a->gate_output));
 	json_object_set_new(o, "consensus", str_or_null(a->consensus));
 	json_object_set_new(o, "review_notes", str_or_null(a->review_notes));
+	json_object_set_new(o, "session_id", str_or_null(a->session_id));
 	return o;
 }
 
