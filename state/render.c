@@ -92,6 +92,7 @@ render_attempt_json(const struct attempt_row *a)
 	    o, "subtasks_completed", json_integer(a->subtasks_completed));
 	json_object_set_new(
 	    o, "subtasks_total", json_integer(a->subtasks_total));
+	json_object_set_new(o, "session_id", str_or_null(a->session_id));
 	return o;
 }
 

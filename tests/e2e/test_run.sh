@@ -171,6 +171,20 @@ expect_json "usage limit recorded as not counted, decision wait" '.attempts[0].o
 expect_json "usage limit wait capped by max_wait_s" '.attempts[0].delay_ms <= 1000 and .attempts[0].delay_ms > 0'
 expect_json "the same attempt number runs again and is counted" '.attempts[1].attempt == 1 and .attempts[1].counted == true and .status == "done"'
 
+# --- the only agent paused past max_wait_s: stop (75); resume honours it --
+# (issue 12: a night whose agents are all paused past the cap stops rather
+# than sleeping for hours; a resume before the reset starts no agent)
+sim="$STORYCTL_SRC/scripts/sim-agent"
+new_project '{"max_wait_s": 60}' '{"primary": {"name": "sim-p", "command": ["'"$sim"'", "{role}", "{attempt}", "{story_file}"], "timeout_s": 30}}'
+new_story "$P" w1 2 "<!-- sim a1: once usage $(($(date +%s) + 3600)); checkall -->"
+commit_all
+run_sc -C "$P" run
+expect_rc "the only agent paused an hour past max_wait_s 60: exit 75" 75
+expect_match "the stop says when to resume" "$T_OUT" 'paused .*policy\.max_wait_s.*resume after'
+run_sc -C "$P" resume
+expect_rc "resume while the agent is still paused stops again (75)" 75
+check "the resume started no agent" [ "$(sql "SELECT count(*) FROM attempts")" = 1 ]
+
 # --- rate limit honours Retry-After -------------------------------------
 new_project
 new_story "$P" r1 2 '<!-- sim a1: ratelimit 1 -->' '<!-- sim *: checkall -->'
