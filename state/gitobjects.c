@@ -185,8 +185,8 @@ gitobjects_pack(
 	goto out;
 
 git_fail:
-	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir,
-	    n, go_git_msg());
+	rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s", packdir, n,
+	    go_git_msg());
 out:
 	git_odb_free(odb);
 	git_indexer_free(ix);

@@ -53,7 +53,11 @@
  * Returns 0, or SC_EIO with "<pack dir>: cannot pack <n> objects:
  * <reason>" when anything before the deletes fails, including an id
  * that is not in the object database or a missing pack directory; then
- * no loose file is deleted and no file is left in the pack directory.
+ * no loose file is deleted.  No file is left in the pack directory,
+ * except when only an fsync failed ("fsync <file>: <reason>"): the
+ * complete pack then stays where it is (it may have replaced one of the
+ * same name, which must not be removed), and the objects are in it and
+ * loose.
  * SC_EIO after the deletes only when the odb cannot be refreshed: the
  * objects are safe in the synced pack, but this handle should be
  * reopened.  SC_ESOFTWARE when repo is NULL, or ids is NULL with n > 0.

@@ -1,6 +1,6 @@
 /*
- * gitstate.h - the storyctl state branch (SPEC section 6), written with
- * libgit2 straight into the object database and one ref.
+ * gitstate.h - the storyctl state branch (docs/state-branch.md), written
+ * with libgit2 straight into the object database and one ref.
  *
  * A struct gitstate is an open repository plus the name of the state
  * branch (default "storyctl/state", i.e. refs/heads/storyctl/state).

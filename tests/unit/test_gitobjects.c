@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -55,6 +56,54 @@ static int
 rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	return remove(path);
+}
+
+/*
+ * fsync as the code under test sees it: this definition in the test
+ * program comes before libc's, for state/gitobjects.c linked in
+ * statically.  While sync_log.on, each call records the file's path
+ * (from /proc/self/fd), notes whether sync_log.loose (a loose object
+ * file) was already gone, and fails with EIO when the path ends in
+ * sync_log.fail.  Otherwise it is the real system call.
+ */
+static struct {
+	int on;
+	const char *loose;
+	const char *fail;
+	char seen[8][PATH_MAX];
+	int n;
+	int loose_gone;
+} sync_log;
+
+static int
+ends_with(const char *s, const char *suffix)
+{
+	size_t ls = strlen(s), lx = strlen(suffix);
+
+	return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+int
+fsync(int fd)
+{
+	char link[64], path[PATH_MAX];
+	struct stat st;
+	ssize_t k;
+
+	if (sync_log.on) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		k = readlink(link, path, sizeof(path) - 1);
+		path[k < 0 ? 0 : k] = '\0';
+		if (sync_log.n < 8)
+			memcpy(sync_log.seen[sync_log.n++], path, sizeof(path));
+		if (sync_log.loose != NULL && stat(sync_log.loose, &st) != 0)
+			sync_log.loose_gone = 1;
+		if (sync_log.fail != NULL && ends_with(path, sync_log.fail)) {
+			errno = EIO;
+			return -1;
+		}
+	}
+	return (int)syscall(SYS_fsync, fd);
 }
 
 /* out = dir/name (out has PATH_MAX bytes). */
@@ -795,6 +844,97 @@ test_pack_worktree(void **state)
 	git_worktree_free(wt);
 }
 
+/*
+ * The pack, its index and the pack directory are fsynced, in that
+ * order, while every loose copy is still there; only then do the loose
+ * files go (docs/state-branch.md#packing).
+ */
+static void
+test_pack_sync_order(void **state)
+{
+	struct fx *fx = *state;
+	struct objs o;
+	char loose[PATH_MAX];
+	int i;
+
+	make_objects(fx->repo, &o, 10);
+	loose_path(loose, fx->gitdir, &o.id[NOBJS - 1]);
+	memset(&sync_log, 0, sizeof(sync_log));
+	sync_log.loose = loose;
+	sync_log.on = 1;
+	pack_ok(fx->repo, o.id, NOBJS);
+	sync_log.on = 0;
+
+	assert_int_equal(sync_log.n, 3);
+	assert_true(ends_with(sync_log.seen[0], ".pack"));
+	assert_true(ends_with(sync_log.seen[1], ".idx"));
+	assert_memory_equal(sync_log.seen[0], fx->packdir, strlen(fx->packdir));
+	assert_memory_equal(sync_log.seen[1], fx->packdir, strlen(fx->packdir));
+	assert_string_equal(sync_log.seen[2], fx->packdir);
+	assert_false(sync_log.loose_gone);
+	for (i = 0; i < NOBJS; i++)
+		assert_false(is_loose(fx->gitdir, &o.id[i]));
+	assert_fsck(fx->dir);
+}
+
+/*
+ * An fsync fails: SC_EIO naming the file, and every loose copy stays.
+ * The complete pack stays too (removing it could remove an earlier pack
+ * of the same name); git reads the objects from either.
+ */
+static void
+test_pack_sync_fails(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	struct objs o;
+	const char *which[] = {".pack", ".idx", "/objects/pack"};
+	size_t w;
+	int i;
+
+	for (w = 0; w < sizeof(which) / sizeof(which[0]); w++) {
+		make_objects(fx->repo, &o, 11 + (int)w);
+		memset(&sync_log, 0, sizeof(sync_log));
+		sync_log.fail = which[w];
+		sync_log.on = 1;
+		assert_int_equal(
+		    gitobjects_pack(fx->repo, o.id, NOBJS, &err), SC_EIO);
+		sync_log.on = 0;
+		if (strstr(err.msg, ": fsync ") == NULL ||
+		    strstr(err.msg, "Input/output error") == NULL)
+			fail_msg("unexpected message: %s", err.msg);
+		for (i = 0; i < NOBJS; i++)
+			assert_true(is_loose(fx->gitdir, &o.id[i]));
+		assert_readable(fx->repo, &o);
+		assert_fsck(fx->dir);
+	}
+}
+
+/*
+ * git's modes under another umask: the pack and index are 0444 less
+ * the umask, as the loose objects libgit2 wrote under it are.
+ */
+static void
+test_pack_umask(void **state)
+{
+	struct fx *fx = *state;
+	struct objs o;
+	char loose[PATH_MAX];
+	struct stat st;
+	mode_t old;
+
+	old = umask(027);
+	make_objects(fx->repo, &o, 14);
+	loose_path(loose, fx->gitdir, &o.id[0]);
+	assert_int_equal(stat(loose, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0440);
+	pack_ok(fx->repo, o.id, NOBJS);
+	umask(old);
+	assert_mode(fx->packdir, ".pack", 0440);
+	assert_mode(fx->packdir, ".idx", 0440);
+	assert_readable_fresh(fx->dir, &o);
+}
+
 int
 main(void)
 {
@@ -815,6 +955,12 @@ main(void)
 		test_pack_write_fails, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_pack_worktree, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_pack_sync_order, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_pack_sync_fails, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_pack_umask, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -1029,13 +1029,10 @@ test_tx_replace_and_pack(void **state)
 	git_repository_free(repo);
 }
 
-/* `git -C dir fsck --strict --full` exits 0 (its output on failure). */
-static void
-assert_fsck(const char *dir)
+/* Run git (argv) with its output into out; its exit status. */
+static int
+git_run(const char *const *argv, char *out, size_t size)
 {
-	const char *argv[] = {"git", "-C", dir, "fsck", "--strict", "--full",
-	    "--no-dangling", NULL};
-	char out[4096];
 	size_t n = 0;
 	ssize_t r;
 	int fds[2], status = 0;
@@ -1056,12 +1053,23 @@ assert_fsck(const char *dir)
 		_exit(127);
 	}
 	close(fds[1]);
-	while ((r = read(fds[0], out + n, sizeof(out) - 1 - n)) > 0)
+	while ((r = read(fds[0], out + n, size - 1 - n)) > 0)
 		n += (size_t)r;
 	close(fds[0]);
 	out[n] = '\0';
 	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* `git -C dir fsck --strict --full` exits 0 (its output on failure). */
+static void
+assert_fsck(const char *dir)
+{
+	const char *argv[] = {"git", "-C", dir, "fsck", "--strict", "--full",
+	    "--no-dangling", NULL};
+	char out[4096];
+
+	if (git_run(argv, out, sizeof(out)) != 0)
 		fail_msg("git fsck --strict in %s: %s", dir, out);
 }
 
@@ -1144,7 +1152,8 @@ test_commits_pack(void **state)
 		memcpy(page + i * 41, "done", 4);
 		snprintf(name, sizeof(name), "stories/s%zu.json", i);
 		snprintf(json, sizeof(json), "{\"id\": \"s%zu\"}\n", i);
-		f[0] = (struct gitstate_file){"progress.md", page, strlen(page)};
+		f[0] =
+		    (struct gitstate_file){"progress.md", page, strlen(page)};
 		f[1] = (struct gitstate_file){name, json, strlen(json)};
 		commit_files(gs, f, 2, "decision", 100 + (int64_t)i, 1);
 	}
@@ -1171,6 +1180,27 @@ test_commits_pack(void **state)
 		snprintf(want, sizeof(want), "{\"id\": \"s%zu\"}\n", i);
 		assert_file(gs, name, want);
 	}
+	assert_int_equal(count(gs), 40);
+	gitstate_free(gs);
+	assert_fsck(fx->dir);
+
+	/* plain git gc takes the packs over: one pack, nothing loose, and
+	 * the branch reads back */
+	{
+		const char *gc[] = {"git", "-C", fx->dir, "gc", "-q", NULL};
+		const char *co[] = {
+		    "git", "-C", fx->dir, "count-objects", "-v", NULL};
+		char out[4096];
+
+		if (git_run(gc, out, sizeof(out)) != 0)
+			fail_msg("git gc: %s", out);
+		assert_int_equal(git_run(co, out, sizeof(out)), 0);
+		if (strstr(out, "count: 0\n") == NULL ||
+		    strstr(out, "packs: 1\n") == NULL)
+			fail_msg("git count-objects -v after gc: %s", out);
+	}
+	gs = open_ok(fx->dir);
+	assert_file(gs, "progress.md", page);
 	assert_int_equal(count(gs), 40);
 	gitstate_free(gs);
 	assert_fsck(fx->dir);
