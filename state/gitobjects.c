@@ -106,8 +106,8 @@ go_unlink_loose(const char *objdir, const git_oid *ids, size_t n)
 }
 
 int
-gitobjects_pack(
-    git_repository *repo, const git_oid *ids, size_t n, struct sc_err *err)
+gitobjects_pack(git_repository *repo, const git_oid *ids,
+    const char *const *paths, size_t n, struct sc_err *err)
 {
 	git_packbuilder *pb = NULL;
 	git_indexer *ix = NULL;
@@ -157,7 +157,8 @@ gitobjects_pack(
 		goto git_fail;
 	git_packbuilder_set_threads(pb, 1);
 	for (i = 0; i < n; i++)
-		if (git_packbuilder_insert(pb, &ids[i], NULL) < 0)
+		if (git_packbuilder_insert(
+			pb, &ids[i], paths != NULL ? paths[i] : NULL) < 0)
 			goto git_fail;
 	/* The pack is built in memory, then handed to libgit2's indexer in
 	 * one piece: fed an object at a time (git_packbuilder_write()), the

@@ -32,7 +32,10 @@
  * delete their loose copies.
  *
  * ids[0..n) are objects already in repo's object database, loose or
- * packed; duplicates are harmless.  They are put, each on its own
+ * packed; duplicates are harmless.  paths, when not NULL, gives the
+ * path each was written at ("" for the root tree, NULL for a commit or
+ * when unknown): the packer tries deltas between objects of the same
+ * path first.  They are put, each on its own
  * (nothing they reference is added), into one pack that libgit2's
  * packbuilder writes, with deltas, into <commondir>/objects/pack
  * (git_repository_commondir(), so a linked worktree's handle packs into
@@ -63,7 +66,7 @@
  * reopened.  SC_ESOFTWARE when repo is NULL, or ids is NULL with n > 0.
  * Not thread-safe with other users of the same repo handle.
  */
-int gitobjects_pack(
-    git_repository *repo, const git_oid *ids, size_t n, struct sc_err *err);
+int gitobjects_pack(git_repository *repo, const git_oid *ids,
+    const char *const *paths, size_t n, struct sc_err *err);
 
 #endif

@@ -52,8 +52,10 @@ struct gitstate {
 	char *workdir; /* absolute, no trailing slash */
 	int stale_removed; /* a dead writer's ref lock was removed once */
 	int64_t since_ms; /* gitstate_set_owner_since(), or 0 */
-	/* objects written since the last pack (gitobjects_pack) */
+	/* objects written since the last pack (gitobjects_pack), with the
+	 * path each was written at (NULL for a commit) */
 	git_oid *fresh;
+	char **fresh_path;
 	size_t nfresh, afresh;
 	size_t pack_at; /* pack once nfresh reaches it (GS_PACK_AT) */
 };
@@ -333,12 +335,25 @@ out:
 	return rc;
 }
 
+/* Forget the objects noted since the last pack. */
+static void
+gs_forget(struct gitstate *gs)
+{
+	size_t i;
+
+	for (i = 0; i < gs->nfresh; i++)
+		free(gs->fresh_path[i]);
+	gs->nfresh = 0;
+}
+
 void
 gitstate_free(struct gitstate *gs)
 {
 	if (gs == NULL)
 		return;
 	git_repository_free(gs->repo);
+	gs_forget(gs);
+	free(gs->fresh_path);
 	free(gs->fresh);
 	free(gs->branch);
 	free(gs->refname);
@@ -378,11 +393,17 @@ gitstate_clean_message(const char *message)
 	return m;
 }
 
-/* Remember an object just written, for the next pack; 0 or -1 (OOM:
- * the object simply stays loose). */
+/*
+ * Remember an object just written, for the next pack, with its path:
+ * libgit2's packer tries deltas between objects of the same path first
+ * (a page's successive versions), which makes packing about a tenth
+ * cheaper (docs/performance.md#packing-through-libgit2).  0, or -1 when
+ * out of memory: the object then simply stays loose.
+ */
 static int
-gs_note(struct gitstate *gs, const git_oid *id)
+gs_note(struct gitstate *gs, const git_oid *id, const char *path)
 {
+	char *copy = NULL;
 	size_t want;
 	void *p;
 
@@ -391,8 +412,15 @@ gs_note(struct gitstate *gs, const git_oid *id)
 		if ((p = realloc(gs->fresh, want * sizeof(*gs->fresh))) == NULL)
 			return -1;
 		gs->fresh = p;
+		p = realloc(gs->fresh_path, want * sizeof(*gs->fresh_path));
+		if (p == NULL)
+			return -1;
+		gs->fresh_path = p;
 		gs->afresh = want;
 	}
+	if (path != NULL && (copy = gs_strdup(path)) == NULL)
+		return -1;
+	gs->fresh_path[gs->nfresh] = copy;
 	git_oid_cpy(&gs->fresh[gs->nfresh++], id);
 	return 0;
 }
@@ -411,7 +439,7 @@ gs_note_trees(struct gitstate *gs, git_tree *root,
 	char dir[4096];
 	size_t i, len;
 
-	gs_note(gs, git_tree_id(root));
+	gs_note(gs, git_tree_id(root), "");
 	for (i = 0; i < n; prev = updates[i++].path) {
 		path = updates[i].path;
 		for (slash = strchr(path, '/'); slash != NULL;
@@ -423,7 +451,7 @@ gs_note_trees(struct gitstate *gs, git_tree *root,
 			memcpy(dir, path, len);
 			dir[len] = '\0';
 			if (git_tree_entry_bypath(&e, root, dir) == 0) {
-				gs_note(gs, git_tree_entry_id(e));
+				gs_note(gs, git_tree_entry_id(e), dir);
 				git_tree_entry_free(e);
 				e = NULL;
 			}
@@ -445,10 +473,11 @@ gitstate_flush(struct gitstate *gs, struct sc_err *err)
 
 	if (gs == NULL || gs->nfresh == 0)
 		return 0;
-	rc = gitobjects_pack(gs->repo, gs->fresh, gs->nfresh, err);
+	rc = gitobjects_pack(gs->repo, gs->fresh,
+	    (const char *const *)gs->fresh_path, gs->nfresh, err);
 	/* packed or not, forget them: a failed pack leaves them loose,
 	 * readable, for git gc; trying again at once would fail again */
-	gs->nfresh = 0;
+	gs_forget(gs);
 	return rc;
 }
 
@@ -539,7 +568,7 @@ gs_commit_once(struct gitstate *gs, int *out_committed,
 	}
 	*out_committed = 1;
 	gs_note_trees(gs, tree, updates, nfiles);
-	gs_note(gs, &commit_id);
+	gs_note(gs, &commit_id, NULL);
 out:
 	git_reference_free(ref);
 	git_tree_free(tree);
@@ -653,7 +682,7 @@ gitstate_tx_add(struct gitstate_tx *tx, const char *path, const char *data,
 		&u->id, gs->repo, len > 0 ? data : "", len) < 0)
 		return err_set(err, SC_EIO, "state branch %s: %s: %s",
 		    gs->branch, path, gs_git_msg());
-	gs_note(gs, &u->id);
+	gs_note(gs, &u->id, path);
 	return 0;
 oom:
 	return err_set(

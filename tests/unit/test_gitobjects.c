@@ -494,7 +494,7 @@ pack_ok(git_repository *repo, const git_oid *ids, size_t n)
 {
 	struct sc_err err = {0, ""};
 
-	if (gitobjects_pack(repo, ids, n, &err) != 0)
+	if (gitobjects_pack(repo, ids, NULL, n, &err) != 0)
 		fail_msg("gitobjects_pack: %s", err.msg);
 }
 
@@ -603,13 +603,14 @@ test_pack_nothing(void **state)
 
 	make_objects(fx->repo, &o, 3);
 	before = list_dir(fx->packdir);
-	assert_int_equal(gitobjects_pack(fx->repo, o.id, 0, &err), 0);
-	assert_int_equal(gitobjects_pack(fx->repo, NULL, 0, &err), 0);
-	assert_int_equal(gitobjects_pack(fx->repo, NULL, 0, NULL), 0);
+	assert_int_equal(gitobjects_pack(fx->repo, o.id, NULL, 0, &err), 0);
+	assert_int_equal(gitobjects_pack(fx->repo, NULL, NULL, 0, &err), 0);
+	assert_int_equal(gitobjects_pack(fx->repo, NULL, NULL, 0, NULL), 0);
 	/* a caller's bug, not a failure to pack */
 	assert_int_equal(
-	    gitobjects_pack(fx->repo, NULL, 1, &err), SC_ESOFTWARE);
-	assert_int_equal(gitobjects_pack(NULL, o.id, 1, &err), SC_ESOFTWARE);
+	    gitobjects_pack(fx->repo, NULL, NULL, 1, &err), SC_ESOFTWARE);
+	assert_int_equal(
+	    gitobjects_pack(NULL, o.id, NULL, 1, &err), SC_ESOFTWARE);
 	after = list_dir(fx->packdir);
 	assert_string_equal(before, after);
 	for (i = 0; i < NOBJS; i++)
@@ -640,7 +641,7 @@ test_pack_missing_id(void **state)
 	before = list_dir(fx->packdir);
 
 	assert_int_equal(
-	    gitobjects_pack(fx->repo, ids, NOBJS + 1, &err), SC_EIO);
+	    gitobjects_pack(fx->repo, ids, NULL, NOBJS + 1, &err), SC_EIO);
 	assert_int_equal(err.code, SC_EIO);
 	snprintf(want, sizeof(want),
 	    "%s: cannot pack %d objects: ", fx->packdir, NOBJS + 1);
@@ -658,7 +659,7 @@ test_pack_missing_id(void **state)
 	assert_fsck(fx->dir);
 	/* err may be NULL: still the code */
 	assert_int_equal(
-	    gitobjects_pack(fx->repo, ids, NOBJS + 1, NULL), SC_EIO);
+	    gitobjects_pack(fx->repo, ids, NULL, NOBJS + 1, NULL), SC_EIO);
 	free(before);
 	free(after);
 }
@@ -680,7 +681,8 @@ test_pack_no_pack_dir(void **state)
 	assert_int_equal(rmdir(fx->packdir), 0);
 	make_objects(fx->repo, &o, 5);
 
-	assert_int_equal(gitobjects_pack(fx->repo, o.id, NOBJS, &err), SC_EIO);
+	assert_int_equal(
+	    gitobjects_pack(fx->repo, o.id, NULL, NOBJS, &err), SC_EIO);
 	snprintf(want, sizeof(want),
 	    "%s: cannot pack %d objects: No such file or directory",
 	    fx->packdir, NOBJS);
@@ -762,7 +764,7 @@ test_pack_write_fails(void **state)
 	lim.rlim_cur = 64 * 1024;
 	oldsig = signal(SIGXFSZ, SIG_IGN);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
-	rc = gitobjects_pack(fx->repo, ids, NOBJS + 1, &err);
+	rc = gitobjects_pack(fx->repo, ids, NULL, NOBJS + 1, &err);
 	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
 	signal(SIGXFSZ, oldsig);
 	if (getenv("GITOBJECTS_TEST_VERBOSE") != NULL)
@@ -898,7 +900,7 @@ test_pack_sync_fails(void **state)
 		sync_log.fail = which[w];
 		sync_log.on = 1;
 		assert_int_equal(
-		    gitobjects_pack(fx->repo, o.id, NOBJS, &err), SC_EIO);
+		    gitobjects_pack(fx->repo, o.id, NULL, NOBJS, &err), SC_EIO);
 		sync_log.on = 0;
 		if (strstr(err.msg, ": fsync ") == NULL ||
 		    strstr(err.msg, "Input/output error") == NULL)
