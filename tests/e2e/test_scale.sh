@@ -51,9 +51,19 @@ check "a commit in the middle counts every story" bash -c \
 check "that commit's story is done on its page ($id)" bash -c \
 	'git -C "$1" show "$2:progress/0001.md" "$2:progress/0002.md" 2>/dev/null | grep -q "^| $3 | done |"' _ "$P" "$mid" "$id"
 
-# (packing the branch's objects once 16384 are loose is a unit test of
-# state/gitstate.c: 250 stories stay below it)
+# 250 decisions write more than 2048 objects: storyctl packed them
+# through libgit2 (docs/state-branch.md#packing), read-only as git
+# writes packs, and git reads, checks and repacks the result
+check "the branch's objects were packed" bash -c \
+	'[ "$(git -C "$1" count-objects -v | sed -n "s/^packs: //p")" -ge 1 ]' _ "$P"
+want_mode=$(printf '%o' $((0444 & ~0$(umask))))
+check "packs and indexes are mode $want_mode (0444 less the umask)" bash -c \
+	'for f in "$1"/.git/objects/pack/pack-*; do [ "$(stat -c %a "$f")" = "$2" ] || exit 1; done' _ "$P" "$want_mode"
 check "git fsck finds the repository sound" git -C "$P" fsck --strict --no-progress
+check "git gc works on it" git -C "$P" gc -q
+check "after git gc: one pack, nothing loose, the branch reads" bash -c \
+	'git -C "$1" count-objects -v | grep -qx "packs: 1" && git -C "$1" count-objects -v | grep -qx "count: 0" && git -C "$1" show storyctl/state:stories/0002/s250.json | jq -e ".status == \"done\"" >/dev/null' _ "$P"
+check "git fsck after git gc" git -C "$P" fsck --strict --no-progress
 check "the work tree is only the checked boxes, HEAD untouched" bash -c \
 	'[ -z "$(git -C "$1" status --porcelain | grep -v "^ M docs/stories/s[0-9]*.md$")" ] && [ "$(git -C "$1" rev-parse --abbrev-ref HEAD)" = main ]' _ "$P"
 
