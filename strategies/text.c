@@ -5,12 +5,6 @@
 
 #include "strategies/text.h"
 
-static bool
-is_cont(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
-
 void
 text_trim(const char **s, size_t *n)
 {
@@ -106,7 +100,7 @@ text_utf8_len(const unsigned char *s, size_t n)
 	if (n < k || s[1] < lo || s[1] > hi)
 		return 0;
 	for (i = 2; i < k; i++)
-		if (!is_cont(s[i]))
+		if (!text_utf8_cont(s[i]))
 			return 0;
 	return k;
 }

@@ -57,6 +57,13 @@ text_is_blank(int c)
 	return c == ' ' || c == '\t';
 }
 
+/* a UTF-8 continuation byte (10xxxxxx) */
+static inline bool
+text_utf8_cont(int c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
 /* Drop text_is_space() bytes from both ends of (*s, *n). */
 void text_trim(const char **s, size_t *n);
 
