@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,22 +214,37 @@ gitwork_excluded(const char *path, const char *ex)
 	    (path[n] == '\0' || path[n] == '/');
 }
 
+bool
+gitwork_branch_valid(const char *branch)
+{
+	char *ref = NULL;
+	int valid = 0;
+	bool ok = false;
+
+	if (branch == NULL || git_libgit2_init() < 0)
+		return false;
+	if (asprintf(&ref, "refs/heads/%s", branch) < 0)
+		ref = NULL;
+	ok = ref != NULL && git_branch_name_is_valid(&valid, branch) == 0 &&
+	    valid && git_reference_name_is_valid(&valid, ref) == 0 && valid;
+	free(ref);
+	git_libgit2_shutdown();
+	return ok;
+}
+
 /* "refs/heads/<branch>" into ref after checking the name. */
 int
 gitwork_refname(char *ref, size_t len, const char *branch, struct sc_err *err)
 {
-	int valid = 0, n;
+	int n;
 
-	if (git_branch_name_is_valid(&valid, branch) < 0 || !valid)
+	if (!gitwork_branch_valid(branch))
 		return err_set(err, SC_EDATA,
 		    "branch %s: not a valid branch name", branch);
 	n = snprintf(ref, len, "refs/heads/%s", branch);
 	if (n < 0 || (size_t)n >= len)
 		return err_set(
 		    err, SC_EDATA, "branch %s: name too long", branch);
-	if (git_reference_name_is_valid(&valid, ref) < 0 || !valid)
-		return err_set(err, SC_EDATA,
-		    "branch %s: not a valid branch name", branch);
 	return 0;
 }
 
