@@ -19,6 +19,7 @@
 #include "state/db.h"
 #include "state/lock.h"
 #include "state/render.h"
+#include "strategies/decide.h"
 #include "strategies/suggest.h"
 
 /* What every inspect command starts from: the config, the database (or
@@ -431,6 +432,24 @@ out:
 
 /* --- status ---------------------------------------------------------- */
 
+/* The next attempt after row a waits until *until (> now): the decision
+ * stored with a (docs/state.md), or for a row from before schema 4 the
+ * same rules read from it. */
+static bool
+next_wait(int64_t *until, int *attempt, const struct attempt_row *a, int64_t now)
+{
+	int64_t t = a->next_attempt > 0 ? a->not_before_ms
+					 : a->ended_ms + a->delay_ms;
+
+	if (t <= now)
+		return false;
+	*until = t;
+	*attempt = a->next_attempt > 0
+	    ? a->next_attempt
+	    : decide_next_attempt(a->attempt, a->counted);
+	return true;
+}
+
 int
 cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
@@ -483,15 +502,9 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			if (rc < 0)
 				goto out;
 			if (nhist > 0 &&
-			    hist[nhist - 1].ended_ms +
-				    hist[nhist - 1].delay_ms >
-				tnow) {
-				wait_until = hist[nhist - 1].ended_ms +
-				    hist[nhist - 1].delay_ms;
+			    next_wait(&wait_until, &wait_attempt,
+				&hist[nhist - 1], tnow)) {
 				wait_story = rows[i].id;
-				wait_attempt = hist[nhist - 1].counted
-				    ? hist[nhist - 1].attempt + 1
-				    : hist[nhist - 1].attempt;
 				break;
 			}
 		}

@@ -37,6 +37,12 @@ decide_role_for(int n, bool has_fallback, const bool disabled[2])
 	return want;
 }
 
+int
+decide_next_attempt(int n, bool counted)
+{
+	return counted ? n + 1 : n;
+}
+
 int64_t
 decide_delay_with_jitter(const struct decision_out *d, double u)
 {
@@ -280,8 +286,6 @@ usage_wait(struct decision_out *out, const struct decide_input *in,
 		d = floor_ms;
 	until = in->now_ms + d;
 	set_rule(out, DECISION_WAIT, "D3");
-	out->counted = false;
-	out->next_attempt = last->attempt;
 	out->next_role = last->role;
 	duration_fmt(w, sizeof(w), d);
 	sw = free_other(in, disabled, last->role);
@@ -334,8 +338,6 @@ static void
 interrupted(struct decision_out *out, const struct attempt_rec *last)
 {
 	set_rule(out, DECISION_NONE, "D4");
-	out->counted = false;
-	out->next_attempt = last->attempt;
 	out->next_role = last->role;
 	reason_add(out,
 	    "D4: interrupted; attempt %d runs again on resume "
@@ -452,8 +454,8 @@ decide_adaptive(
 		    outcome_name(last->outcome), last->tasks_completed, total);
 	}
 	retry_delay(out, in, last, k - 1, true);
-	out->next_attempt = k + 1;
-	out->next_role = decide_role_for(k + 1, in->has_fallback, disabled);
+	out->next_role =
+	    decide_role_for(out->next_attempt, in->has_fallback, disabled);
 }
 
 /* Attempts and start time of the phase (the run of one role) that the
@@ -488,7 +490,6 @@ decide_retry(struct decision_out *out, const struct decide_input *in,
 	bool can_fallback = in->has_fallback && last->role == ROLE_PRIMARY &&
 	    !disabled[ROLE_FALLBACK];
 
-	out->next_attempt = last->attempt + 1;
 	if (p->retry_max_time_ms > 0)
 		left = p->retry_max_time_ms - (in->now_ms - start);
 	if (!permanent && !in->budget_spent && used < budget &&
@@ -569,7 +570,7 @@ decide(struct decision_out *out, const struct decide_input *in)
 	disabled[0] = in->disabled[0];
 	disabled[1] = in->disabled[1];
 	out->counted = outcome_counted(last->outcome);
-	out->next_attempt = out->counted ? last->attempt + 1 : last->attempt;
+	out->next_attempt = decide_next_attempt(last->attempt, out->counted);
 	out->next_role =
 	    decide_role_for(out->next_attempt, in->has_fallback, disabled);
 

@@ -77,6 +77,12 @@ struct decision_out {
  * SC_ESOFTWARE (with a message in out->reason) on an empty history. */
 int decide(struct decision_out *out, const struct decide_input *in);
 
+/* The number the attempt after attempt n runs as: n + 1 when n was
+ * counted, n again when it was not (a usage-limit wait, an interrupt:
+ * docs/retry-strategy.md).  The one place this rule lives: decide(),
+ * the controller and `storyctl status` call it. */
+int decide_next_attempt(int n, bool counted);
+
 /* The role of attempt number n: odd primary, even fallback (SPEC 5.1);
  * always primary without a fallback; a disabled agent is skipped. */
 enum role decide_role_for(int n, bool has_fallback, const bool disabled[2]);
