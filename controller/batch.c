@@ -666,34 +666,34 @@ wanted(const struct batch_opts *o, const char *id)
 	return false;
 }
 
+/* The status of dependency k of one entry, for schedule_deps_state(). */
+struct dep_view {
+	const struct batch *b;
+	const struct sched *sc;
+	const struct sched_ent *e;
+};
+
+static enum story_status
+dep_status(const void *ctx, size_t k)
+{
+	const struct dep_view *v = ctx;
+
+	return sched_status(v->b, v->sc, v->sc->deps[v->e->dep + k]);
+}
+
 /* Whether story i may run now given the statuses of its dependencies in
- * the batch; *why is the dependency that blocks it or that it waits on
- * first (SIZE_MAX when ready). */
+ * the batch (the rule is strategies/schedule.c's, docs/scheduling.md);
+ * *why is the dependency that blocks it or that it waits on first
+ * (SIZE_MAX when ready). */
 static enum sched_state
 row_state(const struct batch *b, const struct sched *sc, size_t i, size_t *why)
 {
-	const struct sched_ent *e = &sc->e[i];
-	enum sched_state st = SCHED_READY;
-	size_t k, r;
+	struct dep_view v = {b, sc, &sc->e[i]};
+	enum sched_state st;
+	size_t k;
 
-	*why = SIZE_MAX;
-	for (k = 0; k < e->ndeps; k++) {
-		r = sc->deps[e->dep + k];
-		switch (sched_status(b, sc, r)) {
-		case STATUS_DONE:
-			break;
-		case STATUS_DEFERRED:
-		case STATUS_ESCALATED:
-		case STATUS_BLOCKED:
-		case STATUS_INVALID:
-			*why = r;
-			return SCHED_BLOCKED;
-		default:
-			st = SCHED_WAIT;
-			if (*why == SIZE_MAX)
-				*why = r;
-		}
-	}
+	st = schedule_deps_state(&k, v.e->ndeps, dep_status, &v);
+	*why = k == SIZE_MAX ? SIZE_MAX : sc->deps[v.e->dep + k];
 	return st;
 }
 
