@@ -1,8 +1,10 @@
 /*
  * gitwork.h - libgit2 primitives on the user's work trees: is a tree
  * clean, commit everything in it, put it back, and linked worktrees for
- * `run -j N` (SPEC sections 9 and 10, git.commit_work).  See
- * docs/git-work.md for what each call does in git terms and how the
+ * `run -j N` (docs/scheduling.md#parallel-stories-run--j-n) and
+ * git.commit_work
+ * (docs/verification.md#committing-verified-work-gitcommit_work).
+ * See docs/git-work.md for what each call does in git terms and how the
  * controller uses them.
  *
  * Every call opens the repository afresh from a directory (searching

@@ -1,8 +1,9 @@
 /*
  * agentout.h - what an agent reported about its own run, read from the
  * tail of its combined stdout/stderr: the cost in US dollars and the
- * token counts (SPEC 9 "Cost"), and its final message (the text that
- * include_dependency_result puts in a later story's prompt).  Pure.
+ * token counts (docs/scheduling.md#cost-and-budgets), and its final
+ * message (the text that include_dependency_result puts in a later
+ * story's prompt).  Pure.
  *
  * What each CLI prints (field names checked against their sources; see
  * docs/agents.md for the real transcripts):

@@ -655,7 +655,7 @@ kind_code(enum kind k, enum kind builtin, const struct ctx *c)
 	case K_USAGE:
 		/* a usage limit that names its reset is waited for; a plan,
 		 * spend or organisation limit that names none is lifted by
-		 * a person, not by a wait (SPEC 4) */
+		 * a person, not by a wait (docs/classification.md#precedence) */
 		return c->has_hint ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED;
 	case K_QUOTA_SOFT:
 		/* a quota that names its retry window clears by itself
@@ -1034,7 +1034,8 @@ structured_code(const struct classify_input *in, const struct sres *r,
 	return kind_code(k, b, &c);
 }
 
-/* The classes of kinds, in precedence order (SPEC 4 "precedence"). */
+/* The classes of kinds, in precedence order
+ * (docs/classification.md#precedence). */
 struct kind_class {
 	enum kind kinds[6]; /* ends at K_NONE */
 	bool newest_wins; /* else the first kind listed wins */
@@ -1188,7 +1189,7 @@ classify_window(struct classification *out, const struct classify_input *in,
 	if (sx.wall && (sr.ev == EV_ERR || sr.ev == EV_ERROR_EVENT)) {
 		/* the structured wall decides before any wording: with a
 		 * reset it is a usage limit to wait for, without one a
-		 * limit no wait lifts (SPEC 4) */
+		 * limit no wait lifts (docs/classification.md#structured-results) */
 		decide(out,
 		    sx.wall_reset > 0 ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED,
 		    sr.msg, sr.msg != NULL ? strlen(sr.msg) : 0);

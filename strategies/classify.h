@@ -1,5 +1,6 @@
 /*
- * classify.h - the outcome of an ended attempt (SPEC 4).  Pure.
+ * classify.h - the outcome of an ended attempt (docs/classification.md).
+ * Pure.
  *
  * Inputs are the exit status, the kill flags, the progress read after the
  * attempt and the tail of its combined stdout/stderr.  The classifier

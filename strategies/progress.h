@@ -1,5 +1,5 @@
 /*
- * progress.h - task progress of a story file (SPEC 2, docs/stories.md).
+ * progress.h - task progress of a story file (docs/stories.md).
  * Pure: the caller reads the file and passes its bytes.
  *
  * The file is read as GitHub renders it (cmark-gfm and its tasklist

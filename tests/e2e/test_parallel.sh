@@ -1,5 +1,5 @@
 #!/bin/bash
-# run -j N (SPEC 9): stories at once from one process, each in its own
+# run -j N (docs/scheduling.md#parallel-stories-run--j-n): stories at once from one process, each in its own
 # git worktree on storyctl/story/<id>, work committed there.
 . "$(dirname "$0")/lib.sh"
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# What the real agent CLIs print, read right (issue 12, SPEC 4): every
+# What the real agent CLIs print, read right (issue 12, docs/classification.md): every
 # fixture captured from claude, codex and gemini by the conformance suite
 # (tests/agents/run.sh; tests/fixtures/agents/real/INDEX.tsv says which
 # scenario each is) is played back by tests/e2e/agents/replay-agent under

@@ -919,8 +919,9 @@ test_usage_wall_resets(void **state)
 }
 
 /* A usage-limit banner without any reset time cannot be waited for: a
- * plan limit that a person lifts, permanent/QUOTA_EXCEEDED (SPEC 4 as
- * amended by issue 12; it used to be a rate limit retried to the end). */
+ * plan limit that a person lifts, permanent/QUOTA_EXCEEDED
+ * (docs/classification.md#precedence, since issue 12; it used to be a
+ * rate limit retried to the end). */
 static void
 test_usage_without_reset(void **state)
 {

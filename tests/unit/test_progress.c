@@ -1,4 +1,4 @@
-/* test_progress.c - progress_parse(): SPEC 2 task counting;
+/* test_progress.c - progress_parse(): task counting (docs/stories.md);
  * progress_items(): what `storyctl tasks` lists. */
 #include <setjmp.h>
 #include <stdarg.h>
