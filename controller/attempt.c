@@ -520,7 +520,8 @@ out:
 	return rc;
 }
 
-/* SPEC 9 include_dependency_result: the final agent message of each
+/* include_dependency_result (docs/scheduling.md#the-dependencys-result):
+ * the final agent message of each
  * dependency of s, for the prompt; *out NULL when not wanted. */
 static int
 dependency_result(

@@ -857,8 +857,8 @@ sched_requeue(struct batch *b, struct sched *sc, size_t i, const char *reason,
 	return rc;
 }
 
-/* The batch breaker (SPEC 9) after the story of slot sl reached a final
- * status. */
+/* The batch breaker (docs/scheduling.md#the-batch-breaker) after the
+ * story of slot sl reached a final status. */
 static int
 breaker_after(
     struct batch *b, struct sched *sc, struct slot *sl, struct sc_err *err)

@@ -201,7 +201,7 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	if (json) {
 		arr = json_array();
-		/* SPEC 8's fields, then the subtasks (docs/stories.md) */
+		/* docs/commands.md#list's fields, then the subtasks */
 		for (i = 0; arr != NULL && i < n; i++)
 			json_array_append_new(arr,
 			    json_pack("{s:s, s:s, s:i, "
@@ -436,10 +436,11 @@ out:
  * stored with a (docs/state.md), or for a row from before schema 4 the
  * same rules read from it. */
 static bool
-next_wait(int64_t *until, int *attempt, const struct attempt_row *a, int64_t now)
+next_wait(
+    int64_t *until, int *attempt, const struct attempt_row *a, int64_t now)
 {
-	int64_t t = a->next_attempt > 0 ? a->not_before_ms
-					 : a->ended_ms + a->delay_ms;
+	int64_t t =
+	    a->next_attempt > 0 ? a->not_before_ms : a->ended_ms + a->delay_ms;
 
 	if (t <= now)
 		return false;

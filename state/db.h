@@ -1,5 +1,5 @@
 /*
- * db.h - the SQLite state database (SPEC 6): batches, stories, every
+ * db.h - the SQLite state database (docs/state.md): batches, stories, every
  * attempt, the event log and a small key/value table.
  *
  * The database is the source of truth; the state branch is rebuilt from

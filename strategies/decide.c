@@ -1,7 +1,8 @@
 /*
- * decide.c - the strategies of SPEC 5.  Every branch names its rule in
- * out->rule and says in out->reason which inputs made it fire, because a
- * person reads these in the morning to learn why a story was deferred.
+ * decide.c - the strategies of docs/retry-strategy.md.  Every branch
+ * names its rule in out->rule and says in out->reason which inputs made
+ * it fire, because a person reads these in the morning to learn why a
+ * story was deferred.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -141,7 +142,7 @@ plateau_find(struct plateau *p, const struct decide_input *in, int total)
  * checked.  Subtasks count here because an agent that checks subtasks
  * but finishes no whole task did work the tasks count hides; blaming the
  * API for it would send the reader to the wrong place.  The plateau
- * stays defined on tasks (SPEC 5.1, docs/retry-strategy.md#d6).
+ * stays defined on tasks (docs/retry-strategy.md#d6).
  */
 static bool
 zero_progress(const struct decide_input *in)
@@ -214,8 +215,8 @@ plateau_describe(struct decision_out *out, const struct plateau *p, int total)
 	    p->tasks, total, p->by[ROLE_PRIMARY], p->by[ROLE_FALLBACK]);
 }
 
-/* The delay before a retry after last (SPEC 5.1 "Delay before the next
- * attempt"); n is the zero-based index of the retry. */
+/* The delay before a retry after last (docs/retry-strategy.md#delays);
+ * n is the zero-based index of the retry. */
 static void
 retry_delay(struct decision_out *out, const struct decide_input *in,
     const struct attempt_rec *last, int n, bool network_sleeps)
