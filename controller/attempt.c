@@ -155,9 +155,9 @@ pause_agent(struct batch *b, const struct attempt_row *r, int64_t hint_ms)
 }
 
 int
-batch_decide_and_record(struct batch *b, struct attempt_row *r,
-    struct story_row *st, const struct classification *cls, int64_t hint_ms,
-    struct sc_err *err)
+batch_decide_and_record(bool *transient_zero, struct batch *b,
+    struct attempt_row *r, struct story_row *st,
+    const struct classification *cls, int64_t hint_ms, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
 	struct attempt_rec *recs = NULL;
@@ -180,6 +180,8 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		goto out;
 	}
 	recs[n - first - 1].hint_ms = hint_ms;
+	if (transient_zero != NULL)
+		*transient_zero = breaker_transient_zero(recs, n - first);
 	st->cost_usd += r->cost_usd;
 	b->spend_usd += r->cost_usd;
 	memset(&in, 0, sizeof(in));
@@ -521,8 +523,8 @@ out:
 }
 
 /* include_dependency_result (docs/scheduling.md#the-dependencys-result):
- * the final agent message of each
- * dependency of s, for the prompt; *out NULL when not wanted. */
+ * the final agent message of each dependency of s, for the prompt; *out
+ * NULL when not wanted. */
 static int
 dependency_result(
     char **out, struct batch *b, const struct story *s, struct sc_err *err)
@@ -990,6 +992,7 @@ attempt_complete(
 	struct classification *cls = &rep.verdict;
 	const struct agent_output *ao = &rep.output;
 	bool stopped = b->o->stop != NULL && *b->o->stop;
+	bool tz = false;
 	int64_t hint_ms = -1;
 	int rc;
 
@@ -1068,9 +1071,14 @@ attempt_complete(
 		    "%swriting the attempt log failed: %s", used ? "; " : "",
 		    strerror(res->log_errno));
 	}
-	rc = batch_decide_and_record(b, r, sl->st, cls, hint_ms, err);
+	rc = batch_decide_and_record(&tz, b, r, sl->st, cls, hint_ms, err);
 	if (rc < 0)
 		goto out;
+	/* one read of the history per decision: the breaker (when the
+	 * story ended) takes what the decision saw */
+	sl->tz_known = sl->st->status != STATUS_PENDING &&
+	    sl->st->status != STATUS_RUNNING;
+	sl->tz = tz;
 	if (r->outcome == OUTCOME_INTERRUPTED)
 		b->interrupted = true;
 	if (b->interrupted || b->stop_batch || stopped)

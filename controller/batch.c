@@ -633,7 +633,7 @@ reconcile(struct batch *b, struct sc_err *err)
 		    r->story_id, r->attempt,
 		    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
 		    (long long)r->controller_pid, outcome_name(r->outcome));
-		rc = batch_decide_and_record(b, r, &st, NULL, -1, err);
+		rc = batch_decide_and_record(NULL, b, r, &st, NULL, -1, err);
 		if (rc < 0)
 			goto out;
 		/* decided final: its work is committed and its worktree goes,
@@ -872,7 +872,8 @@ breaker_after(
 
 	if (bc->after <= 0)
 		return 0;
-	rc = batch_transient_zero(b, sl->st, &tz, err);
+	tz = sl->tz;
+	rc = sl->tz_known ? 0 : batch_transient_zero(b, sl->st, &tz, err);
 	if (rc < 0)
 		return rc;
 	act = breaker_story_ended(&b->breaker, bc->after, (int)sl->idx, tz);
