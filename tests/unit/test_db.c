@@ -1283,8 +1283,8 @@ test_migration_4_next_attempt(void **state)
 	    "SELECT next_attempt || '/' || next_role || '/' || not_before_ms"
 	    " FROM attempts WHERE attempt = 2",
 	    "3/fallback/5700");
-	assert_int_equal(db_attempt_last(f->db, &last, &found, f->batch, "a",
-			     0, false, &err),
+	assert_int_equal(db_attempt_last(f->db, &last, &found, f->batch, "a", 0,
+			     false, &err),
 	    0);
 	assert_int_equal(found, 1);
 	assert_int_equal(last.attempt, 2);
@@ -1293,8 +1293,8 @@ test_migration_4_next_attempt(void **state)
 	assert_int_equal(last.not_before_ms, 5700);
 	attempt_row_release(&last);
 	/* after the last row's seq there is none */
-	assert_int_equal(db_attempt_last(f->db, &last, &found, f->batch, "a",
-			     2, false, &err),
+	assert_int_equal(db_attempt_last(f->db, &last, &found, f->batch, "a", 2,
+			     false, &err),
 	    0);
 	assert_int_equal(found, 0);
 	/* an uncounted rerun: the last counted row is read past it */
@@ -1304,10 +1304,11 @@ test_migration_4_next_attempt(void **state)
 	assert_int_equal(
 	    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
 	assert_raw(f->file,
-	    "SELECT coalesce(next_role, 'null') FROM attempts WHERE attempt = 3",
+	    "SELECT coalesce(next_role, 'null') FROM attempts WHERE attempt = "
+	    "3",
 	    "null");
-	assert_int_equal(db_attempt_last(f->db, &last, &found, f->batch, "a",
-			     0, true, &err),
+	assert_int_equal(
+	    db_attempt_last(f->db, &last, &found, f->batch, "a", 0, true, &err),
 	    0);
 	assert_int_equal(found, 1);
 	assert_int_equal(last.attempt, 2);
