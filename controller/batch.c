@@ -991,23 +991,24 @@ record_base(struct batch *b, struct story_row *st, struct sc_err *err)
 	return db_story_update(b->db, st, err);
 }
 
-/* The message of a story's work commit. */
+/* The message of a story's work commit; its last attempt's review is
+ * one indexed row, not the history. */
 static void
 work_message(char *msg, size_t len, struct batch *b, const struct story_row *st)
 {
-	struct attempt_row *rows = NULL;
-	size_t n = 0;
+	struct attempt_row last;
+	int found = 0;
 	char consensus[64] = "";
 
-	if (db_attempts_for_story(
-		b->db, &rows, &n, b->batch_id, st->id, NULL) == 0 &&
-	    n > 0 && rows[n - 1].consensus[0] != '\0')
+	if (db_attempt_last(b->db, &last, &found, b->batch_id, st->id, 0, false,
+		NULL) == 0 &&
+	    found && last.consensus[0] != '\0')
 		snprintf(consensus, sizeof(consensus), ", review %s",
-		    rows[n - 1].consensus);
+		    last.consensus);
 	snprintf(msg, len, "story %s: %s (attempt %d, %s%s)\n\n%s", st->id,
 	    status_name(st->status), st->attempts, st->last_agent, consensus,
 	    st->reason);
-	attempt_rows_free(rows, n);
+	attempt_row_release(&last);
 }
 
 /* git.commit_work in the main tree, when story st is final: done work
