@@ -15,7 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "controller/attempt.h"
 #include "controller/batch_int.h"
+#include "controller/console.h"
 #include "controller/requeue.h"
 #include "state/gitwork.h"
 #include "strategies/schedule.h"
@@ -574,7 +576,8 @@ reconcile(struct batch *b, struct sc_err *err)
 			/* a branch that lags gets its catch-up commit before
 			 * this decision's, which would hide the lag */
 			b->batch_id = r->batch_id;
-			rc = record_sync(b, err);
+			rc = statebranch_sync(
+			    &b->sb, b->batch_id, batch_now_ms(b), err);
 			if (rc < 0)
 				goto out;
 		}
@@ -627,13 +630,13 @@ reconcile(struct batch *b, struct sc_err *err)
 		r->subtasks_total = pr.subtasks_total;
 		snprintf(r->stalled_task, sizeof(r->stalled_task), "%s",
 		    pr.stalled_task);
-		record_line(b,
+		console_line(b,
 		    "%s: attempt %d was left running by a %s "
 		    "controller (pid %lld): closed as %s",
 		    r->story_id, r->attempt,
 		    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
 		    (long long)r->controller_pid, outcome_name(r->outcome));
-		rc = batch_decide_and_record(NULL, b, r, &st, NULL, -1, err);
+		rc = attempt_decide_record(NULL, b, r, &st, NULL, -1, err);
 		if (rc < 0)
 			goto out;
 		/* decided final: its work is committed and its worktree goes,
@@ -643,7 +646,7 @@ reconcile(struct batch *b, struct sc_err *err)
 		if (rc < 0)
 			goto out;
 	}
-	rc = record_flush(b, err);
+	rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
 out:
 	if (rc == 0)
 		lock_clear_stop(b->lock);
@@ -727,14 +730,14 @@ skipped_lines(struct batch *b, const struct story *s)
 	size_t i;
 
 	if (s != NULL) {
-		record_line(b,
+		console_line(b,
 		    "skipping %s: Status: %s (run --include-drafts to run "
 		    "it)",
 		    s->id, s->status_line);
 		return;
 	}
 	for (i = 0; b->o->nonly == 0 && i < cfg->stories_skipped.n; i++)
-		record_line(b, "skipping %s", cfg->stories_skipped.items[i]);
+		console_line(b, "skipping %s", cfg->stories_skipped.items[i]);
 }
 
 static int
@@ -777,7 +780,8 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		rc = db_batch_latest(b->db, &br, &found, err);
 		if (rc == 0 && found) {
 			b->batch_id = br.id;
-			rc = record_sync(b, err);
+			rc = statebranch_sync(
+			    &b->sb, b->batch_id, batch_now_ms(b), err);
 		}
 		return rc;
 	}
@@ -829,7 +833,8 @@ select_batch(struct batch *b, struct batch_result *res, struct sc_err *err)
 		    "storyctl: batch %lld "
 		    "started with %zu stor%s",
 		    (long long)b->batch_id, pos, pos == 1 ? "y" : "ies");
-		rc = record_commit_batch(b, subject, "", err);
+		rc = statebranch_commit_batch(
+		    &b->sb, b->batch_id, subject, "", batch_now_ms(b), err);
 	}
 	return rc;
 }
@@ -873,7 +878,7 @@ breaker_after(
 	if (bc->after <= 0)
 		return 0;
 	tz = sl->tz;
-	rc = sl->tz_known ? 0 : batch_transient_zero(b, sl->st, &tz, err);
+	rc = sl->tz_known ? 0 : attempt_transient_zero(b, sl->st, &tz, err);
 	if (rc < 0)
 		return rc;
 	act = breaker_story_ended(&b->breaker, bc->after, (int)sl->idx, tz);
@@ -886,7 +891,7 @@ breaker_after(
 		    "with zero progress and only transient failures; pausing "
 		    "%s, then the next story probes",
 		    b->breaker.run, wait);
-		record_line(b, "%s", msg);
+		console_line(b, "%s", msg);
 		/* no new attempt until the cooldown is over; what runs in
 		 * other slots goes on */
 		b->paused_until = now + (int64_t)(bc->cooldown_s * 1000.0);
@@ -910,8 +915,9 @@ breaker_after(
 			return rc;
 	}
 	b->stop_batch = true;
-	return record_commit_batch(
-	    b, "storyctl: batch breaker open", b->stop_reason, err);
+	return statebranch_commit_batch(&b->sb, b->batch_id,
+	    "storyctl: batch breaker open", b->stop_reason, batch_now_ms(b),
+	    err);
 }
 
 /* What the batch has spent so far (its stories' attempts). */
@@ -1049,7 +1055,7 @@ commit_work_end(struct batch *b, struct story_row *st, struct sc_err *err)
 	st->base_commit[0] = '\0';
 	rc = db_story_update(b->db, st, err);
 	if (rc == 0)
-		record_line(b, "%s: work %s", st->id,
+		console_line(b, "%s: work %s", st->id,
 		    committed ? how : "(no changes to commit)");
 	return rc;
 }
@@ -1079,7 +1085,7 @@ worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
 		return 0;
 	rc = copy_file(sl->abspath, sl->s->abspath, err);
 	if (rc == 0)
-		record_line(b,
+		console_line(b,
 		    "%s: the worktree's copy of the story had no task (a "
 		    "checkout cut short); restored from %s",
 		    sl->st->id, sl->s->file);
@@ -1170,7 +1176,7 @@ story_branch_unlock(struct batch *b, const char *id, struct sc_err *err)
 	rc = gitwork_clear_stale_lock(
 	    &removed, b->cfg->root, branch, b->started_ms, err);
 	if (rc == 0 && removed)
-		record_line(
+		console_line(
 		    b, "%s: removed a stale lock of branch %s", id, branch);
 	return rc;
 }
@@ -1203,8 +1209,8 @@ worktree_settle(struct batch *b, const struct story_row *st,
 		rc = gitwork_worktree_valid(
 		    &valid, b->cfg->root, st->id, worktree, err);
 	if (rc == 0 && !valid)
-		record_line(b, "%s: removing the half-made worktree %s", st->id,
-		    worktree);
+		console_line(b, "%s: removing the half-made worktree %s",
+		    st->id, worktree);
 	else if (rc == 0)
 		rc = gitwork_commit_all(&committed, NULL, worktree, NULL, NULL,
 		    msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
@@ -1215,7 +1221,7 @@ worktree_settle(struct batch *b, const struct story_row *st,
 	if (rc == 0 && access(worktree, F_OK) == 0)
 		rm_tree(worktree);
 	if (rc == 0)
-		record_line(b, "%s: work %s on branch storyctl/story/%s",
+		console_line(b, "%s: work %s on branch storyctl/story/%s",
 		    st->id, committed ? "committed" : "(no changes)", st->id);
 	return rc;
 }
@@ -1316,7 +1322,7 @@ slot_fill(
 			    status_name(sched_status(b, sc, why)));
 			rc = sched_row(&blocked, b, sc, i, err);
 			if (rc == 0)
-				rc = batch_settle(b, &blocked, STATUS_BLOCKED,
+				rc = attempt_settle(b, &blocked, STATUS_BLOCKED,
 				    reason, "blocked", err);
 			if (rc < 0)
 				return rc;
@@ -1451,10 +1457,10 @@ run_stories(struct batch *b, struct sc_err *err)
 		if (busy == 0 && (stopping(b) || b->paused_until <= now))
 			break;
 		/* nothing may wait on a decision the branch does not show */
-		rc = record_flush(b, err);
+		rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
 		if (rc < 0)
 			goto out;
-		record_status_line(b);
+		console_status(b);
 		if (nh > 0) {
 			rc = b->ops.wait(b->ops.ctx, handles, nh,
 			    next == INT64_MAX ? -1 : next - now, b->o->wake_fd,
@@ -1498,7 +1504,7 @@ out:
 		free(b->slots[i].cwd);
 		memset(&b->slots[i], 0, sizeof(b->slots[i]));
 	}
-	record_clear_line(b);
+	console_clear(b);
 	free(handles);
 	sched_free(&sc);
 	return rc;
@@ -1590,6 +1596,7 @@ batch_run(
 	 * controller's */
 	b.started_ms = o->clock.now_ms(o->clock.ctx);
 	gitstate_set_owner_since(b.gs, b.started_ms);
+	statebranch_init(&b.sb, b.db, b.gs);
 	snprintf(b.logdir, sizeof(b.logdir), "%s/logs", o->cfg->state_dir);
 	rc = mkdir_private(b.logdir, err);
 	if (rc < 0)
@@ -1634,7 +1641,7 @@ batch_run(
 	rc = batch_spend(&b, err);
 	if (rc < 0)
 		goto out;
-	rc = record_sync(&b, err);
+	rc = statebranch_sync(&b.sb, b.batch_id, batch_now_ms(&b), err);
 	if (rc < 0)
 		goto out;
 	rc = run_stories(&b, err);
@@ -1643,7 +1650,7 @@ batch_run(
 	rc = finish(&b, out, err);
 	if (rc < 0)
 		goto out;
-	rc = record_sync(&b, err);
+	rc = statebranch_sync(&b.sb, b.batch_id, batch_now_ms(&b), err);
 	/* "stopped before its end" only while stories remain to run */
 	out->stopped = b.stop_batch &&
 	    out->counts[STATUS_PENDING] + out->counts[STATUS_RUNNING] > 0;
@@ -1657,9 +1664,9 @@ out:
 	 * not as a crash, by the next start (reconcile) */
 	if (rc < 0)
 		lock_note_stop(b.lock, err->msg);
-	record_clear_line(&b);
+	console_clear(&b);
 	free(b.slots);
-	free(b.pending_msg);
+	statebranch_release(&b.sb);
 	gitstate_free(b.gs);
 	db_close(b.db);
 	lock_release(b.lock);
