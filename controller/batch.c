@@ -103,6 +103,51 @@ finish(struct batch *b, struct batch_result *res, struct sc_err *err)
 	return rc;
 }
 
+/* Open the state: the state dir, its lock (held until batch_run() returns),
+ * the database, the state branch, the log and worktree dirs, the slots
+ * and the agent seam. */
+static int
+batch_open(struct batch *b, const struct batch_opts *o, struct sc_err *err)
+{
+	int rc;
+
+	rc = db_dir_prepare(o->cfg->state_dir, err);
+	if (rc < 0)
+		goto out;
+	rc = lock_acquire(&b->lock, o->cfg->state_dir, err);
+	if (rc < 0)
+		goto out;
+	rc = db_open(&b->db, o->cfg->state_dir, err);
+	if (rc < 0)
+		goto out;
+	rc = gitstate_open(&b->gs, o->cfg->root, o->cfg->git.state_branch, err);
+	if (rc < 0)
+		goto out;
+	/* we hold the state dir's lock: a ref lock older than now is a dead
+	 * controller's */
+	b->started_ms = o->clock.now_ms(o->clock.ctx);
+	gitstate_set_owner_since(b->gs, b->started_ms);
+	snprintf(b->logdir, sizeof(b->logdir), "%s/logs", o->cfg->state_dir);
+	rc = mkdir_private(b->logdir, err);
+	if (rc < 0)
+		goto out;
+	snprintf(b->wtdir, sizeof(b->wtdir), "%s/worktrees", o->cfg->state_dir);
+	b->nslots = o->jobs > 1 ? (size_t)o->jobs : 1;
+	b->slots = calloc(b->nslots, sizeof(*b->slots));
+	if (b->slots == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	if (b->nslots > 1) {
+		rc = mkdir_private(b->wtdir, err);
+		if (rc < 0)
+			goto out;
+	}
+	batch_ops_init(&b->ops, o);
+out:
+	return rc;
+}
+
 int
 batch_run(
     struct batch_result *out, const struct batch_opts *o, struct sc_err *err)
@@ -118,39 +163,9 @@ batch_run(
 	    out->state_dir, sizeof(out->state_dir), "%s", o->cfg->state_dir);
 	snprintf(
 	    out->branch, sizeof(out->branch), "%s", o->cfg->git.state_branch);
-	rc = db_dir_prepare(o->cfg->state_dir, err);
+	rc = batch_open(&b, o, err);
 	if (rc < 0)
 		goto out;
-	rc = lock_acquire(&b.lock, o->cfg->state_dir, err);
-	if (rc < 0)
-		goto out;
-	rc = db_open(&b.db, o->cfg->state_dir, err);
-	if (rc < 0)
-		goto out;
-	rc = gitstate_open(&b.gs, o->cfg->root, o->cfg->git.state_branch, err);
-	if (rc < 0)
-		goto out;
-	/* we hold the state dir's lock: a ref lock older than now is a dead
-	 * controller's */
-	b.started_ms = o->clock.now_ms(o->clock.ctx);
-	gitstate_set_owner_since(b.gs, b.started_ms);
-	snprintf(b.logdir, sizeof(b.logdir), "%s/logs", o->cfg->state_dir);
-	rc = mkdir_private(b.logdir, err);
-	if (rc < 0)
-		goto out;
-	snprintf(b.wtdir, sizeof(b.wtdir), "%s/worktrees", o->cfg->state_dir);
-	b.nslots = o->jobs > 1 ? (size_t)o->jobs : 1;
-	b.slots = calloc(b.nslots, sizeof(*b.slots));
-	if (b.slots == NULL) {
-		rc = err_set(err, SC_EOS, "out of memory");
-		goto out;
-	}
-	if (b.nslots > 1) {
-		rc = mkdir_private(b.wtdir, err);
-		if (rc < 0)
-			goto out;
-	}
-	batch_ops_init(&b.ops, o);
 	rc = batch_reconcile(&b, err);
 	if (rc < 0)
 		goto out;

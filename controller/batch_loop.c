@@ -205,6 +205,83 @@ stopping(const struct batch *b)
 	    (b->o->stop != NULL && *b->o->stop);
 }
 
+/* Fill the free slots with ready stories (none while stopping or while
+ * the breaker pauses the batch). */
+static int
+slots_fill(struct batch *b, struct sched *sc, int64_t now, struct sc_err *err)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < b->nslots && !stopping(b) && b->paused_until <= now;
+	     i++) {
+		struct slot *sl = &b->slots[i];
+		while (sl->st == NULL && !stopping(b)) {
+			rc = slot_fill(b, sl, sc, err);
+			if (rc < 0 || sl->st == NULL)
+				break;
+			rc = slot_prepare(b, sl, err);
+			if (rc == 0 && sl->state == SLOT_FREE)
+				rc = story_left(b, sl, sc, err);
+			if (rc < 0)
+				goto out;
+		}
+		if (rc < 0)
+			goto out;
+	}
+out:
+	return rc;
+}
+
+/* How many slots are busy; the handles the running ones wait on (*nh)
+ * and the next time something is due (*next, INT64_MAX when none). */
+static size_t
+slots_busy(const struct batch *b, void **handles, size_t *nh, int64_t *next,
+    int64_t now)
+{
+	size_t i, busy = 0;
+
+	*nh = 0;
+	*next = b->paused_until > now ? b->paused_until : INT64_MAX;
+	for (i = 0; i < b->nslots; i++) {
+		const struct slot *sl = &b->slots[i];
+		if (sl->st == NULL)
+			continue;
+		busy++;
+		if (sl->state == SLOT_RUNNING)
+			slot_handles(sl, handles, nh, next);
+		else if (sl->state == SLOT_WAITING && sl->until_ms < *next)
+			*next = sl->until_ms;
+	}
+	return busy;
+}
+
+/* After a wait: collect what is done, start what is due. */
+static int
+slots_service(
+    struct batch *b, struct sched *sc, int64_t now, struct sc_err *err)
+{
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < b->nslots; i++) {
+		struct slot *sl = &b->slots[i];
+		if (sl->st == NULL)
+			continue;
+		if (sl->state == SLOT_RUNNING)
+			rc = slot_service(b, sl, err);
+		else if (sl->state == SLOT_WAITING && stopping(b))
+			sl->state = SLOT_FREE;
+		else if (sl->state == SLOT_WAITING && sl->until_ms <= now)
+			rc = slot_start(b, sl, err);
+		if (rc == 0 && sl->state == SLOT_FREE)
+			rc = story_left(b, sl, sc, err);
+		if (rc < 0)
+			break;
+	}
+	return rc;
+}
+
 /*
  * The supervision loop: up to N stories at once, one process, no
  * threads.  A slot holds its story while the story's next attempt
@@ -215,7 +292,7 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 {
 	struct sched sc;
 	void **handles = NULL;
-	size_t i, nh, busy;
+	size_t i, nh;
 	int64_t now, next;
 	int rc;
 
@@ -230,43 +307,10 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 	}
 	for (;;) {
 		now = b->o->clock.now_ms(b->o->clock.ctx);
-		/* fill free slots with ready stories */
-		for (i = 0;
-		     i < b->nslots && !stopping(b) && b->paused_until <= now;
-		     i++) {
-			struct slot *sl = &b->slots[i];
-			while (sl->st == NULL && !stopping(b)) {
-				rc = slot_fill(b, sl, &sc, err);
-				if (rc < 0 || sl->st == NULL)
-					break;
-				rc = slot_prepare(b, sl, err);
-				if (rc < 0)
-					goto out;
-				if (sl->state == SLOT_FREE) {
-					rc = story_left(b, sl, &sc, err);
-					if (rc < 0)
-						goto out;
-				}
-			}
-			if (rc < 0)
-				goto out;
-		}
-		/* what is busy, and the next time something is due */
-		busy = 0;
-		nh = 0;
-		next = b->paused_until > now ? b->paused_until : INT64_MAX;
-		for (i = 0; i < b->nslots; i++) {
-			struct slot *sl = &b->slots[i];
-			if (sl->st == NULL)
-				continue;
-			busy++;
-			if (sl->state == SLOT_RUNNING)
-				slot_handles(sl, handles, &nh, &next);
-			else if (sl->state == SLOT_WAITING &&
-			    sl->until_ms < next)
-				next = sl->until_ms;
-		}
-		if (busy == 0 && (stopping(b) || b->paused_until <= now))
+		if ((rc = slots_fill(b, &sc, now, err)) < 0)
+			goto out;
+		if (slots_busy(b, handles, &nh, &next, now) == 0 &&
+		    (stopping(b) || b->paused_until <= now))
 			break;
 		/* nothing may wait on a decision the branch does not show */
 		rc = record_flush(b, err);
@@ -286,27 +330,9 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 		}
 		if (b->o->stop != NULL && *b->o->stop)
 			b->interrupted = true;
-		/* collect what is done, start what is due */
 		now = b->o->clock.now_ms(b->o->clock.ctx);
-		for (i = 0; i < b->nslots; i++) {
-			struct slot *sl = &b->slots[i];
-			if (sl->st == NULL)
-				continue;
-			if (sl->state == SLOT_RUNNING)
-				rc = slot_service(b, sl, err);
-			else if (sl->state == SLOT_WAITING && stopping(b))
-				sl->state = SLOT_FREE;
-			else if (sl->state == SLOT_WAITING &&
-			    sl->until_ms <= now)
-				rc = slot_start(b, sl, err);
-			if (rc < 0)
-				goto out;
-			if (sl->state == SLOT_FREE) {
-				rc = story_left(b, sl, &sc, err);
-				if (rc < 0)
-					goto out;
-			}
-		}
+		if ((rc = slots_service(b, &sc, now, err)) < 0)
+			goto out;
 	}
 out:
 	for (i = 0; b->slots != NULL && i < b->nslots; i++) {

@@ -59,6 +59,44 @@ out:
 }
 
 /*
+ * Close row r, left running by a dead controller, at now (or its last
+ * heartbeat) with the progress pr: a crash, or, when that controller
+ * stopped on an error it reported (stop_pid), what happened, not a crash
+ * and not counted (D4, docs/retry-strategy.md).
+ */
+static void
+close_left_running(struct attempt_row *r, const struct progress *pr,
+    int64_t now, int64_t stop_pid, const char *stop_why)
+{
+	r->ended_ms = now;
+	if (r->heartbeat_ms > r->started_ms && r->heartbeat_ms < r->ended_ms)
+		r->ended_ms = r->heartbeat_ms;
+	r->exit_code = -1;
+	if (stop_pid > 0 && r->controller_pid == stop_pid) {
+		r->outcome = OUTCOME_INTERRUPTED;
+		r->error_code = ERRC_INTERRUPTED;
+		snprintf(r->error_message, sizeof(r->error_message),
+		    "the controller (pid %lld) stopped on an error "
+		    "during this attempt and could not record its "
+		    "end: %.300s",
+		    (long long)r->controller_pid, stop_why);
+	} else {
+		r->outcome = OUTCOME_CRASH;
+		r->error_code = ERRC_CRASH;
+		snprintf(r->error_message, sizeof(r->error_message),
+		    "the controller (pid %lld) died during this "
+		    "attempt; closed as a crash at start-up",
+		    (long long)r->controller_pid);
+	}
+	r->tasks_completed = pr->tasks_completed;
+	r->tasks_total = pr->tasks_total;
+	r->subtasks_completed = pr->subtasks_completed;
+	r->subtasks_total = pr->subtasks_total;
+	snprintf(
+	    r->stalled_task, sizeof(r->stalled_task), "%s", pr->stalled_task);
+}
+
+/*
  * A `running` attempt whose controller is gone (we hold the lock, so
  * every one is): kill its process group if it survived, close it as a
  * crash with the progress the story file shows now, and decide it like
@@ -119,35 +157,8 @@ batch_reconcile(struct batch *b, struct sc_err *err)
 			rc = err_set(err, SC_EOS, "out of memory");
 			goto out;
 		}
-		r->ended_ms = b->o->clock.now_ms(b->o->clock.ctx);
-		if (r->heartbeat_ms > r->started_ms &&
-		    r->heartbeat_ms < r->ended_ms)
-			r->ended_ms = r->heartbeat_ms;
-		r->exit_code = -1;
-		if (stop_pid > 0 && r->controller_pid == stop_pid) {
-			/* it stopped on an error it reported (a full disk):
-			 * what happened, not a crash, and not counted (D4) */
-			r->outcome = OUTCOME_INTERRUPTED;
-			r->error_code = ERRC_INTERRUPTED;
-			snprintf(r->error_message, sizeof(r->error_message),
-			    "the controller (pid %lld) stopped on an error "
-			    "during this attempt and could not record its "
-			    "end: %.300s",
-			    (long long)r->controller_pid, stop_why);
-		} else {
-			r->outcome = OUTCOME_CRASH;
-			r->error_code = ERRC_CRASH;
-			snprintf(r->error_message, sizeof(r->error_message),
-			    "the controller (pid %lld) died during this "
-			    "attempt; closed as a crash at start-up",
-			    (long long)r->controller_pid);
-		}
-		r->tasks_completed = pr.tasks_completed;
-		r->tasks_total = pr.tasks_total;
-		r->subtasks_completed = pr.subtasks_completed;
-		r->subtasks_total = pr.subtasks_total;
-		snprintf(r->stalled_task, sizeof(r->stalled_task), "%s",
-		    pr.stalled_task);
+		close_left_running(r, &pr, b->o->clock.now_ms(b->o->clock.ctx),
+		    stop_pid, stop_why);
 		record_line(b,
 		    "%s: attempt %d was left running by a %s "
 		    "controller (pid %lld): closed as %s",

@@ -71,50 +71,44 @@ skipped_lines(struct batch *b, const struct story *s)
 		record_line(b, "skipping %s", cfg->stories_skipped.items[i]);
 }
 
-int
-batch_select(struct batch *b, struct batch_result *res, struct sc_err *err)
+/* Run the unfinished batch br again; `run STORY...` may only name
+ * stories it has. */
+static int
+select_current(struct batch *b, const struct batch_row *br, struct sc_err *err)
 {
 	const struct batch_opts *o = b->o;
-	struct batch_row br;
 	struct story_row st;
-	int found = 0, ok;
-	size_t i, k, pos = 0;
+	size_t i;
+	int ok, rc = 0;
+
+	b->batch_id = br->id;
+	if (strcmp(br->status, "running") != 0)
+		rc = db_batch_set_status(b->db, br->id, "running",
+		    o->clock.now_ms(o->clock.ctx), err);
+	for (i = 0; rc == 0 && i < o->nonly; i++) {
+		rc = db_story_get(b->db, &st, &ok, br->id, o->only[i], err);
+		if (rc == 0 && !ok)
+			rc = err_set(err, SC_EUSAGE,
+			    "story '%s' is not "
+			    "in the unfinished batch %lld; finish it "
+			    "with 'storyctl resume' first",
+			    o->only[i], (long long)br->id);
+	}
+	return rc;
+}
+
+/* A new batch of the wanted stories in the config's order, drafts left
+ * out, in one transaction; its start is an event and a state-branch
+ * commit. */
+static int
+select_new(struct batch *b, struct sc_err *err)
+{
+	const struct batch_opts *o = b->o;
+	struct story_row st;
+	size_t k, pos = 0;
 	size_t *order = NULL;
 	int rc;
 
-	for (i = 0; i < o->nonly; i++)
-		if (batch_story_by_id(o, o->only[i]) == NULL)
-			return no_such_story(b, o->only[i], err);
-	rc = db_batch_current(b->db, &br, &found, err);
-	if (rc < 0)
-		return rc;
-	if (found) {
-		b->batch_id = br.id;
-		if (strcmp(br.status, "running") != 0)
-			rc = db_batch_set_status(b->db, br.id, "running",
-			    o->clock.now_ms(o->clock.ctx), err);
-		for (i = 0; rc == 0 && i < o->nonly; i++) {
-			rc = db_story_get(
-			    b->db, &st, &ok, br.id, o->only[i], err);
-			if (rc == 0 && !ok)
-				rc = err_set(err, SC_EUSAGE,
-				    "story '%s' is not "
-				    "in the unfinished batch %lld; finish it "
-				    "with 'storyctl resume' first",
-				    o->only[i], (long long)br.id);
-		}
-		return rc;
-	}
-	if (o->mode == BATCH_RESUME) {
-		res->nothing = true;
-		/* nothing to run, but the branch may lag the last batch */
-		rc = db_batch_latest(b->db, &br, &found, err);
-		if (rc == 0 && found) {
-			b->batch_id = br.id;
-			rc = record_sync(b, err);
-		}
-		return rc;
-	}
 	rc = stories_order(&order, b->cfg, err);
 	if (rc < 0)
 		return rc;
@@ -166,4 +160,34 @@ batch_select(struct batch *b, struct batch_result *res, struct sc_err *err)
 		rc = record_commit_batch(b, subject, "", err);
 	}
 	return rc;
+}
+
+int
+batch_select(struct batch *b, struct batch_result *res, struct sc_err *err)
+{
+	const struct batch_opts *o = b->o;
+	struct batch_row br;
+	int found = 0;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < o->nonly; i++)
+		if (batch_story_by_id(o, o->only[i]) == NULL)
+			return no_such_story(b, o->only[i], err);
+	rc = db_batch_current(b->db, &br, &found, err);
+	if (rc < 0)
+		return rc;
+	if (found)
+		return select_current(b, &br, err);
+	if (o->mode == BATCH_RESUME) {
+		res->nothing = true;
+		/* nothing to run, but the branch may lag the last batch */
+		rc = db_batch_latest(b->db, &br, &found, err);
+		if (rc == 0 && found) {
+			b->batch_id = br.id;
+			rc = record_sync(b, err);
+		}
+		return rc;
+	}
+	return select_new(b, err);
 }

@@ -411,6 +411,38 @@ out:
 	return ret;
 }
 
+/* The columns of a story line but its texts (db_story_lines() keeps
+ * those in one block). */
+static int
+db_read_line(struct db *db, struct story_line *out, sqlite3_stmt *st,
+    int64_t batch_id, struct sc_err *err)
+{
+	const char *name;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->position = sqlite3_column_int(st, 1);
+	name = (const char *)sqlite3_column_text(st, 2);
+	if (status_parse(&out->status, name) < 0) {
+		ret = err_set(err, SC_EIO,
+		    "%s: batch %lld: unknown story status '%s'", db->path,
+		    (long long)batch_id, name == NULL ? "" : name);
+		goto out;
+	}
+	out->attempts = sqlite3_column_int(st, 3);
+	out->tasks_completed = sqlite3_column_int(st, 4);
+	out->tasks_total = sqlite3_column_int(st, 5);
+	out->subtasks_completed = sqlite3_column_int(st, 9);
+	out->subtasks_total = sqlite3_column_int(st, 10);
+	name = (const char *)sqlite3_column_text(st, 7);
+	if (name != NULL && outcome_parse(&out->last_outcome, name) < 0)
+		ret =
+		    err_set(err, SC_EIO, "%s: batch %lld: unknown outcome '%s'",
+			db->path, (long long)batch_id, name);
+out:
+	return ret;
+}
+
 /* Append the column's text and its NUL to the block; its offset. */
 static int
 db_text_put(char **block, size_t *used, size_t *alloc, sqlite3_stmt *st,
@@ -448,7 +480,6 @@ db_story_lines(struct db *db, struct story_line **out, char **text, size_t *n,
 	/* offsets into the block until it stops moving */
 	size_t(*offs)[3] = NULL;
 	char *block = NULL;
-	const char *name;
 	size_t k = 0, alloc = 0, used = 0, balloc = 0, i;
 	int rc, ret;
 
@@ -478,29 +509,8 @@ db_story_lines(struct db *db, struct story_line **out, char **text, size_t *n,
 				goto out;
 			}
 		}
-		memset(&v[k], 0, sizeof(v[k]));
-		v[k].position = sqlite3_column_int(st, 1);
-		name = (const char *)sqlite3_column_text(st, 2);
-		if (status_parse(&v[k].status, name) < 0) {
-			ret = err_set(err, SC_EIO,
-			    "%s: batch %lld: unknown story status '%s'",
-			    db->path, (long long)batch_id,
-			    name == NULL ? "" : name);
+		if ((ret = db_read_line(db, &v[k], st, batch_id, err)) < 0)
 			goto out;
-		}
-		v[k].attempts = sqlite3_column_int(st, 3);
-		v[k].tasks_completed = sqlite3_column_int(st, 4);
-		v[k].tasks_total = sqlite3_column_int(st, 5);
-		v[k].subtasks_completed = sqlite3_column_int(st, 9);
-		v[k].subtasks_total = sqlite3_column_int(st, 10);
-		name = (const char *)sqlite3_column_text(st, 7);
-		if (name != NULL &&
-		    outcome_parse(&v[k].last_outcome, name) < 0) {
-			ret = err_set(err, SC_EIO,
-			    "%s: batch %lld: unknown outcome '%s'", db->path,
-			    (long long)batch_id, name);
-			goto out;
-		}
 		if (db_text_put(&block, &used, &balloc, st, 0, &offs[k][0]) <
 			0 ||
 		    db_text_put(&block, &used, &balloc, st, 6, &offs[k][1]) <
