@@ -15,7 +15,10 @@
 #include <jansson.h>
 
 #include "controller/argv.h"
-#include "controller/batch_int.h"
+#include "controller/attempt.h"
+#include "controller/attempt_run.h"
+#include "controller/checks.h"
+#include "controller/console.h"
 #include "strategies/adapter.h"
 #include "controller/prompt.h"
 #include "controller/tz.h"
@@ -37,8 +40,9 @@ slot_root(const struct batch *b, const struct slot *sl)
 	return sl->worktree != NULL ? sl->worktree : b->cfg->root;
 }
 
-int
-batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
+/* The attempts of a story the strategy sees (since its last requeue). */
+static int
+story_history(struct batch *b, struct attempt_row **rows, size_t *n,
     size_t *first, const struct story_row *st, struct sc_err *err)
 {
 	size_t i;
@@ -105,7 +109,7 @@ print_decision(struct batch *b, const struct attempt_row *r,
 
 	clock_fmt_duration(dur, sizeof(dur), r->ended_ms - r->started_ms);
 	clock_fmt_duration(delay, sizeof(delay), r->delay_ms);
-	record_line(b,
+	console_line(b,
 	    "%s: attempt %d %s (%s): %s %d/%d after %s%s%s -> %s%s%s "
 	    "[%s]",
 	    st->id, r->attempt, role_name(r->role), r->agent,
@@ -124,22 +128,22 @@ print_decision(struct batch *b, const struct attempt_row *r,
 		: "",
 	    d->reason);
 	if (d->disable_role >= 0)
-		record_line(b,
+		console_line(b,
 		    "%s: %s agent (%s) disabled for the rest of this "
 		    "run: %s",
 		    st->id, role_name((enum role)d->disable_role),
 		    b->cfg->agents[d->disable_role].name, r->error_message);
 	if (d->decision == DECISION_DEFER)
-		record_line(b,
+		console_line(b,
 		    "Story %s deferred - dev-story hit complexity "
 		    "limit at %d/%d",
 		    st->id, st->tasks_completed, st->tasks_total);
 	else if (d->decision == DECISION_ESCALATE)
-		record_line(b, "Story %s escalated - %s", st->id, d->reason);
+		console_line(b, "Story %s escalated - %s", st->id, d->reason);
 	else if (d->decision == DECISION_DONE)
-		record_line(b, "Story %s done - %d/%d tasks at attempt %d (%s)",
-		    st->id, st->tasks_completed, st->tasks_total, r->attempt,
-		    r->agent);
+		console_line(b,
+		    "Story %s done - %d/%d tasks at attempt %d (%s)", st->id,
+		    st->tasks_completed, st->tasks_total, r->attempt, r->agent);
 }
 
 /* A usage limit pauses agent r->role until its reset: the hint, or
@@ -155,9 +159,9 @@ pause_agent(struct batch *b, const struct attempt_row *r, int64_t hint_ms)
 }
 
 int
-batch_decide_and_record(struct batch *b, struct attempt_row *r,
-    struct story_row *st, const struct classification *cls, int64_t hint_ms,
-    struct sc_err *err)
+attempt_decide_record(bool *transient_zero, struct batch *b,
+    struct attempt_row *r, struct story_row *st,
+    const struct classification *cls, int64_t hint_ms, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
 	struct attempt_rec *recs = NULL;
@@ -168,7 +172,7 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	const char *kind = "decision";
 	int rc;
 
-	rc = batch_history(b, &rows, &n, &first, st, err);
+	rc = story_history(b, &rows, &n, &first, st, err);
 	if (rc < 0)
 		goto out;
 	recs = to_recs(rows, first, n, r, st->attempt_base);
@@ -180,6 +184,8 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		goto out;
 	}
 	recs[n - first - 1].hint_ms = hint_ms;
+	if (transient_zero != NULL)
+		*transient_zero = breaker_transient_zero(recs, n - first);
 	st->cost_usd += r->cost_usd;
 	b->spend_usd += r->cost_usd;
 	memset(&in, 0, sizeof(in));
@@ -212,6 +218,17 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	    : 0;
 	r->timeout_factor = d.timeout_factor;
 	r->poll_factor = d.poll_factor;
+	/* the decision's next attempt is stored with it, and the next
+	 * attempt is prepared from it (next_attempt()); a decision that
+	 * ends the story leaves none */
+	r->next_attempt = 0;
+	r->next_role = ROLE_PRIMARY;
+	r->not_before_ms = 0;
+	if (status_of(d.decision) == STATUS_PENDING) {
+		r->next_attempt = st->attempt_base + d.next_attempt;
+		r->next_role = d.next_role;
+		r->not_before_ms = r->ended_ms + r->delay_ms;
+	}
 	if (d.disable_role >= 0)
 		b->disabled[d.disable_role] = true;
 	if (r->outcome == OUTCOME_USAGE_LIMIT) {
@@ -273,7 +290,7 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		goto out;
 	}
 	/* group commit: this transaction's fsync is the next attempt's
-	 * (record_defer_story) */
+	 * (statebranch_defer_story) */
 	db_defer_sync(b->db);
 	rc = db_attempt_finish(b->db, r, st, kind, event, err);
 	if (rc < 0)
@@ -288,7 +305,8 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = record_defer_story(b, st, msg, err);
+	rc = statebranch_defer_story(
+	    &b->sb, b->batch_id, st, msg, batch_now_ms(b), err);
 	if (rc < 0)
 		goto out;
 	print_decision(b, r, st, &d);
@@ -344,7 +362,7 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 			db_attempt_heartbeat(b->db, ar->r.id, now, &hb, NULL);
 		}
 	}
-	record_status_line(b);
+	console_status(b);
 	return ar->token;
 }
 
@@ -375,73 +393,87 @@ struct next {
 	enum role role;
 	double timeout_factor, poll_factor;
 	int64_t not_before_ms;
-	const struct attempt_row *prev;
+	const struct attempt_row *prev; /* &last, NULL before the first */
+	struct attempt_row last; /* owned: attempt_row_release() */
 };
 
-static int
-next_attempt(struct next *nx, struct batch *b, const struct attempt_row *rows,
-    size_t first, size_t n, const struct story_row *st, struct sc_err *err)
+/* The D9/D10 factors of the decision made after row a. */
+static void
+next_factors(struct next *nx, const struct attempt_row *a)
 {
-	const struct attempt_row *last, *f;
-	struct attempt_rec *recs = NULL;
-	struct decide_input in;
-	struct decision_out d;
+	nx->timeout_factor = a->timeout_factor > 0 ? a->timeout_factor : 1;
+	nx->poll_factor = a->poll_factor > 0 ? a->poll_factor : 1;
+}
+
+/*
+ * The next attempt of story st, read back from the decision stored with
+ * its last attempt since the last requeue (docs/retry-strategy.md "Where
+ * the decision lives"): nothing is decided again here.  The story's last
+ * row (and, after an uncounted one, its last counted row, for the
+ * factors) is one indexed read each, not the history.
+ */
+static int
+next_attempt(struct next *nx, struct batch *b, const struct story_row *st,
+    struct sc_err *err)
+{
+	const struct attempt_row *last;
+	struct attempt_row counted;
 	bool fb = b->cfg->agents[ROLE_FALLBACK].configured;
-	size_t i;
-	int rc = 0;
+	int found = 0;
+	int rc;
 
 	memset(nx, 0, sizeof(*nx));
 	nx->timeout_factor = 1;
 	nx->poll_factor = 1;
-	if (first == n) {
+	rc = db_attempt_last(b->db, &nx->last, &found, b->batch_id, st->id,
+	    st->seq_base, false, err);
+	if (rc < 0)
+		goto out;
+	if (!found) {
+		/* the first attempt, or the first since a requeue */
 		nx->attempt = st->attempt_base + 1;
 		nx->role = decide_role_for(1, fb, b->disabled);
 		goto out;
 	}
-	last = &rows[n - 1];
+	last = &nx->last;
 	nx->prev = last;
 	/* D9/D10 factors come from the last counted attempt's decision: a
 	 * rerun after a usage limit or an interrupt keeps them */
-	for (i = n; i > first && !rows[i - 1].counted; i--)
-		;
-	if (i > first) {
-		f = &rows[i - 1];
-		nx->timeout_factor =
-		    f->timeout_factor > 0 ? f->timeout_factor : 1;
-		nx->poll_factor = f->poll_factor > 0 ? f->poll_factor : 1;
+	if (last->counted) {
+		next_factors(nx, last);
+	} else {
+		rc = db_attempt_last(b->db, &counted, &found, b->batch_id,
+		    st->id, st->seq_base, true, err);
+		if (rc < 0)
+			goto out;
+		if (found)
+			next_factors(nx, &counted);
+		attempt_row_release(&counted);
 	}
-	nx->not_before_ms = last->ended_ms + last->delay_ms;
-	/* the strategy knows the next agent (parity, or the retry phases) */
-	recs = to_recs(rows, first, n, NULL, st->attempt_base);
-	if (recs == NULL) {
-		rc = err_set(err, SC_EOS, "out of memory");
-		goto out;
+	if (last->next_attempt > 0) {
+		nx->attempt = last->next_attempt;
+		nx->role = last->next_role;
+		nx->not_before_ms = last->not_before_ms;
+	} else {
+		/* a row written before schema 4 stored the decision: the
+		 * same number rule, the same agent for a rerun */
+		nx->attempt = decide_next_attempt(last->attempt, last->counted);
+		nx->role = last->counted
+		    ? decide_role_for(
+			  nx->attempt - st->attempt_base, fb, b->disabled)
+		    : last->role;
+		nx->not_before_ms = last->ended_ms + last->delay_ms;
 	}
-	memset(&in, 0, sizeof(in));
-	in.policy = &b->cfg->policy;
-	in.history = recs;
-	in.n = n - first;
-	in.has_fallback = fb;
-	in.disabled[0] = b->disabled[0];
-	in.disabled[1] = b->disabled[1];
-	in.now_ms = last->ended_ms;
-	in.retry_on_matched = true;
-	in.paused_until[0] = b->pause_until[0];
-	in.paused_until[1] = b->pause_until[1];
-	decide(&d, &in);
-	nx->attempt = last->counted ? last->attempt + 1 : last->attempt;
-	nx->role = d.next_role;
-	if (!last->counted && last->outcome != OUTCOME_USAGE_LIMIT)
-		nx->role = last->role;
 out:
+	/* an agent disabled since the decision (D2 in another story) is
+	 * skipped while the other one can run */
 	if (b->disabled[nx->role] && fb && !b->disabled[!nx->role])
 		nx->role = (enum role) !nx->role;
-	free(recs);
 	return rc;
 }
 
 int
-batch_transient_zero(
+attempt_transient_zero(
     struct batch *b, const struct story_row *st, bool *out, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
@@ -450,7 +482,7 @@ batch_transient_zero(
 	int rc;
 
 	*out = false;
-	rc = batch_history(b, &rows, &n, &first, st, err);
+	rc = story_history(b, &rows, &n, &first, st, err);
 	if (rc < 0)
 		return rc;
 	if (n > first) {
@@ -466,7 +498,7 @@ batch_transient_zero(
 }
 
 int
-batch_settle(struct batch *b, struct story_row *st, enum story_status status,
+attempt_settle(struct batch *b, struct story_row *st, enum story_status status,
     const char *reason, const char *kind, struct sc_err *err)
 {
 	char *msg = NULL;
@@ -488,15 +520,18 @@ batch_settle(struct batch *b, struct story_row *st, enum story_status status,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = record_commit_story(b, st, msg, err);
-	record_line(b, "Story %s %s - %s", st->id, status_name(status), reason);
+	rc = statebranch_commit_story(
+	    &b->sb, b->batch_id, st, msg, batch_now_ms(b), err);
+	console_line(
+	    b, "Story %s %s - %s", st->id, status_name(status), reason);
 out:
 	free(msg);
 	return rc;
 }
 
-/* SPEC 9 include_dependency_result: the final agent message of each
- * dependency of s, for the prompt; *out NULL when not wanted. */
+/* include_dependency_result (docs/scheduling.md#the-dependencys-result):
+ * the final agent message of each dependency of s, for the prompt; *out
+ * NULL when not wanted. */
 static int
 dependency_result(
     char **out, struct batch *b, const struct story *s, struct sc_err *err)
@@ -641,7 +676,7 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 		    "agent %s (%s) cannot be started: %.500s",
 		    role_name(nx->role), ag->name, err->msg);
 		err_clear(err);
-		rc = batch_settle(
+		rc = attempt_settle(
 		    b, st, STATUS_ESCALATED, why, "escalated", err);
 		goto out;
 	}
@@ -687,7 +722,7 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 	}
 	/* that commit's fsync made the last decision durable too: now the
 	 * branch may show it */
-	rc = record_flush(b, err);
+	rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
 	if (rc < 0) {
 		/* its agent never started: closed as interrupted, not
 		 * counted, so that resume runs it again */
@@ -698,7 +733,7 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 		goto out;
 	}
 	if (!b->o->tty)
-		record_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
+		console_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
 		    st->id, ar->r.attempt, role_name(ar->r.role), ag->name,
 		    ar->r.tasks_completed, ar->r.tasks_total);
 
@@ -799,14 +834,13 @@ int
 slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 {
 	struct story_row *st = sl->st;
-	struct attempt_row *rows = NULL;
 	struct progress pr;
 	struct next nx;
-	size_t n = 0, first = 0;
 	char wait[32], why[300];
 	int64_t now;
 	int rc = 0;
 
+	memset(&nx, 0, sizeof(nx));
 	sl->state = SLOT_FREE;
 	rc = story_read_progress(
 	    &pr, sl->abspath, slot_root(b, sl), b->cfg->tasks_heading, err);
@@ -815,18 +849,18 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		snprintf(why, sizeof(why), "cannot read the story: %.200s",
 		    err->msg);
 		err_clear(err);
-		rc = batch_settle(b, st, STATUS_INVALID, why, "invalid", err);
+		rc = attempt_settle(b, st, STATUS_INVALID, why, "invalid", err);
 		goto out;
 	}
 	if (pr.tasks_total == 0) {
-		rc = batch_settle(b, st, STATUS_INVALID,
+		rc = attempt_settle(b, st, STATUS_INVALID,
 		    progress_no_tasks_reason(&pr), "invalid", err);
 		goto out;
 	}
-	rc = batch_history(b, &rows, &n, &first, st, err);
+	rc = next_attempt(&nx, b, st, err);
 	if (rc < 0)
 		goto out;
-	if (first == n && pr.tasks_completed == pr.tasks_total) {
+	if (nx.prev == NULL && pr.tasks_completed == pr.tasks_total) {
 		st->tasks_completed = pr.tasks_completed;
 		st->tasks_total = pr.tasks_total;
 		st->subtasks_completed = pr.subtasks_completed;
@@ -834,7 +868,7 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		snprintf(why, sizeof(why),
 		    "all %d tasks were already checked; nothing to run",
 		    pr.tasks_total);
-		rc = batch_settle(b, st, STATUS_DONE, why, "done", err);
+		rc = attempt_settle(b, st, STATUS_DONE, why, "done", err);
 		goto out;
 	}
 	if (b->cfg->budget.max_cost_usd > 0 &&
@@ -846,9 +880,6 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		    b->spend_usd, b->cfg->budget.max_cost_usd);
 		goto out;
 	}
-	rc = next_attempt(&nx, b, rows, first, n, st, err);
-	if (rc < 0)
-		goto out;
 	if (b->disabled[nx.role]) {
 		b->stop_batch = true;
 		snprintf(b->stop_reason, sizeof(b->stop_reason),
@@ -872,15 +903,15 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		sl->next_attempt = nx.attempt;
 		clock_fmt_duration(wait, sizeof(wait), nx.not_before_ms - now);
 		if (b->o->tty)
-			record_status_line(b);
+			console_status(b);
 		else
-			record_line(b, "%s: waiting %s before attempt %d",
+			console_line(b, "%s: waiting %s before attempt %d",
 			    st->id, wait, nx.attempt);
 		goto out;
 	}
 	rc = attempt_begin(b, sl, &nx, &pr, err);
 out:
-	attempt_rows_free(rows, n);
+	attempt_row_release(&nx.last);
 	return rc;
 }
 
@@ -907,12 +938,6 @@ slot_handles(
 	checks_handles(ar, handles, nh, next_ms);
 }
 
-const struct attempt_row *
-slot_attempt(const struct slot *sl)
-{
-	return &sl->run->r;
-}
-
 void
 slot_abandon(struct batch *b, struct slot *sl)
 {
@@ -936,6 +961,10 @@ slot_abandon(struct batch *b, struct slot *sl)
 		ar->r.error_code = ERRC_INTERRUPTED;
 		ar->r.counted = false;
 		ar->r.decision = DECISION_NONE;
+		/* what D4 decides: the same attempt, the same agent */
+		ar->r.next_attempt = ar->r.attempt;
+		ar->r.next_role = ar->r.role;
+		ar->r.not_before_ms = ar->r.ended_ms;
 		snprintf(ar->r.reason, sizeof(ar->r.reason),
 		    "D4: the controller stopped on an error; attempt %d runs "
 		    "again on resume (not counted)",
@@ -964,6 +993,7 @@ attempt_complete(
 	struct classification *cls = &rep.verdict;
 	const struct agent_output *ao = &rep.output;
 	bool stopped = b->o->stop != NULL && *b->o->stop;
+	bool tz = false;
 	int64_t hint_ms = -1;
 	int rc;
 
@@ -1042,9 +1072,14 @@ attempt_complete(
 		    "%swriting the attempt log failed: %s", used ? "; " : "",
 		    strerror(res->log_errno));
 	}
-	rc = batch_decide_and_record(b, r, sl->st, cls, hint_ms, err);
+	rc = attempt_decide_record(&tz, b, r, sl->st, cls, hint_ms, err);
 	if (rc < 0)
 		goto out;
+	/* one read of the history per decision: the breaker (when the
+	 * story ended) takes what the decision saw */
+	sl->tz_known = sl->st->status != STATUS_PENDING &&
+	    sl->st->status != STATUS_RUNNING;
+	sl->tz = tz;
 	if (r->outcome == OUTCOME_INTERRUPTED)
 		b->interrupted = true;
 	if (b->interrupted || b->stop_batch || stopped)
