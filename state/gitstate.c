@@ -32,14 +32,16 @@
  */
 #define GITSTATE_CAS_TRIES 100
 /*
- * Loose objects are packed once this many have been written: about 250
+ * Loose objects are packed once this many have been written: about 230
  * decisions of a large batch, 400 of a small one (git gc --auto packs a
  * repository once 6700 objects are loose).  A loose object takes at
  * least one file-system block and one inode, about 40 KiB a decision;
- * packed with deltas a decision takes about 1 KiB.  Packing costs about
- * 80 us an object (libgit2's delta search, deflate and index, then the
- * unlinks), a pause of a fifth of a second every few hundred decisions,
- * never at every decision (docs/performance.md).
+ * packed with deltas a decision takes about 1 KiB.  Packing costs 50 to
+ * 150 us an object (libgit2's delta search, deflate and index, then the
+ * unlinks): a pause of 0.1 to 0.3 s every few hundred decisions, never
+ * at every decision, and the same pause whatever the batch's size.
+ * Smaller packs cost as much CPU an object and make more packs to look
+ * through (docs/performance.md#packing-through-libgit2).
  */
 #define GS_PACK_AT 2048
 #define GS_RETRY_MOVED 1
