@@ -1,6 +1,6 @@
 /*
  * argv.h - agent argv templates: placeholder substitution and program
- * lookup (SPEC section 3).
+ * lookup (docs/runner.md#argv-templates).
  *
  * An agent is an argv template, never a shell string.  Each template
  * argument may hold any number of {name} placeholders with literal text

@@ -20,7 +20,7 @@
 #include "controller/prompt.h"
 #include "controller/tz.h"
 #include "state/redact.h"
-#include "strategies/agentout.h"
+#include "strategies/reader.h"
 
 static void
 copy_redacted(char *dst, size_t len, const char *src)
@@ -960,8 +960,9 @@ attempt_complete(
 	struct attempt_row *r = &ar->r;
 	struct runner_result *res = &ar->agent_res;
 	struct classify_input ci;
-	struct classification cls;
-	struct agent_output ao;
+	struct agent_report rep;
+	struct classification *cls = &rep.verdict;
+	const struct agent_output *ao = &rep.output;
 	bool stopped = b->o->stop != NULL && *b->o->stop;
 	int64_t hint_ms = -1;
 	int rc;
@@ -995,12 +996,14 @@ attempt_complete(
 	ci.permanent_on = &cfg->policy.permanent_on;
 	ci.retry_on = &cfg->policy.retry_on;
 	ci.adapter = adapter_for(cfg->agents[r->role].preset);
-	classify_attempt(&cls, &ci);
+	/* the one reader: outcome, code, message, wait hint, cost, final
+	 * message and session id from one walk over the tail */
+	adapter_read(&rep, &ci);
 	if (res->spawn_failed && !res->interrupted) {
-		cls.outcome = OUTCOME_CRASH;
-		cls.code = ERRC_CRASH;
-		snprintf(cls.message, sizeof(cls.message), "cannot run %s: %s",
-		    ar->argv.items[0],
+		cls->outcome = OUTCOME_CRASH;
+		cls->code = ERRC_CRASH;
+		snprintf(cls->message, sizeof(cls->message),
+		    "cannot run %s: %s", ar->argv.items[0],
 		    res->spawn_detail[0] != '\0' ? res->spawn_detail
 						 : strerror(res->spawn_errno));
 		/* over execve's limits: every attempt of this agent would
@@ -1008,26 +1011,26 @@ attempt_complete(
 		 * rather than a crash that burns every attempt; the kernel
 		 * refused to run the command, the nearest permanent code */
 		if (res->spawn_errno == E2BIG) {
-			cls.outcome = OUTCOME_PERMANENT;
-			cls.code = ERRC_PERMISSION_DENIED;
+			cls->outcome = OUTCOME_PERMANENT;
+			cls->code = ERRC_PERMISSION_DENIED;
 		}
 	}
-	if (cls.outcome == OUTCOME_GATE_FAILED && r->gate[0] != '\0')
-		snprintf(cls.message, sizeof(cls.message), "%s %s",
+	if (cls->outcome == OUTCOME_GATE_FAILED && r->gate[0] != '\0')
+		snprintf(cls->message, sizeof(cls->message), "%s %s",
 		    strcmp(r->gate, "review") == 0 ? "review panel" : "gate",
 		    strcmp(r->gate, "review") == 0 ? r->consensus : r->gate);
-	if (cls.hint.kind != WAITHINT_NONE &&
-	    waithint_resolve(&hint_ms, &cls.hint, r->ended_ms, NULL) < 0)
+	if (cls->hint.kind != WAITHINT_NONE &&
+	    waithint_resolve(&hint_ms, &cls->hint, r->ended_ms, NULL) < 0)
 		hint_ms = -1;
-	agentout_parse(&ao, res->tail, res->tail_len);
-	if (ao.has_cost)
-		r->cost_usd = ao.cost_usd;
-	if (ao.result_text[0] != '\0')
+	if (ao->has_cost)
+		r->cost_usd = ao->cost_usd;
+	if (ao->result_text[0] != '\0')
 		r->result_text =
-		    redact_secrets(ao.result_text, strlen(ao.result_text));
-	r->outcome = cls.outcome;
-	r->error_code = cls.code;
-	copy_redacted(r->error_message, sizeof(r->error_message), cls.message);
+		    redact_secrets(ao->result_text, strlen(ao->result_text));
+	copy_redacted(r->session_id, sizeof(r->session_id), ao->session_id);
+	r->outcome = cls->outcome;
+	r->error_code = cls->code;
+	copy_redacted(r->error_message, sizeof(r->error_message), cls->message);
 	if (r->error_message[0] == '\0' && res->term_signal != 0)
 		snprintf(r->error_message, sizeof(r->error_message),
 		    "killed by signal %d (%s)", res->term_signal,
@@ -1039,7 +1042,7 @@ attempt_complete(
 		    "%swriting the attempt log failed: %s", used ? "; " : "",
 		    strerror(res->log_errno));
 	}
-	rc = batch_decide_and_record(b, r, sl->st, &cls, hint_ms, err);
+	rc = batch_decide_and_record(b, r, sl->st, cls, hint_ms, err);
 	if (rc < 0)
 		goto out;
 	if (r->outcome == OUTCOME_INTERRUPTED)

@@ -1186,12 +1186,24 @@ worktree_settle(struct batch *b, const struct story_row *st,
     const char *worktree, struct sc_err *err)
 {
 	char msg[900];
-	int committed = 0;
+	int committed = 0, valid = 0;
 	int rc;
 
 	work_message(msg, sizeof(msg), b, st);
 	rc = story_branch_unlock(b, st->id, err);
+	/* A checkout git cannot open is one a controller was killed in
+	 * while git added it (before any agent ran there) or removed it
+	 * (after its work was committed): nothing in it to commit.
+	 * Opening it would fail every start-up with "not a git
+	 * repository" (its .git file points at removed admin data), or,
+	 * with no .git file at all, find the main work tree above it. */
 	if (rc == 0)
+		rc = gitwork_worktree_valid(
+		    &valid, b->cfg->root, st->id, worktree, err);
+	if (rc == 0 && !valid)
+		record_line(b, "%s: removing the half-made worktree %s", st->id,
+		    worktree);
+	else if (rc == 0)
 		rc = gitwork_commit_all(&committed, NULL, worktree, NULL, NULL,
 		    msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
 	if (rc == 0)

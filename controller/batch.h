@@ -1,7 +1,9 @@
 /*
- * batch.h - the batch loop (SPEC 6, 7): run every pending story of the
- * batch, attempt after attempt, record each decision durably (SQLite,
- * then one commit on the state branch) and stop cleanly when asked.
+ * batch.h - the batch loop (docs/scheduling.md; an attempt's path is
+ * docs/design.md#life): run every pending story of the batch, attempt
+ * after attempt, record each decision durably (SQLite, then one commit on
+ * the state branch, docs/state.md#what-one-decision-writes) and stop
+ * cleanly when asked.
  *
  * Side effects go through seams so that tests drive the loop with a fake
  * clock and a scripted fake runner: the clock (now, sleep, random) and

@@ -352,6 +352,8 @@ show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 		fprintf(cli->out, "       %s\n", a->reason);
 	if (a->error_message[0])
 		fprintf(cli->out, "       output: %s\n", a->error_message);
+	if (a->session_id[0])
+		fprintf(cli->out, "       session: %s\n", a->session_id);
 	if (a->gate[0] != '\0' && strcmp(a->gate, "review") != 0) {
 		fprintf(cli->out, "       gate %s failed (exit %d):\n", a->gate,
 		    a->gate_exit);

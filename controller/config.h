@@ -1,5 +1,5 @@
 /*
- * config.h - storyctl.json (SPEC 10): find it, load it, validate all of
+ * config.h - storyctl.json: find it, load it, validate all of
  * it.  docs/configuration.md is the user-facing reference of every key.
  *
  * Validation is strict so that a typo never silently changes a night's

@@ -1,6 +1,6 @@
 /*
- * presets.h - built-in agent presets (SPEC 3): each runs one agent CLI
- * headless on {prompt}.  docs/configuration.md lists the argv and why
+ * presets.h - built-in agent presets: each runs one agent CLI headless
+ * on {prompt}.  docs/configuration.md#presets lists the argv and why
  * each flag is there.
  *
  * Everything returned is static and read-only: nothing to free.  argv

@@ -1,5 +1,6 @@
 /*
- * prompt.h - the text an agent gets as {prompt} (SPEC 3).
+ * prompt.h - the text an agent gets as {prompt}
+ * (docs/configuration.md#prompt).
  */
 #ifndef STORYCTL_PROMPT_H
 #define STORYCTL_PROMPT_H
@@ -17,7 +18,8 @@ struct prompt_prev {
 	int tasks_total;
 	const char *stalled_task; /* "" or NULL when unknown */
 	const char *outcome; /* e.g. "timeout", or NULL */
-	const char *dependency_result; /* SPEC 9; NULL when not wanted */
+	const char *dependency_result; /* NULL when not wanted
+					* (docs/scheduling.md#the-dependencys-result) */
 	const char *check_note; /* a failed gate or review, or NULL */
 };
 

@@ -1,7 +1,8 @@
 /*
- * requeue.h - putting a story back to pending (SPEC 8 `requeue`, the
- * batch breaker of SPEC 9): its attempt history is kept, and the
- * strategy counts attempts again from there.
+ * requeue.h - putting a story back to pending (`storyctl requeue`,
+ * docs/commands.md#requeue, and the batch breaker,
+ * docs/scheduling.md#the-batch-breaker): its attempt history is kept,
+ * and the strategy counts attempts again from there.
  */
 #ifndef STORYCTL_REQUEUE_H
 #define STORYCTL_REQUEUE_H

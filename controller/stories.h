@@ -1,6 +1,6 @@
 /*
- * stories.h - read the story files a config names (SPEC 2) and measure
- * their progress.
+ * stories.h - read the story files a config names and measure their
+ * progress (docs/stories.md).
  *
  * Story files must stay inside the project root: the resolved path of
  * each (symlinks followed) must lie under cfg->root.  Files larger than

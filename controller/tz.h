@@ -1,6 +1,7 @@
 /*
- * tz.h - how long to wait for a wait hint (SPEC 4): the controller's only
- * time-zone code.
+ * tz.h - how long to wait for a wait hint
+ * (docs/classification.md#wait-hints): the controller's only time-zone
+ * code.
  *
  * strategies/waithint.c finds a hint in an agent's output without knowing
  * the time; here it becomes a delay from now, using the system's time-zone

@@ -1212,6 +1212,35 @@ out:
 }
 
 int
+gitwork_worktree_valid(int *out_valid, const char *repo_dir, const char *name,
+    const char *path, struct sc_err *err)
+{
+	git_repository *repo = NULL;
+	git_worktree *wt = NULL;
+	char wname[NAME_MAX + 1], a[PATH_MAX], b[PATH_MAX];
+	const char *wtpath;
+	int rc;
+
+	*out_valid = 0;
+	if ((rc = gitwork_worktree_name(wname, sizeof(wname), name, err)) < 0)
+		return rc;
+	if ((rc = gw_open(&repo, repo_dir, err)) < 0)
+		return rc;
+	if ((rc = gw_wt_lookup(&wt, repo, wname, err)) < 0 || wt == NULL)
+		goto out; /* an error, or git does not know it */
+	wtpath = git_worktree_path(wt);
+	if (git_worktree_validate(wt) == 0 && wtpath != NULL &&
+	    realpath(wtpath, a) != NULL && realpath(path, b) != NULL &&
+	    strcmp(a, b) == 0)
+		*out_valid = 1;
+	git_error_clear();
+out:
+	git_worktree_free(wt);
+	gw_close(repo);
+	return rc;
+}
+
+int
 gitwork_worktree_remove(
     const char *repo_dir, const char *name, struct sc_err *err)
 {

@@ -1,8 +1,10 @@
 /*
  * gitwork.h - libgit2 primitives on the user's work trees: is a tree
  * clean, commit everything in it, put it back, and linked worktrees for
- * `run -j N` (SPEC sections 9 and 10, git.commit_work).  See
- * docs/git-work.md for what each call does in git terms and how the
+ * `run -j N` (docs/scheduling.md#parallel-stories-run--j-n) and
+ * git.commit_work
+ * (docs/verification.md#committing-verified-work-gitcommit_work).
+ * See docs/git-work.md for what each call does in git terms and how the
  * controller uses them.
  *
  * Every call opens the repository afresh from a directory (searching
@@ -143,6 +145,17 @@ int gitwork_worktree_name(
  */
 int gitwork_worktree_add(const char *repo_dir, const char *name,
     const char *path, const char *branch, const char *base, struct sc_err *err);
+
+/*
+ * *out_valid = 1 when path is the checkout of worktree name (sanitised
+ * as above) and git can open it (git_worktree_validate: its admin data
+ * and its .git file point at each other); 0 when it is a half-made or
+ * half-removed checkout (a kill inside git's add or remove), which must
+ * never be opened as a repository: with no .git file, opening it would
+ * find the main work tree above it.  Errors only for I/O.
+ */
+int gitwork_worktree_valid(int *out_valid, const char *repo_dir,
+    const char *name, const char *path, struct sc_err *err);
 
 /*
  * `git worktree remove --force` + `git worktree prune` for worktree name

@@ -1,5 +1,6 @@
 /*
- * lock.h - one controller per state dir (SPEC 6).
+ * lock.h - one controller per state dir
+ * (docs/state.md#the-controller-lock).
  *
  * The lock is flock(LOCK_EX) on <state_dir>/lock, which also holds the
  * holder's pid for messages.  The kernel drops a flock lock when its

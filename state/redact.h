@@ -1,6 +1,6 @@
 /*
  * redact.h - remove secrets from agent output before it is stored in the
- * database or committed to the state branch (SPEC section 6).
+ * database or committed to the state branch (docs/reliability.md#security).
  *
  * What is replaced by "[REDACTED]":
  *  - provider keys recognised by their prefix, as a whole word:

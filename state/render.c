@@ -73,7 +73,8 @@ render_attempt_json(const struct attempt_row *a)
 	    "reason", str_or_null(a->reason));
 	if (o == NULL)
 		return NULL;
-	/* beyond the SPEC fields: what a person needs to dig further */
+	/* beyond the first fields (docs/commands.md#show): what a person
+	 * needs to dig further */
 	json_object_set_new(o, "error_message", str_or_null(a->error_message));
 	json_object_set_new(o, "seq", json_integer(a->seq));
 	json_object_set_new(o, "log", str_or_null(a->log_path));
@@ -92,6 +93,7 @@ render_attempt_json(const struct attempt_row *a)
 	    o, "subtasks_completed", json_integer(a->subtasks_completed));
 	json_object_set_new(
 	    o, "subtasks_total", json_integer(a->subtasks_total));
+	json_object_set_new(o, "session_id", str_or_null(a->session_id));
 	return o;
 }
 

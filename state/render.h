@@ -10,8 +10,8 @@
 
 #include "state/db.h"
 
-/* One attempt as SPEC 8 `show --json` spells it (times ISO 8601 UTC;
- * null where unknown).  New reference, or NULL on OOM. */
+/* One attempt as `show --json` spells it (docs/commands.md#show; times
+ * ISO 8601 UTC, null where unknown).  New reference, or NULL on OOM. */
 json_t *render_attempt_json(const struct attempt_row *a);
 
 /* {"id", "file", "status", "reason", "tasks_completed", "tasks_total",

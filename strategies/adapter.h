@@ -4,10 +4,11 @@
  * classifier consults for what the CLI's output cannot say on its own.
  * Pure data and lookups.
  *
- * The structured events of claude, codex and gemini (SPEC 4: they decide
- * before any text) are read by strategies/classify.c whatever the
- * adapter; an adapter adds the CLI's documented process exit codes and
- * says whether the CLI's output was verified against the real CLI
+ * The structured events of claude, codex and gemini (they decide before any
+ * text: docs/classification.md#structured-results) are read by
+ * strategies/classify.c whatever the adapter; an adapter adds the CLI's
+ * documented process exit codes and says whether the CLI's output was
+ * verified against the real CLI
  * (tests/agents/run.sh, make check-agents).  A custom command has the
  * generic adapter: text patterns only.
  */

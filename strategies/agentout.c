@@ -1,13 +1,15 @@
 /*
  * agentout.c - see agentout.h.
  *
- * One pass over the tail, oldest line first, so that "the newest report
- * wins" is simply the last assignment.  A line that holds a JSON value
- * (or a line "{" that opens a pretty-printed object) is parsed with
- * jansson and read as an event; every other line is plain text, kept in
- * a ring of the last AGENTOUT_TEXT_LINES visible lines for the fallback
- * and scanned for aider's cost line.  Nothing is allocated besides what
- * jansson needs: the state lives on the stack and is bounded.
+ * The part of the one reader (strategies/reader.c) that keeps what the
+ * agent reported: the reader walks the tail once, oldest line first, and
+ * hands over every JSON event it parsed (agentout_event) and every plain
+ * line (agentout_text), so that "the newest report wins" is simply the
+ * last assignment.  A plain line is kept in a ring of the last
+ * AGENTOUT_TEXT_LINES visible lines for the fallback and scanned for
+ * aider's cost line.  Nothing is allocated: the state (struct
+ * agentout_state, reader_int.h) lives on the reader's stack and is
+ * bounded.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -16,32 +18,11 @@
 #include <jansson.h>
 
 #include "strategies/agentout.h"
+#include "strategies/reader.h"
+#include "strategies/reader_int.h"
 #include "strategies/text.h"
 
-/* of a longer plain line only its last VIEW_MAX bytes are looked at:
- * more than the result can hold in any case */
-#define VIEW_MAX (2 * AGENTOUT_RESULT_MAX)
-
-struct span {
-	size_t off;
-	size_t len;
-};
-
-struct pstate {
-	struct agent_output *out;
-	const char *tail;
-	/* out->result_text holds the newest structured message, raw */
-	bool have_msg;
-	size_t msg_len;
-	/* gemini: the assistant message being streamed in delta chunks */
-	char run[AGENTOUT_RESULT_MAX];
-	size_t run_len;
-	bool run_open;
-	/* the newest visible plain lines; ring[i % AGENTOUT_TEXT_LINES] */
-	struct span ring[AGENTOUT_TEXT_LINES];
-	size_t nring;
-	char tmp[VIEW_MAX + 1];
-};
+#define VIEW_MAX AGENTOUT_VIEW_MAX
 
 static bool
 is_space(unsigned char c)
@@ -145,7 +126,7 @@ jcount(json_t *v)
 }
 
 static void
-msg_from(struct pstate *st, json_t *s)
+msg_from(struct agentout_state *st, json_t *s)
 {
 	msg_put(st->out->result_text, &st->msg_len, json_string_value(s),
 	    json_string_length(s), false);
@@ -153,7 +134,7 @@ msg_from(struct pstate *st, json_t *s)
 }
 
 static void
-tokens_set(struct pstate *st, long long in, long long out)
+tokens_set(struct agentout_state *st, long long in, long long out)
 {
 	if (in >= 0)
 		st->out->input_tokens = in;
@@ -162,7 +143,7 @@ tokens_set(struct pstate *st, long long in, long long out)
 }
 
 static void
-cost_set(struct pstate *st, double d)
+cost_set(struct agentout_state *st, double d)
 {
 	if (!isfinite(d) || d < 0)
 		return;
@@ -182,12 +163,36 @@ jerror_text(json_t *o)
 }
 
 /*
+ * The session id in the string s: cleaned of controls (text_clean) and
+ * trimmed; one that is empty or does not fit is not kept, so that a
+ * newer broken one leaves the older good one.
+ */
+static void
+session_from(struct agentout_state *st, json_t *s)
+{
+	char *id = st->out->session_id;
+	char buf[AGENTOUT_SESSION_MAX];
+	bool cut = false;
+	size_t k;
+
+	if (!json_is_string(s) || json_string_length(s) == 0 ||
+	    json_string_length(s) > VIEW_MAX)
+		return;
+	k = text_clean(buf, sizeof(buf), json_string_value(s),
+	    json_string_length(s), 0, &cut);
+	k = trim_inplace(buf, k);
+	if (cut || k == 0)
+		return;
+	memcpy(id, buf, k + 1);
+}
+
+/*
  * {"type":"result"}: claude (result, total_cost_usd or the older
  * cost_usd, usage; a failed run may carry "errors" instead of "result")
  * and gemini stream-json (status, error, stats).
  */
 static void
-on_result(struct pstate *st, json_t *o)
+on_result(struct agentout_state *st, json_t *o)
 {
 	json_t *v, *u;
 	long long in, c;
@@ -231,7 +236,7 @@ on_result(struct pstate *st, json_t *o)
 /* claude {"type":"assistant","message":{"content":[{"type":"text",
  * "text":...},{"type":"tool_use",...}]}}: its text blocks, if any */
 static void
-on_claude_assistant(struct pstate *st, json_t *o)
+on_claude_assistant(struct agentout_state *st, json_t *o)
 {
 	json_t *content =
 	    json_object_get(json_object_get(o, "message"), "content");
@@ -257,7 +262,7 @@ on_claude_assistant(struct pstate *st, json_t *o)
  * the chunks of one answer are concatenated; anything but another chunk
  * (a tool call, its result, a user message) ends the answer. */
 static bool
-on_gemini_message(struct pstate *st, json_t *o)
+on_gemini_message(struct agentout_state *st, json_t *o)
 {
 	json_t *c = jtext(o, "content");
 
@@ -277,7 +282,7 @@ on_gemini_message(struct pstate *st, json_t *o)
 /* codex exec --json item.completed: the agent's message ("type":
  * "agent_message"; "item_type":"assistant_message" in 0.4x) */
 static void
-on_codex_item(struct pstate *st, json_t *o)
+on_codex_item(struct agentout_state *st, json_t *o)
 {
 	json_t *item = json_object_get(o, "item");
 	json_t *t;
@@ -292,7 +297,7 @@ on_codex_item(struct pstate *st, json_t *o)
 
 /* the legacy codex --json {"id":..,"msg":{"type":..}} events */
 static void
-on_codex_legacy(struct pstate *st, json_t *m)
+on_codex_legacy(struct agentout_state *st, json_t *m)
 {
 	json_t *t, *u;
 
@@ -302,6 +307,8 @@ on_codex_legacy(struct pstate *st, json_t *m)
 	} else if (jtype_is(m, "type", "task_complete")) {
 		if ((t = jtext(m, "last_agent_message")) != NULL)
 			msg_from(st, t);
+	} else if (jtype_is(m, "type", "session_configured")) {
+		session_from(st, json_object_get(m, "session_id"));
 	} else if (jtype_is(m, "type", "token_count")) {
 		u = json_object_get(
 		    json_object_get(m, "info"), "total_token_usage");
@@ -312,15 +319,21 @@ on_codex_legacy(struct pstate *st, json_t *m)
 	}
 }
 
-/* gemini --output-format json: {"response":..,"stats":{"models":{"<m>":
- * {"tokens":{"prompt":..,"candidates":..}}}},"error":{..}} */
+/* gemini --output-format json: {"session_id":..,"response":..,"stats":
+ * {"models":{"<m>":{"tokens":{"prompt":..,"candidates":..}}}},
+ * "error":{..}} */
 static void
-on_gemini_json(struct pstate *st, json_t *o)
+on_gemini_json(struct agentout_state *st, json_t *o)
 {
 	json_t *v, *m, *t;
 	const char *key;
 	long long in = -1, out = -1, p, c;
 
+	/* a bare {"session_id":..} is no gemini report */
+	if (json_object_get(o, "response") != NULL ||
+	    json_object_get(o, "stats") != NULL ||
+	    json_object_get(o, "error") != NULL)
+		session_from(st, json_object_get(o, "session_id"));
 	if ((v = jtext(o, "response")) != NULL)
 		msg_from(st, v);
 	else if ((v = jerror_text(o)) != NULL)
@@ -339,8 +352,32 @@ on_gemini_json(struct pstate *st, json_t *o)
 	tokens_set(st, in, out);
 }
 
-static void
-on_event(struct pstate *st, json_t *o)
+/*
+ * The events that carry the session id: claude's (system/init,
+ * assistant, user, result), gemini stream-json's init, codex's older
+ * session.created; codex 0.169's thread.started names it thread_id.
+ */
+static bool
+session_event(const char *type)
+{
+	static const char *const types[] = {
+	    "system",
+	    "assistant",
+	    "user",
+	    "result",
+	    "init",
+	    "session.created",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (strcmp(type, types[i]) == 0)
+			return true;
+	return false;
+}
+
+void
+agentout_event(struct agentout_state *st, json_t *o)
 {
 	const char *type = json_string_value(json_object_get(o, "type"));
 	bool keep_run = false;
@@ -354,6 +391,8 @@ on_event(struct pstate *st, json_t *o)
 		    json_is_object(json_object_get(o, "stats")) ||
 		    json_object_get(o, "session_id") != NULL)
 			on_gemini_json(st, o);
+	} else if (strcmp(type, "thread.started") == 0) {
+		session_from(st, json_object_get(o, "thread_id"));
 	} else if (strcmp(type, "result") == 0) {
 		on_result(st, o);
 	} else if (strcmp(type, "assistant") == 0) {
@@ -373,45 +412,10 @@ on_event(struct pstate *st, json_t *o)
 		/* a warning or retry notice between two chunks */
 		keep_run = true;
 	}
+	if (type != NULL && session_event(type))
+		session_from(st, json_object_get(o, "session_id"));
 	if (!keep_run)
 		st->run_open = false;
-}
-
-enum jread {
-	JR_NOT_JSON = 0, /* not a JSON value */
-	JR_READ, /* parsed, its events read */
-	JR_SKIPPED /* over AGENTOUT_JSON_MAX or AGENTOUT_JSON_DEPTH: unread */
-};
-
-/* Parse s[0..n) as one JSON value and read the events in it; *used is
- * how many bytes it took (with JSON_DISABLE_EOF_CHECK, less than n). */
-static enum jread
-json_read(
-    struct pstate *st, const char *s, size_t n, size_t flags, size_t *used)
-{
-	json_error_t je;
-	json_t *o, *v;
-	size_t i;
-
-	if (n > AGENTOUT_JSON_MAX ||
-	    !text_json_depth_ok(s, n, AGENTOUT_JSON_DEPTH))
-		return JR_SKIPPED;
-	o = json_loadb(s, n, flags, &je);
-	if (o == NULL)
-		return JR_NOT_JSON;
-	if (json_is_object(o)) {
-		on_event(st, o);
-	} else {
-		json_array_foreach(o, i, v)
-		{
-			if (json_is_object(v))
-				on_event(st, v);
-		}
-	}
-	json_decref(o);
-	if (used != NULL)
-		*used = je.position > 0 ? (size_t)je.position : n;
-	return JR_READ;
 }
 
 /* ---- plain text ---- */
@@ -479,7 +483,7 @@ count_char(char c)
  * "message").  s is the line without escape sequences.
  */
 static void
-aider_line(struct pstate *st, const char *s, size_t n)
+aider_line(struct agentout_state *st, const char *s, size_t n)
 {
 	const char *end = s + n, *p, *q, *r;
 	long long sent, recv;
@@ -533,8 +537,8 @@ has_visible(const char *s, size_t n)
  * terminal would show last (the last '\r'-separated segment with visible
  * text: a redrawn progress line counts once) goes into the ring.
  */
-static void
-text_line(struct pstate *st, size_t p, size_t e)
+void
+agentout_text(struct agentout_state *st, size_t p, size_t e)
 {
 	const char *t = st->tail;
 	size_t b, end = e, voff, k;
@@ -570,59 +574,14 @@ text_line(struct pstate *st, size_t p, size_t e)
 	}
 }
 
-/*
- * One line t[p..e) (e is its '\n' or the end).  Returns where the next
- * line starts: past e, or past a pretty-printed JSON object that a line
- * "{" opened.
- */
-static size_t
-line_feed(struct pstate *st, size_t len, size_t p, size_t e)
-{
-	const char *t = st->tail, *s = t + p, *nl, *q;
-	size_t n = e - p, off, used = 0, rest;
-
-	trim(&s, &n);
-	if (n == 0)
-		return e + 1;
-	if (n == 1 && s[0] == '{') {
-		/* an object over several lines (gemini --output-format json)
-		 * starts with a key or ends at once: C code does not */
-		off = (size_t)(s - t);
-		q = s + 1;
-		while (q < t + len && is_space((unsigned char)*q))
-			q++;
-		rest = len - off;
-		if (rest > AGENTOUT_JSON_MAX)
-			rest = AGENTOUT_JSON_MAX;
-		if (q < t + len && (*q == '"' || *q == '}') &&
-		    json_read(st, s, rest, JSON_DISABLE_EOF_CHECK, &used) ==
-			JR_READ) {
-			nl = memchr(s + used - 1, '\n', len - off - used + 1);
-			return nl != NULL ? (size_t)(nl - t) + 1 : len;
-		}
-	}
-	if (s[0] == '{' || s[0] == '[') {
-		if (json_read(st, s, n, 0, NULL) != JR_NOT_JSON)
-			return e + 1;
-		/* broken or cut off: JSON all the same */
-		if (s[0] == '{' && (s[n - 1] == '}' || (n > 1 && s[1] == '"')))
-			return e + 1;
-	} else if (p == 0 && s[n - 1] == '}') {
-		/* the end of a JSON line whose start the tail cut off */
-		return e + 1;
-	}
-	text_line(st, p, e);
-	return e + 1;
-}
-
 /* The last plain lines, newest last, bounded from the front; a line keeps
  * its indentation. */
 static void
-text_fallback(struct pstate *st)
+text_fallback(struct agentout_state *st)
 {
 	char *buf = st->out->result_text;
 	size_t cap = AGENTOUT_RESULT_MAX - 1, pos = cap, n, i, k, from;
-	const struct span *sp;
+	const struct agentout_span *sp;
 	const char *l;
 
 	n = st->nring < AGENTOUT_TEXT_LINES ? st->nring : AGENTOUT_TEXT_LINES;
@@ -655,8 +614,8 @@ text_fallback(struct pstate *st)
 	trim_inplace(buf, cap - pos);
 }
 
-static void
-finish(struct pstate *st)
+void
+agentout_end(struct agentout_state *st)
 {
 	struct agent_output *out = st->out;
 	size_t k;
@@ -674,24 +633,27 @@ finish(struct pstate *st)
 }
 
 void
-agentout_parse(struct agent_output *out, const char *tail, size_t len)
+agentout_begin(
+    struct agentout_state *st, struct agent_output *out, const char *tail)
 {
-	struct pstate st;
-	const char *nl;
-	size_t p = 0, e;
-
 	memset(out, 0, sizeof(*out));
 	out->input_tokens = -1;
 	out->output_tokens = -1;
-	if (tail == NULL)
-		len = 0;
-	memset(&st, 0, sizeof(st));
-	st.out = out;
-	st.tail = tail;
-	while (p < len) {
-		nl = memchr(tail + p, '\n', len - p);
-		e = nl != NULL ? (size_t)(nl - tail) : len;
-		p = line_feed(&st, len, p, e);
-	}
-	finish(&st);
+	memset(st, 0, sizeof(*st));
+	st->out = out;
+	st->tail = tail;
+}
+
+/* What the one reader yields for the tail alone (no exit status). */
+void
+agentout_parse(struct agent_output *out, const char *tail, size_t len)
+{
+	struct classify_input in;
+	struct agent_report r;
+
+	memset(&in, 0, sizeof(in));
+	in.tail = tail;
+	in.tail_len = tail != NULL ? len : 0;
+	adapter_read(&r, &in);
+	*out = r.output;
 }

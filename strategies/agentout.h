@@ -1,8 +1,9 @@
 /*
  * agentout.h - what an agent reported about its own run, read from the
  * tail of its combined stdout/stderr: the cost in US dollars and the
- * token counts (SPEC 9 "Cost"), and its final message (the text that
- * include_dependency_result puts in a later story's prompt).  Pure.
+ * token counts (docs/scheduling.md#cost-and-budgets), and its final
+ * message (the text that include_dependency_result puts in a later
+ * story's prompt).  Pure.
  *
  * What each CLI prints (field names checked against their sources; see
  * docs/agents.md for the real transcripts):
@@ -31,6 +32,20 @@
  *       "Tokens: 12k sent, 1.2k received. Cost: $0.05 message, $0.31
  *       session." (older: "request" for "message"); the session cost of
  *       the last such line is the run's cost.
+ *
+ * The agent's session id (the one its CLI resumes with):
+ *   claude   "session_id" of its events (system/init, assistant, user,
+ *            result);
+ *   codex    {"type":"thread.started","thread_id":".."} (0.169); older
+ *            {"type":"session.created","session_id":".."} and the legacy
+ *            {"msg":{"type":"session_configured","session_id":".."}};
+ *   gemini   stream-json {"type":"init","session_id":".."}, json the
+ *            top-level "session_id".
+ * codex and gemini print it once, first: a tail that lost the start of
+ * a long run has none.
+ *
+ * The tail is read by strategies/reader.c, the one reader of an
+ * attempt's output: agentout_parse() is that reader's agent_output.
  */
 #ifndef STORYCTL_AGENTOUT_H
 #define STORYCTL_AGENTOUT_H
@@ -45,6 +60,8 @@
  * and this nesting depth only; anything bigger is skipped unread */
 #define AGENTOUT_JSON_MAX ((size_t)1024 * 1024)
 #define AGENTOUT_JSON_DEPTH 128
+/* a session id is shorter than this; a longer one is not kept */
+#define AGENTOUT_SESSION_MAX 128
 
 struct agent_output {
 	/* What the agent reported for this run (the last report in the
@@ -68,6 +85,11 @@ struct agent_output {
 	 * apart; they are added in). */
 	long long input_tokens;
 	long long output_tokens;
+	/* The agent's session id, the newest printed: no control
+	 * characters, valid UTF-8, trimmed, at most AGENTOUT_SESSION_MAX - 1
+	 * bytes (a longer one is not kept: a cut id names no session); ""
+	 * when the tail holds none. */
+	char session_id[AGENTOUT_SESSION_MAX];
 };
 
 /*

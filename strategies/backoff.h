@@ -1,6 +1,6 @@
 /*
- * backoff.h - retry delays (SPEC 5.3).  Pure: the random number is an
- * input, so tests and simulate are deterministic.
+ * backoff.h - retry delays (docs/retry-strategy.md#backoff).  Pure: the
+ * random number is an input, so tests and simulate are deterministic.
  */
 #ifndef STORYCTL_BACKOFF_H
 #define STORYCTL_BACKOFF_H

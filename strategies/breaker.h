@@ -1,5 +1,6 @@
 /*
- * breaker.h - the batch breaker (SPEC 9).  Pure.
+ * breaker.h - the batch breaker (docs/scheduling.md#the-batch-breaker).
+ * Pure.
  *
  * When `after` stories in a row end with zero progress and only
  * transient failures (network, rate limit, timeout), the outage is not

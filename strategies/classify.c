@@ -2,12 +2,14 @@
  * classify.c - see classify.h; the rules are written out, with the real
  * messages they come from, in docs/classification.md.
  *
- * Only the last CLASSIFY_WINDOW non-empty lines of the tail are read
- * (the "window"): an agent's transcript is full of tool output that
+ * The part of the one reader (strategies/reader.c) that decides: the
+ * reader splits the tail and parses its JSON events once, and hands over
+ * the last CLASSIFY_WINDOW non-empty lines (the "window"), each with the
+ * event it holds: an agent's transcript is full of tool output that
  * mentions 401s, timeouts and errors, and only its end says why it
- * stopped.  In the window, JSON event lines are parsed with jansson: a
- * final result/error event decides first, and content events (assistant
- * text, tool results, a result that succeeded) are never matched as text.
+ * stopped.  In the window, a final result/error event decides first,
+ * and content events (assistant text, tool results, a result that
+ * succeeded) are never matched as text.
  * Every other line gets at most one kind from the ordered pattern table
  * below; then the kinds of the whole window are resolved by class
  * precedence (user patterns, permanent, usage limit, quota, rate limit,
@@ -21,9 +23,10 @@
 #include <jansson.h>
 
 #include "strategies/classify.h"
+#include "strategies/reader.h"
+#include "strategies/reader_int.h"
 #include "strategies/text.h"
 
-#define CLASSIFY_WINDOW 40
 /* lines read as one error block, from the newest matching line up: a
  * pretty-printed API error is about this long */
 #define CLASSIFY_BLOCK 24
@@ -95,12 +98,6 @@ struct sextra {
 	bool wall;
 	int64_t wall_reset;
 	int64_t retry_429_ms; /* the newest api_retry of a 429, or 0 */
-};
-
-struct line {
-	size_t off;
-	size_t len;
-	bool skip; /* a JSON content or success event */
 };
 
 struct ctx {
@@ -315,13 +312,6 @@ static bool
 is_ident(int c)
 {
 	return is_digit(c) || is_alpha(c) || c == '_';
-}
-
-static bool
-is_space(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
-	    c == '\v' || c == '\0';
 }
 
 /* Case-insensitive equality of s[0..n) with the start of lowercase w. */
@@ -665,7 +655,7 @@ kind_code(enum kind k, enum kind builtin, const struct ctx *c)
 	case K_USAGE:
 		/* a usage limit that names its reset is waited for; a plan,
 		 * spend or organisation limit that names none is lifted by
-		 * a person, not by a wait (SPEC 4) */
+		 * a person, not by a wait (docs/classification.md#precedence) */
 		return c->has_hint ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED;
 	case K_QUOTA_SOFT:
 		/* a quota that names its retry window clears by itself
@@ -949,52 +939,17 @@ stack_frame(const char *s, size_t n)
 	    (n - i > 6 && ci_eq(s + i, "file \"", 6));
 }
 
-/* The last CLASSIFY_WINDOW non-empty lines, newest first.  Only '\n' ends
- * a line: a status line redrawn with '\r' (a spinner) is one line, not
- * forty that push the error out of the window. */
-static int
-window_collect(struct line *v, const char *t, size_t len)
-{
-	size_t end = len, p, i;
-	int n = 0;
-	bool blank;
-
-	while (end > 0 && n < CLASSIFY_WINDOW) {
-		p = end;
-		while (p > 0 && t[p - 1] != '\n')
-			p--;
-		blank = true;
-		for (i = p; i < end && blank; i++)
-			blank = is_space((unsigned char)t[i]);
-		if (!blank) {
-			v[n].off = p;
-			v[n].len = end - p;
-			v[n].skip = false;
-			n++;
-		}
-		if (p == 0)
-			break;
-		end = p - 1;
-	}
-	return n;
-}
-
 /*
- * Parse the JSON lines of the window (newest first).  The newest final
- * result (success or failure) decides; without one, the newest error
- * event stands in.  Marks content and success events so that the text
- * pass skips them.  A line that is just "{" may open a pretty-printed
- * object (gemini --output-format json): it is parsed to the end.
+ * Read the events of the window (newest first; the reader parsed them).
+ * The newest final result (success or failure) decides; without one,
+ * the newest error event stands in.  Marks content and success events
+ * so that the text pass skips them.
  */
 static void
-structured_find(struct sres *out, struct sextra *x, struct line *v, int n,
-    const char *t, size_t len)
+structured_find(
+    struct sres *out, struct sextra *x, struct classify_line *v, int n)
 {
 	struct sres r, errev;
-	json_error_t je;
-	json_t *o;
-	const char *s;
-	size_t l;
 	bool have_final = false, have_errev = false, newer_event = false;
 	enum ev ev;
 	int i;
@@ -1003,25 +958,12 @@ structured_find(struct sres *out, struct sextra *x, struct line *v, int n,
 	memset(x, 0, sizeof(*x));
 	memset(&errev, 0, sizeof(errev));
 	for (i = 0; i < n; i++) {
-		s = t + v[i].off;
-		l = v[i].len;
-		while (l > 0 && is_space((unsigned char)s[0])) {
-			s++;
-			l--;
-		}
-		while (l > 0 && is_space((unsigned char)s[l - 1]))
-			l--;
-		if (l == 0 || s[0] != '{')
-			continue;
-		o = json_loadb(s, l, 0, &je);
-		if (o == NULL && l == 1)
-			o = json_loadb(s, (size_t)(t + len - s),
-			    JSON_DISABLE_EOF_CHECK, &je);
-		if (o == NULL)
+		v[i].skip = false;
+		if (v[i].event == NULL)
 			continue;
 		memset(&r, 0, sizeof(r));
-		ev = json_is_object(o) ? inspect(o, &r) : EV_NONE;
-		json_decref(o);
+		ev = json_is_object(v[i].event) ? inspect(v[i].event, &r)
+						: EV_NONE;
 		/* newest first: the first one seen is the newest */
 		if (r.wall && !x->wall) {
 			x->wall = true;
@@ -1092,7 +1034,8 @@ structured_code(const struct classify_input *in, const struct sres *r,
 	return kind_code(k, b, &c);
 }
 
-/* The classes of kinds, in precedence order (SPEC 4 "precedence"). */
+/* The classes of kinds, in precedence order
+ * (docs/classification.md#precedence). */
 struct kind_class {
 	enum kind kinds[6]; /* ends at K_NONE */
 	bool newest_wins; /* else the first kind listed wins */
@@ -1126,7 +1069,7 @@ static const struct kind_class classes[] = {
  */
 static bool
 text_decide(struct classification *out, const struct classify_input *in,
-    const struct line *v, int n, const struct ctx *c)
+    const struct classify_line *v, int n, const struct ctx *c)
 {
 	const struct kind_class *cl;
 	enum kind kinds[CLASSIFY_WINDOW];
@@ -1180,9 +1123,9 @@ text_decide(struct classification *out, const struct classify_input *in,
 }
 
 void
-classify_attempt(struct classification *out, const struct classify_input *in)
+classify_window(struct classification *out, const struct classify_input *in,
+    struct classify_line *lines, int n)
 {
-	struct line lines[CLASSIFY_WINDOW];
 	struct sextra sx;
 	struct sres sr;
 	struct waithint wh;
@@ -1191,7 +1134,6 @@ classify_attempt(struct classification *out, const struct classify_input *in)
 	size_t tlen = tail != NULL ? in->tail_len : 0;
 	enum error_code code;
 	bool clean, done;
-	int n;
 
 	memset(out, 0, sizeof(*out));
 	memset(&sr, 0, sizeof(sr));
@@ -1211,8 +1153,7 @@ classify_attempt(struct classification *out, const struct classify_input *in)
 		goto out;
 	}
 
-	n = window_collect(lines, tail, tlen);
-	structured_find(&sr, &sx, lines, n, tail, tlen);
+	structured_find(&sr, &sx, lines, n);
 	memset(&c, 0, sizeof(c));
 	c.has_hint = out->hint.kind != WAITHINT_NONE;
 	if (n > 0 &&
@@ -1248,7 +1189,7 @@ classify_attempt(struct classification *out, const struct classify_input *in)
 	if (sx.wall && (sr.ev == EV_ERR || sr.ev == EV_ERROR_EVENT)) {
 		/* the structured wall decides before any wording: with a
 		 * reset it is a usage limit to wait for, without one a
-		 * limit no wait lifts (SPEC 4) */
+		 * limit no wait lifts (docs/classification.md#structured-results) */
 		decide(out,
 		    sx.wall_reset > 0 ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED,
 		    sr.msg, sr.msg != NULL ? strlen(sr.msg) : 0);
@@ -1297,4 +1238,14 @@ classify_attempt(struct classification *out, const struct classify_input *in)
 		decide(out, code, NULL, 0);
 out:
 	free(sr.msg);
+}
+
+/* What the one reader decides (the tail's other facts are dropped). */
+void
+classify_attempt(struct classification *out, const struct classify_input *in)
+{
+	struct agent_report r;
+
+	adapter_read(&r, in);
+	*out = r.verdict;
 }

@@ -1,5 +1,6 @@
 /*
- * classify.h - the outcome of an ended attempt (SPEC 4).  Pure.
+ * classify.h - the outcome of an ended attempt (docs/classification.md).
+ * Pure.
  *
  * Inputs are the exit status, the kill flags, the progress read after the
  * attempt and the tail of its combined stdout/stderr.  The classifier
@@ -9,6 +10,10 @@
  * then at the LAST lines of the text only: a transcript is full of tool
  * output that mentions "401", "timeout" or "error" and must not decide.
  * A successful exit is never turned into a failure by what its output says.
+ *
+ * The tail is read by strategies/reader.c, the one reader of an
+ * attempt's output: classify_attempt() is that reader's verdict alone
+ * (adapter_read() gives it with the cost, final message and session id).
  */
 #ifndef STORYCTL_CLASSIFY_H
 #define STORYCTL_CLASSIFY_H

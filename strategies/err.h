@@ -1,7 +1,7 @@
 /*
  * err.h - the error struct every fallible function fills.
  *
- * Contract (after libgit2's docs/error-handling.md): a function that can
+ * Contract (after libgit2's error-handling.md guide): a function that can
  * fail returns int, 0 on success or one of the negative SC_E* codes, and
  * sets the message in the caller's struct sc_err at the place where the
  * failure is found.  Callers pass the code up unchanged; they may add

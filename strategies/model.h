@@ -1,5 +1,5 @@
 /*
- * model.h - the words of SPEC section 1 as enums, with their spelled
+ * model.h - the words of docs/design.md#words as enums, with their spelled
  * names (the names are the JSON/database/CLI spelling; never change one).
  *
  * *_name() returns a static string ("?" for an out-of-range value);
@@ -71,7 +71,8 @@ enum story_status {
 
 const char *outcome_name(enum outcome o);
 int outcome_parse(enum outcome *out, const char *s);
-/* SPEC 4, last column: the attempt's progress is evidence for a plateau. */
+/* The attempt's progress is evidence for a plateau
+ * (docs/retry-strategy.md#counted). */
 bool outcome_counts_plateau(enum outcome o);
 /* Whether the attempt uses up its number (D3 and D4 rerun it). */
 bool outcome_counted(enum outcome o);
@@ -79,7 +80,8 @@ bool outcome_is_failure(enum outcome o);
 
 const char *errcode_name(enum error_code c);
 int errcode_parse(enum error_code *out, const char *s);
-/* The outcome an error code belongs to (SPEC 4 table). */
+/* The outcome an error code belongs to
+ * (docs/classification.md#classification-matrix). */
 enum outcome errcode_outcome(enum error_code c);
 /* The default error code of an outcome (its first in the table). */
 enum error_code outcome_default_errcode(enum outcome o);

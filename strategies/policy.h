@@ -1,8 +1,9 @@
 /*
- * policy.h - the decision policy (SPEC 10 "policy"), as plain data.
+ * policy.h - the decision policy (docs/configuration.md#policy), as plain
+ * data.
  *
  * The config loader fills it; strategies read it.  policy_init_default()
- * sets every SPEC default; policy_release() frees the pattern lists (the
+ * sets every documented default; policy_release() frees the pattern lists (the
  * struct itself belongs to the caller) and is a no-op on a released or
  * zeroed policy.
  */

@@ -32,11 +32,12 @@
 #define HEAD_MAX 128
 
 /* The headings that read like BMAD's "Tasks / Subtasks" section (and the
- * names other templates give it), normalised.  A heading that merely
- * mentions tasks ("Next Developer Tasks", "Story 1.2: Tasks API") is
- * used only when none of these exists. */
+ * names other templates give it), normalised, blanks around "/"
+ * dropped.  A heading that merely mentions tasks ("Next Developer
+ * Tasks", "Story 1.2: Tasks API") is used only when none of these
+ * exists.  BMAD writes its templates in the project's language, so the
+ * translations found in real stories are here too (docs/stories.md). */
 static const char *const task_headings[] = {
-    "tasks / subtasks",
     "tasks/subtasks",
     "tasks and subtasks",
     "tasks & subtasks",
@@ -44,9 +45,40 @@ static const char *const task_headings[] = {
     "task list",
     "implementation tasks",
     "implementation plan",
+    "implementation steps",
     "task breakdown",
     "development tasks",
     "dev tasks",
+    /* Spanish, Portuguese, French (tâches / sous-tâches), German */
+    "tareas/subtareas",
+    "tareas y subtareas",
+    "tareas",
+    "tarefas/subtarefas",
+    "tarefas e subtarefas",
+    "tarefas",
+    "t\xC3\xA2"
+    "ches/sous-t\xC3\xA2"
+    "ches",
+    "t\xC3\xA2"
+    "ches et sous-t\xC3\xA2"
+    "ches",
+    "t\xC3\xA2"
+    "ches",
+    "aufgaben/teilaufgaben",
+    "aufgaben",
+    /* Russian: задачи/подзадачи, задачи */
+    "\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB8/"
+    "\xD0\xBF\xD0\xBE\xD0\xB4\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB8",
+    "\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB8",
+    /* Chinese, simplified and traditional: 任务/子任务, 任务, 任務/子任務, 任務 */
+    "\xE4\xBB\xBB\xE5\x8A\xA1/\xE5\xAD\x90\xE4\xBB\xBB\xE5\x8A\xA1",
+    "\xE4\xBB\xBB\xE5\x8A\xA1",
+    "\xE4\xBB\xBB\xE5\x8B\x99/\xE5\xAD\x90\xE4\xBB\xBB\xE5\x8B\x99",
+    "\xE4\xBB\xBB\xE5\x8B\x99",
+    /* Japanese: タスク/サブタスク, タスク */
+    "\xE3\x82\xBF\xE3\x82\xB9\xE3\x82\xAF/"
+    "\xE3\x82\xB5\xE3\x83\x96\xE3\x82\xBF\xE3\x82\xB9\xE3\x82\xAF",
+    "\xE3\x82\xBF\xE3\x82\xB9\xE3\x82\xAF",
 };
 
 static bool
@@ -84,6 +116,30 @@ inline_text(char *buf, size_t len, cmark_node *n)
 	}
 }
 
+/*
+ * The two-byte UTF-8 letter c1 c2 in lower case, into out (2 bytes):
+ * upper-case Latin-1 letters ("TÂCHES") and Cyrillic ones ("ЗАДАЧИ"),
+ * the capitals the headings above are written in.  Returns 2.
+ */
+static size_t
+fold2(char *out, unsigned char c1, unsigned char c2)
+{
+	if (c1 == 0xC3 && c2 >= 0x80 && c2 <= 0x9E && c2 != 0x97) {
+		c2 += 0x20; /* U+00C0-U+00DE, not the multiplication sign */
+	} else if (c1 == 0xD0 && c2 >= 0x90 && c2 <= 0x9F) {
+		c2 += 0x20; /* U+0410-U+041F */
+	} else if (c1 == 0xD0 && c2 >= 0xA0 && c2 <= 0xAF) {
+		c1 = 0xD1; /* U+0420-U+042F */
+		c2 -= 0x20;
+	} else if (c1 == 0xD0 && c2 >= 0x80 && c2 <= 0x8F) {
+		c1 = 0xD1; /* U+0400-U+040F */
+		c2 += 0x10;
+	}
+	out[0] = (char)c1;
+	out[1] = (char)c2;
+	return 2;
+}
+
 static void
 heading_norm(char *out, size_t len, cmark_node *h)
 {
@@ -107,6 +163,11 @@ heading_norm(char *out, size_t len, cmark_node *h)
 		if (gap && o + 2 < len)
 			out[o++] = ' ';
 		gap = false;
+		if (c >= 0xC3 && c <= 0xD0 && s[1] != '\0' && o + 2 < len) {
+			o += fold2(out + o, c, (unsigned char)s[1]);
+			s++;
+			continue;
+		}
 		out[o++] = (char)tolower(c);
 	}
 	while (o > 0 && (out[o - 1] == ':' || out[o - 1] == ' '))
@@ -114,17 +175,109 @@ heading_norm(char *out, size_t len, cmark_node *h)
 	out[o] = '\0';
 }
 
+/* s[0..n) without blanks at its ends and around "/", into out:
+ * "tasks / subtasks" and "tasks/subtasks" are one name. */
+static void
+name_squeeze(char *out, size_t len, const char *s, size_t n)
+{
+	size_t o = 0, i;
+
+	while (n > 0 && s[0] == ' ') {
+		s++;
+		n--;
+	}
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	for (i = 0; i < n && o + 1 < len; i++) {
+		if (s[i] == ' ' &&
+		    ((i + 1 < n && s[i + 1] == '/') ||
+			(o > 0 && out[o - 1] == '/')))
+			continue;
+		out[o++] = s[i];
+	}
+	out[o] = '\0';
+}
+
+/* Does s[0..n) name the Tasks section: the configured name (want,
+ * squeezed), or one of task_headings?  The name, squeezed, into key
+ * (HEAD_MAX bytes). */
 static bool
-heading_preferred(const char *norm, const char *want)
+name_is_tasks(char *key, const char *s, size_t n, const char *want)
 {
 	size_t i;
 
+	name_squeeze(key, HEAD_MAX, s, n);
+	if (key[0] == '\0')
+		return false;
 	if (want != NULL)
-		return strcmp(norm, want) == 0;
+		return strcmp(key, want) == 0;
 	for (i = 0; i < sizeof(task_headings) / sizeof(*task_headings); i++)
-		if (strcmp(norm, task_headings[i]) == 0)
+		if (strcmp(key, task_headings[i]) == 0)
 			return true;
 	return false;
+}
+
+/* The first "(" or full-width "（" in s[0..n), or NULL. */
+static const char *
+paren_open(const char *s, size_t n, size_t *olen)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '(') {
+			*olen = 1;
+			return s + i;
+		}
+		if (i + 3 <= n && memcmp(s + i, "\xEF\xBC\x88", 3) == 0) {
+			*olen = 3;
+			return s + i;
+		}
+	}
+	return NULL;
+}
+
+/* Does s[0..n) name the Tasks section by itself, before a parenthesis
+ * or inside one ("Задачи / Подзадачи (Tasks / Subtasks)", "Tasks /
+ * Subtasks (TDD order)")? */
+static bool
+part_is_tasks(char *key, const char *s, size_t n, const char *want)
+{
+	const char *o, *in, *end = s + n;
+	size_t olen = 0;
+
+	if (name_is_tasks(key, s, n, want))
+		return true;
+	o = paren_open(s, n, &olen);
+	if (o == NULL)
+		return false;
+	if (name_is_tasks(key, s, (size_t)(o - s), want))
+		return true;
+	in = o + olen;
+	if (end > in && end[-1] == ')')
+		end--;
+	else if (end - in >= 3 && memcmp(end - 3, "\xEF\xBC\x89", 3) == 0)
+		end -= 3;
+	else
+		return false;
+	return name_is_tasks(key, in, (size_t)(end - in), want);
+}
+
+/*
+ * Does the normalised heading norm read like the Tasks section
+ * (docs/stories.md)?  Its whole text, or its part before a colon
+ * (spec-kit's title "Tasks: <feature>"), each also read around a
+ * parenthesis.  want: the configured heading, squeezed; NULL: the
+ * built-in names.  The name it reads as into key (HEAD_MAX bytes).
+ */
+static bool
+heading_preferred(char *key, const char *norm, const char *want)
+{
+	const char *colon = strchr(norm, ':');
+
+	if (part_is_tasks(key, norm, strlen(norm), want))
+		return true;
+	return colon != NULL &&
+	    part_is_tasks(key, norm, (size_t)(colon - norm), want);
 }
 
 /* The heading whose section holds the tasks (progress.h), or NULL;
@@ -133,7 +286,7 @@ static cmark_node *
 choose_heading(cmark_node *doc, const char *want, bool *any_heading)
 {
 	cmark_node *n, *first = NULL, *mention = NULL;
-	char norm[HEAD_MAX];
+	char norm[HEAD_MAX], key[HEAD_MAX];
 
 	*any_heading = false;
 	for (n = cmark_node_first_child(doc); n != NULL;
@@ -141,7 +294,7 @@ choose_heading(cmark_node *doc, const char *want, bool *any_heading)
 		if (cmark_node_get_type(n) != CMARK_NODE_HEADING)
 			continue;
 		heading_norm(norm, sizeof(norm), n);
-		if (heading_preferred(norm, want))
+		if (heading_preferred(key, norm, want))
 			return n;
 		/* a title (the first heading, at level 1) names the story,
 		 * not its task list, even when it says "tasks" */
@@ -158,19 +311,24 @@ choose_heading(cmark_node *doc, const char *want, bool *any_heading)
 	return mention;
 }
 
-/* Is heading h the end of the section that heading start opened? */
+/* Is heading h the end of the section that heading start opened?
+ * Not when it is the same heading again ("## Tasks / Subtasks" written
+ * twice) or names the same section ("## Tasks: Backend", "## Tasks:
+ * Frontend"; docs/stories.md). */
 static bool
-section_ends(cmark_node *start, cmark_node *h)
+section_ends(cmark_node *start, cmark_node *h, const char *want)
 {
-	char a[HEAD_MAX], b[HEAD_MAX];
+	char a[HEAD_MAX], b[HEAD_MAX], ka[HEAD_MAX], kb[HEAD_MAX];
 
 	if (cmark_node_get_heading_level(h) >
 	    cmark_node_get_heading_level(start))
 		return false;
-	/* "## Tasks / Subtasks" written twice: one section */
 	heading_norm(a, sizeof(a), start);
 	heading_norm(b, sizeof(b), h);
-	return strcmp(a, b) != 0;
+	if (strcmp(a, b) == 0)
+		return false;
+	return !(heading_preferred(ka, a, want) &&
+	    heading_preferred(kb, b, want) && strcmp(ka, kb) == 0);
 }
 
 /*
@@ -504,6 +662,16 @@ walk_sub(struct walk *w, cmark_node *top)
 	cmark_iter_free(it);
 }
 
+/* Is n inside a block quote? */
+static bool
+in_quote(cmark_node *n)
+{
+	for (n = cmark_node_parent(n); n != NULL; n = cmark_node_parent(n))
+		if (cmark_node_get_type(n) == CMARK_NODE_BLOCK_QUOTE)
+			return true;
+	return false;
+}
+
 /* A part of the document that counts nothing: its task items are
  * listed as kind, with why. */
 static void
@@ -533,9 +701,15 @@ walk_other(struct walk *w, cmark_node *top, enum progress_item_kind kind,
 			    src[2] == ']' &&
 			    (len == 3 || src[3] == ' ' || src[3] == '\t')) {
 				/* cmark-gfm makes no task item of a box in a
-				 * block quote; it still looks like one */
-				item_add(w, cmark_node_get_start_line(n), kind,
-				    src[1] != ' ', src + 3, len - 3, why);
+				 * block quote, nor of a box with no text: it
+				 * looks like one, GitHub shows no checkbox */
+				item_add(w, cmark_node_get_start_line(n),
+				    PROGRESS_ITEM_IGNORED, src[1] != ' ',
+				    src + 3, len - 3,
+				    in_quote(n)
+					? "in a block quote: not counted"
+					: "a box with no text: not "
+					  "counted");
 			}
 			break;
 		case CMARK_NODE_CODE_BLOCK:
@@ -685,7 +859,7 @@ walk_doc(struct walk *w, cmark_node *doc, const char *want)
 			 * section goes on there (docs/stories.md) */
 			bool was = in;
 
-			in = !section_ends(start, n);
+			in = !section_ends(start, n, want);
 			if (in || was)
 				walk_heading(w, n,
 				    in ? "the same heading again: the "
@@ -711,7 +885,7 @@ parse_walk(
 	cmark_parser *p = NULL;
 	cmark_node *doc = NULL;
 	cmark_syntax_extension *tl;
-	char want[HEAD_MAX];
+	char want[HEAD_MAX], norm[HEAD_MAX];
 	int rc = SC_EOS;
 
 	memset(w->p, 0, sizeof(*w->p));
@@ -742,8 +916,9 @@ parse_walk(
 		cmark_node *t = cmark_node_new(CMARK_NODE_TEXT);
 		cmark_node_set_literal(t, tasks_heading);
 		cmark_node_append_child(h, t);
-		heading_norm(want, sizeof(want), h);
+		heading_norm(norm, sizeof(norm), h);
 		cmark_node_free(h);
+		name_squeeze(want, sizeof(want), norm, strlen(norm));
 		walk_doc(w, doc, want);
 	} else {
 		walk_doc(w, doc, NULL);

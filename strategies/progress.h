@@ -1,5 +1,5 @@
 /*
- * progress.h - task progress of a story file (SPEC 2, docs/stories.md).
+ * progress.h - task progress of a story file (docs/stories.md).
  * Pure: the caller reads the file and passes its bytes.
  *
  * The file is read as GitHub renders it (cmark-gfm and its tasklist
@@ -10,11 +10,12 @@
  * blocks, HTML or block quotes never count.
  *
  * The Tasks section is the first heading that reads like BMAD's "Tasks
- * / Subtasks" (or "Tasks", "Implementation Tasks", "Task Breakdown", …;
- * numbering and a trailing colon ignored), or the configured heading;
- * without one, the first heading that mentions "task" other than a
- * level-1 title.  It runs to the next heading of the same or a higher
- * level; the same heading written again continues it.  A file with no
+ * / Subtasks" (or "Tasks", "Implementation Tasks", "Task Breakdown",
+ * their translations, …; numbering and a trailing colon ignored, a note
+ * in parentheses or a name before a colon read too), or the configured
+ * heading; without one, the first heading that mentions "task" other
+ * than a level-1 title.  It runs to the next heading of the same or a
+ * higher level; the same heading written again continues it.  A file with no
  * heading at all is one section (whole_file); a file with headings but
  * no tasks section has no tasks.
  * Bytes may be anything (NUL, invalid UTF-8): they are never trusted.

@@ -1,5 +1,6 @@
 /*
- * review.h - the review panel's pure logic (SPEC 10 "review"): reading a
+ * review.h - the review panel's pure logic
+ * (docs/verification.md#the-review-panel): reading a
  * reviewer's verdict from its output, counting the panel's votes and
  * collecting the reasons of the reviewers that did not approve for the
  * next attempt's prompt.  Pure: no I/O, no clock, no allocation besides

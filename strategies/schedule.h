@@ -1,5 +1,5 @@
 /*
- * schedule.h - which story runs when (SPEC 7, 9).  Pure.
+ * schedule.h - which story runs when (docs/scheduling.md).  Pure.
  *
  * Stories run in config order, except that a story never runs before the
  * stories it depends on: schedule_order() gives the dependency-respecting

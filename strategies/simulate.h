@@ -1,6 +1,7 @@
 /*
  * simulate.h - feed a hypothetical attempt history through decide()
- * (SPEC 8 `storyctl simulate`).  Pure; the CLI prints the rows.
+ * (`storyctl simulate`, docs/commands.md#simulate).  Pure; the CLI prints
+ * the rows.
  *
  * A token is an outcome name optionally followed by ':' and the tasks
  * completed ("incomplete:5", "crash:4", "network", "success").  Without a

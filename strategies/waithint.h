@@ -1,5 +1,6 @@
 /*
- * waithint.h - how long an agent's output says to wait (SPEC 4: Retry-After,
+ * waithint.h - how long an agent's output says to wait
+ * (docs/classification.md#wait-hints: Retry-After,
  * "retry in N seconds", "Please retry in 4.53s", "usage limit reached|<epoch>",
  * "resets 1am (Europe/Oslo)", "try again in 2 hours 5 minutes", ...).
  *

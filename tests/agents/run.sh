@@ -3,8 +3,8 @@
 # docs/agents.md): storyctl runs the REAL agent CLIs, through its own
 # presets, against tests/agents/standin.js, a stand-in for each
 # provider's API on 127.0.0.1.  One scenario a run: attempt 1's row
-# (outcome, error code, decision, wait) is compared with what SPEC 4/5
-# says, and the CLI's output is kept as a fixture candidate.
+# (outcome, error code, decision, wait) is compared with what
+# docs/classification.md and docs/retry-strategy.md say, and the CLI's output is kept as a fixture candidate.
 #
 #   tests/agents/run.sh STORYCTL NODE_BIN_DIR [CLI…]
 #

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Bad input (SPEC 2, 8, 10): every kind of bad config, story or command
-# line exits with the SPEC 8 code, says "storyctl: ..." naming the file,
+# Bad input (docs/reliability.md#bad-input-a-clear-error-and-nothing-changes):
+# every kind of bad config, story or command line exits with its code
+# (docs/commands.md#exit-codes), says "storyctl: ..." naming the file,
 # line, key, id or token, and leaves the database and the state branch
 # byte for byte as they were.  Then bytes that are not text (invalid
 # UTF-8, NUL) in a story file and in an agent's output: the batch runs,
@@ -158,7 +159,7 @@ check "... the message is one line with no control character" \
 	bash -c '[ "$(printf "%s\n" "$1" | wc -l)" = 1 ] && ! LC_ALL=C grep -q "[[:cntrl:]]" <<<"$1"' _ "$T_ERR"
 # (a box in a code block is no task on GitHub, nor for storyctl)
 printf '# no tasks\n\nJust prose, and a box in a code block:\n\n```\n- [ ] not a task\n```\n' >"$P/docs/stories/bad.md"
-# SPEC 8: the error on stderr names the file (stdout may go elsewhere)
+# docs/commands.md#exit-codes: the error on stderr names the file (stdout may go elsewhere)
 bad "a story without tasks (check)" 65 'docs/stories/bad\.md|\bbad\b' check
 
 # ---- programs that cannot run ----

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Chaos (SPEC 3 "if the controller dies, its agents die with it", 6
-# "nothing is lost, nothing is counted twice", 7): the controller is
+# Chaos (docs/runner.md#when-the-controller-dies: its agents die with it;
+# docs/state.md#what-one-decision-writes: nothing is lost, nothing is
+# counted twice): the controller is
 # killed with SIGKILL at random points, at least 20 times, while it works
 # through a mixed batch (sequential and -j 2 rounds, run and resume),
 # and is resumed each time.  Then: every story ended, the counted

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Chaos under -j 3 (issue 11; docs/git-work.md#recovery, SPEC 6): 30
+# Chaos under -j 3 (issue 11; docs/git-work.md#recovery, docs/state.md): 30
 # stories, each in its own worktree, and at least 25 stops of mixed
 # kinds: SIGKILL of the controller, SIGKILL of its whole process group
 # (the controller and everything in its group, as a terminal's kill of

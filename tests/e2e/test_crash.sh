@@ -1,6 +1,7 @@
 #!/bin/bash
 # The controller killed, a second controller, timeouts with leftovers and
-# a state branch that lags the database (SPEC 3, 4 `timeout`, 6).  The
+# a state branch that lags the database (docs/runner.md#kill-sequence,
+# docs/state-branch.md#durability).  The
 # agent is tests/e2e/agents/gc-agent: the simulated agent with a
 # grandchild, SIGTERM handling and a start signal on demand.
 . "$(dirname "$0")/lib.sh"
@@ -238,7 +239,7 @@ check "lag: progress.md agrees with storyctl list at the end" \
 check "lag: stories/s1.json agrees with storyctl show s1" story_json_agrees s1
 check "lag: stories/s2.json agrees with storyctl show s2" story_json_agrees s2
 
-# Exit 75 says the batch can be resumed (SPEC 8).  When the story that
+# Exit 75 says the batch can be resumed (docs/commands.md#exit-codes).  When the story that
 # leaves no agent is the batch's last one, nothing is left to resume.
 P=$(new_repo)
 cat >"$P/storyctl.json" <<JSON

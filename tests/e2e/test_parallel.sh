@@ -1,5 +1,5 @@
 #!/bin/bash
-# run -j N (SPEC 9): stories at once from one process, each in its own
+# run -j N (docs/scheduling.md#parallel-stories-run--j-n): stories at once from one process, each in its own
 # git worktree on storyctl/story/<id>, work committed there.
 . "$(dirname "$0")/lib.sh"
 
@@ -82,6 +82,38 @@ expect_rc "resume after kill -9 finishes" 0
 check "both attempts closed as crash, no duplicate" test "$(sql "SELECT group_concat(story_id || ':' || attempt || ':' || outcome, ' ') FROM (SELECT * FROM attempts ORDER BY story_id, seq)")" = "k1:1:crash k1:2:success k2:1:crash k2:2:success"
 check "integrity" test "$(sql 'PRAGMA integrity_check')" = ok
 check "work on both branches" bash -c 'for s in k1 k2; do git -C "$1" show "storyctl/story/$s:docs/stories/$s.md" | grep -q "^- \[x\]" || exit 1; done' _ "$P"
+
+# --- a half-made worktree of a story already final (a kill inside git's add
+# or remove left a checkout with no .git): the next start removes it instead
+# of failing every start-up with "not a git repository" (chaos -j 3) ---------
+new_project
+new_story "$P" hf 1 '<!-- sim *: checkall -->'
+new_story "$P" hg 1 '<!-- sim *: checkall -->'
+new_story "$P" hs 1 '<!-- sim a1: sleep 30 -->' '<!-- sim *: checkall -->'
+commit_all
+"$STORYCTL" -C "$P" run -j 2 >"$T_TMP/h.out" 2>&1 &
+bg=$!
+for _ in $(seq 1 100); do
+	[ "$(sql "SELECT count(*) FROM stories WHERE id IN ('hf', 'hg') AND status='done'" 2>/dev/null)" = 2 ] &&
+		[ "$(sql "SELECT count(*) FROM attempts WHERE story_id='hs' AND outcome='running' AND pid IS NOT NULL" 2>/dev/null)" = 1 ] && break
+	sleep 0.1
+done
+kill -9 "$bg"
+wait "$bg" 2>/dev/null
+mkdir -p "$P/.storyctl/worktrees/hf/docs" "$P/.storyctl/worktrees/hg"
+echo "half" >"$P/.storyctl/worktrees/hf/docs/x.md"
+# hg: its .git file names admin data git already removed
+echo "gitdir: $P/.git/worktrees/hg" >"$P/.storyctl/worktrees/hg/.git"
+echo "uncommitted in the main tree" >"$P/MAIN-NOTE.txt"
+head_before=$(git -C "$P" rev-parse HEAD)
+run_sc -C "$P" resume -j 2
+expect_rc "resume past a half-made worktree of a final story (exit 0)" 0
+expect_match "it says it removed it" "$T_OUT" 'hf: removing the half-made worktree'
+expect_match "and the one whose admin data is gone" "$T_OUT" 'hg: removing the half-made worktree'
+check "the half-made worktrees are gone" test ! -e "$P/.storyctl/worktrees/hf" -a ! -e "$P/.storyctl/worktrees/hg"
+check "nothing was committed in the main tree above them" test "$(git -C "$P" rev-parse HEAD)" = "$head_before"
+check "the main tree's own change is left alone" test -f "$P/MAIN-NOTE.txt"
+check "the other story finished" test "$(sql "SELECT status FROM stories WHERE id='hs'")" = done
 
 # --- usage limit pauses the agent for every story ---------------------------------
 new_project '{"max_wait_s": 3}' '{"primary": {"name": "sim-p", "command": ["'"$STORYCTL_SRC/scripts/sim-agent"'", "{role}", "{attempt}", "{story_file}", "{prompt}"]}}'

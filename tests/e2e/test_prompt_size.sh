@@ -64,7 +64,7 @@ check "the prompt file was mode 600" [ "$(cat "$T_TMP/copy2.mode")" = 600 ]
 # one argument.  Before: execve failed with E2BIG, every attempt exited
 # 126 and the story was escalated as "likely API or connection issue".
 # Now `check` names it, and run starts no process: the one attempt is
-# `permanent`, the agent is disabled (SPEC D2) and the story escalated.
+# `permanent`, the agent is disabled (D2) and the story escalated.
 head -c 140000 /dev/zero | tr '\0' 'y' >"$T_TMP/bigenv.txt"
 cmd=$(jq -cn --arg a "$agent" '[$a, "arg", "{story_id}", "{story_file}"]')
 new_project '{"max_attempts": 3}' "$(jq -cn --argjson c "$cmd" --arg d "$T_TMP/copy3" \

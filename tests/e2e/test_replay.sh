@@ -1,10 +1,12 @@
 #!/bin/bash
-# What the real agent CLIs print, read right (issue 12, SPEC 4): every
+# What the real agent CLIs print, read right (issue 12, docs/classification.md): every
 # fixture captured from claude, codex and gemini by the conformance suite
 # (tests/agents/run.sh; tests/fixtures/agents/real/INDEX.tsv says which
 # scenario each is) is played back by tests/e2e/agents/replay-agent under
 # the CLI's own preset, through the built storyctl, and attempt 1's
 # outcome, error code and decision must be what the live run gave.
+# The attempt's session id must be the one the CLI printed (issue 12:
+# show --json, the text show and the state branch's stories/s1.json).
 # Waits are asserted only where they do not depend on when the fixture
 # was captured (a reset time in the output is an absolute time).  An
 # exit "hang" is a CLI that was still retrying when stall_timeout_s ended
@@ -39,6 +41,17 @@ while IFS=$'\t' read -r fixture cli version scenario code effect outcome ecode d
 	if [ "$wmin" != - ]; then
 		expect_json "$fixture: wait $wmin..$wmax s" \
 			".delay_ms >= $wmin * 1000 and .delay_ms <= $wmax * 1000"
+	fi
+	# the agent's session id (claude's and gemini's session_id, codex's
+	# thread_id), the newest printed; null when the CLI printed none
+	sid=$(grep -o '"\(session_id\|thread_id\)":"[^"]*"' "$dir/$fixture" | tail -n1 | sed 's/^.*":"//; s/"$//')
+	expect_json "$fixture: session id ${sid:-null}" \
+		"$(jq -cn --arg s "$sid" 'if $s == "" then "null" else ($s | tojson) end' -r) == .session_id"
+	if [ "$fixture" = claude-success.txt ]; then
+		run_sc -C "$P" show s1
+		expect_match "$fixture: show names the session" "$T_OUT" "^ +session: $sid\$"
+		check "$fixture: the state branch's story has the session id" bash -c \
+			'git -C "$1" show storyctl/state:stories/s1.json | jq -e --arg s "$2" ".attempts[0].session_id == \$s" >/dev/null' _ "$P" "$sid"
 	fi
 done <"$dir/INDEX.tsv"
 check "every fixture of INDEX.tsv was replayed ($n)" [ "$n" -ge 30 ]

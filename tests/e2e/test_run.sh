@@ -1,5 +1,5 @@
 #!/bin/bash
-# The overnight run end to end (SPEC 2-8): a batch of stories driven by
+# The overnight run end to end (docs/commands.md): a batch of stories driven by
 # the simulated agent, every outcome, the strategy's decisions, the
 # record in SQLite and on the state branch, and the morning commands.
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +26,7 @@ expect_match "plain lines when stdout is not a terminal" "$T_OUT" 'a-done: attem
 check "no terminal escapes when not a terminal" bash -c '! printf "%s" "$1" | grep -q $'"'"'\033'"'"'' _ "$T_OUT"
 
 run_sc -C "$P" list --json
-expect_json "list --json is an array of the SPEC fields" \
+expect_json "list --json is an array of the documented fields" \
 	'length == 5 and all(.[]; keys == (["attempts","id","reason","status","subtasks_completed","subtasks_total","tasks_completed","tasks_total"]))'
 expect_json "done first time" '.[] | select(.id=="a-done") | .status=="done" and .attempts==1 and .tasks_completed==3'
 expect_json "plateau deferred at attempt 4" '.[] | select(.id=="b-plateau") | .status=="deferred" and .attempts==4 and (.reason|test("^D8: plateau confirmed at 5/9 by primary \\(a3\\) and fallback \\(a4\\)"))'
@@ -40,9 +40,9 @@ run_sc -C "$P" list --status bogus
 expect_rc "list --status with an unknown status exits 64" 64
 
 run_sc -C "$P" show b-plateau --json
-expect_json "show --json has the SPEC story fields" \
+expect_json "show --json has the documented story fields" \
 	'has("id") and has("file") and has("status") and has("reason") and has("tasks_completed") and has("tasks_total") and (.attempts|length)==4'
-expect_json "show --json attempts have the SPEC fields" \
+expect_json "show --json attempts have the documented fields" \
 	'all(.attempts[]; has("attempt") and has("counted") and has("role") and has("agent") and has("outcome") and has("error_code") and has("exit_code") and has("signal") and has("tasks_completed") and has("tasks_total") and has("stalled_task") and has("started_at") and has("ended_at") and has("duration_ms") and has("delay_ms") and has("decision") and has("reason"))'
 expect_json "roles alternate by parity" '[.attempts[].role] == ["primary","fallback","primary","fallback"]'
 expect_json "agents are named" '[.attempts[].agent] == ["sim-p","sim-f","sim-p","sim-f"]'
@@ -170,6 +170,20 @@ run_sc -C "$P" show u1 --json
 expect_json "usage limit recorded as not counted, decision wait" '.attempts[0].outcome == "usage_limit" and .attempts[0].counted == false and .attempts[0].decision == "wait" and .attempts[0].error_code == "USAGE_LIMIT"'
 expect_json "usage limit wait capped by max_wait_s" '.attempts[0].delay_ms <= 1000 and .attempts[0].delay_ms > 0'
 expect_json "the same attempt number runs again and is counted" '.attempts[1].attempt == 1 and .attempts[1].counted == true and .status == "done"'
+
+# --- the only agent paused past max_wait_s: stop (75); resume honours it --
+# (issue 12: a night whose agents are all paused past the cap stops rather
+# than sleeping for hours; a resume before the reset starts no agent)
+sim="$STORYCTL_SRC/scripts/sim-agent"
+new_project '{"max_wait_s": 60}' '{"primary": {"name": "sim-p", "command": ["'"$sim"'", "{role}", "{attempt}", "{story_file}"], "timeout_s": 30}}'
+new_story "$P" w1 2 "<!-- sim a1: once usage $(($(date +%s) + 3600)); checkall -->"
+commit_all
+run_sc -C "$P" run
+expect_rc "the only agent paused an hour past max_wait_s 60: exit 75" 75
+expect_match "the stop says when to resume" "$T_OUT" 'paused .*policy\.max_wait_s.*resume after'
+run_sc -C "$P" resume
+expect_rc "resume while the agent is still paused stops again (75)" 75
+check "the resume started no agent" [ "$(sql "SELECT count(*) FROM attempts")" = 1 ]
 
 # --- rate limit honours Retry-After -------------------------------------
 new_project

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The batch scheduler (SPEC 7, 9): dependency order, the dependency's
+# The batch scheduler (docs/scheduling.md): dependency order, the dependency's
 # result in the prompt, cycles, blocked and requeued dependents, the batch
 # breaker, usage-limit pauses and cost budgets.
 . "$(dirname "$0")/lib.sh"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Security (SPEC 2, 3, 6): agents and gates run from argv arrays only, so
+# Security (docs/reliability.md#security): agents and gates run from argv arrays only, so
 # no story text, story file name or agent output is ever interpreted by a
 # shell; secrets are redacted before anything reaches the database or the
 # state branch (the raw attempt log keeps them, mode 0600); the state dir

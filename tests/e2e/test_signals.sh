@@ -1,6 +1,6 @@
 #!/bin/bash
 # SIGINT and SIGTERM while an agent works or the controller waits
-# (SPEC 3, 4 `interrupted`, 6, 7).  The agent is tests/e2e/agents/gc-agent:
+# (docs/runner.md#kill-sequence, D4 in docs/retry-strategy.md).  The agent is tests/e2e/agents/gc-agent:
 # the simulated agent with a grandchild and SIGTERM handling on demand.
 . "$(dirname "$0")/lib.sh"
 cd "$T_TMP" || exit 1

@@ -1,5 +1,5 @@
 #!/bin/bash
-# storyctl simulate and the command line basics (SPEC 5, 8).
+# storyctl simulate and the command line basics (docs/commands.md).
 . "$(dirname "$0")/lib.sh"
 cd "$T_TMP"
 

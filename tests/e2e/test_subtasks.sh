@@ -31,7 +31,7 @@ expect_json "list --json has the story's latest subtasks" \
 	'.[] | select(.id == "sub") | .subtasks_completed == 3 and .subtasks_total == 3'
 expect_json "nothing moved: still D6" \
 	'.[] | select(.id == "idle") | .status == "escalated" and (.reason | test("^D6: zero progress on all attempts: the agent ran to the end and checked no box")) and .subtasks_completed == 0 and .subtasks_total == 2'
-expect_json "list --json keeps the SPEC fields" \
+expect_json "list --json keeps the documented fields" \
 	'all(.[]; has("id") and has("status") and has("attempts") and has("tasks_completed") and has("tasks_total") and has("reason"))'
 
 run_sc -C "$P" list

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Verification (SPEC 4 gate_failed, 9, 10): gates, the review panel, and
+# Verification (docs/verification.md): gates, the review panel, and
 # committing verified work with git.commit_work.
 . "$(dirname "$0")/lib.sh"
 gate="$STORYCTL_SRC/tests/e2e/agents/gate"

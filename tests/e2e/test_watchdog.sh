@@ -1,6 +1,6 @@
 #!/bin/bash
 # The controller killed together with its whole process group (issue 11;
-# SPEC 3 "if the controller dies, its agents die with it"): a terminal's
+# docs/runner.md#when-the-controller-dies): a terminal's
 # kill of the job, or `kill -9 -- -PGID`, also hits the watchdog unless
 # it has left the controller's group.  The watchdog (docs/runner.md)
 # runs in a session of its own, survives, sees the controller gone and

@@ -2,7 +2,7 @@
  * fuzz_agentout.c - libFuzzer target for agentout_parse(): the input is
  * the tail of an agent's combined output.  Checks agentout.h's promises
  * on result_text (valid UTF-8, no control characters but tab and
- * newline, bounded, trimmed) and on the counts.
+ * newline, bounded, trimmed), on the session id and on the counts.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,6 +38,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (o->has_cost && o->cost_usd != o->cost_usd)
 		abort(); /* NaN */
+	/* the session id: bounded, clean, one trimmed line */
+	if (memchr(o->session_id, '\0', sizeof(o->session_id)) == NULL ||
+	    !fuzz_clean_utf8(o->session_id) ||
+	    strchr(o->session_id, '\n') != NULL)
+		abort();
+	len = strlen(o->session_id);
+	if (len > 0 &&
+	    (strchr(" \t", o->session_id[0]) != NULL ||
+		strchr(" \t", o->session_id[len - 1]) != NULL))
+		abort();
 	free(o);
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * fuzz_progress.c - libFuzzer target for progress_parse() (SPEC 2): the
- * input is a story file's bytes.  Beyond crashes it checks the header's
+ * fuzz_progress.c - libFuzzer target for progress_parse() (docs/stories.md):
+ * the input is a story file's bytes.  Beyond crashes it checks the header's
  * promises: 0 <= completed <= total, and a stalled task is named exactly
  * when a task is unchecked.  progress_items() must agree with it: as
  * many task items as tasks, as many skipped items as skipped_items, each

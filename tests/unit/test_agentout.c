@@ -725,6 +725,124 @@ test_real_cli_fixtures(void **state)
 	assert_int_equal(o.input_tokens, 0);
 }
 
+/* ---- the agent's session id (issue 12) ---- */
+
+/* The session id of a captured fixture. */
+static const char *
+fixture_session(struct agent_output *o, const char *dir, const char *name)
+{
+	parse_fixture(o, dir, name);
+	assert_true(fuzz_clean_utf8(o->session_id));
+	assert_null(strchr(o->session_id, '\n'));
+	return o->session_id;
+}
+
+/* What the real CLIs printed (tests/fixtures/agents/real/, captured by
+ * make check-agents): claude's session_id on every event, codex 0.169's
+ * thread.started thread_id, gemini's init session_id. */
+static void
+test_session_id_real(void **state)
+{
+	static const struct {
+		const char *file, *id;
+	} cases[] = {
+	    {"claude-success.txt", "c35bf3e4-ab3a-48be-8117-e0c50b2c6dba"},
+	    {"claude-limit.txt", "88a6f31f-3bd1-4ba7-827e-a28e5084f97c"},
+	    {"claude-hang.txt", "42b1804e-653d-453e-83ea-2d14e30e4203"},
+	    {"codex-success.txt", "01a20af4-33da-74d3-a4c1-0e79a050eed0"},
+	    {"codex-limit.txt", "01a20af4-d256-7150-ad0d-f6fc0d80960b"},
+	    {"gemini-success.txt", "f757dc73-356d-4df2-bbcc-763dd7086e58"},
+	    {"gemini-daily.txt", "36113b7d-9794-4314-b6d3-cf4db0358673"},
+	    /* exit 41 before its init event: no session */
+	    {"gemini-authtype.txt", ""},
+	};
+	struct agent_output o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_string_equal(
+		    fixture_session(&o, "agents/real", cases[i].file),
+		    cases[i].id);
+	/* offline runs: claude's stream-json, codex --json killed while
+	 * reconnecting, gemini killed while retrying */
+	assert_string_equal(fixture_session(&o, "agents", "claude-offline.txt"),
+	    "bbbfe650-7e61-4f45-b2e5-33b3da033410");
+	assert_string_equal(
+	    fixture_session(&o, "agents", "codex-offline-killed.txt"),
+	    "01a1fc70-34ea-78c2-ab4c-4ab2843a8a39");
+	assert_string_equal(
+	    fixture_session(&o, "agents", "gemini-offline-killed.txt"),
+	    "2553f21c-ad5c-492a-a1b2-4012013c7010");
+	/* text output names none */
+	assert_string_equal(
+	    fixture_session(&o, "agents", "claude-text-offline.txt"), "");
+	/* the documented shapes, gemini json pretty-printed included */
+	assert_string_equal(
+	    fixture_session(&o, "agentout", "claude-stream-json.txt"),
+	    "0b6a4d3e-5f1c-4c52-9d1e-1f2a3b4c5d6e");
+	assert_string_equal(fixture_session(&o, "agentout", "codex-json.txt"),
+	    "0199a213-81c0-7800-8aa1-bbab2a035a53");
+	assert_string_equal(
+	    fixture_session(&o, "agentout", "gemini-stream-json.txt"),
+	    "c4a1f9a0-2b1e-4bde-9a55-0f2d1e3c4b5a");
+	assert_string_equal(fixture_session(&o, "agentout", "gemini-json.txt"),
+	    "c4a1f9a0-2b1e-4bde-9a55-0f2d1e3c4b5a");
+	assert_string_equal(fixture_session(&o, "agentout", "aider.txt"), "");
+}
+
+/* Older codex shapes, the newest id wins, and what is not an id. */
+static void
+test_session_id_shapes(void **state)
+{
+	struct agent_output o;
+	char big[600];
+
+	(void)state;
+	parse_str(
+	    &o, "{\"type\":\"session.created\",\"session_id\":\"c-1\"}\n");
+	assert_string_equal(o.session_id, "c-1");
+	parse_str(&o,
+	    "{\"id\":\"0\",\"msg\":{\"type\":\"session_configured\","
+	    "\"session_id\":\"legacy-2\",\"model\":\"o3\"}}\n");
+	assert_string_equal(o.session_id, "legacy-2");
+	/* the newest printed */
+	parse_str(&o,
+	    "{\"type\":\"system\",\"subtype\":\"init\",\"session_id\":\"a\"}\n"
+	    "{\"type\":\"result\",\"result\":\"ok\",\"session_id\":\"b\"}\n");
+	assert_string_equal(o.session_id, "b");
+	/* not events that name a session: a tool's output, plain text, an
+	 * unknown event type, a nested object */
+	parse_str(&o,
+	    "{\"session_id\":\"raw\"}\n"
+	    "session_id: \"text\"\n"
+	    "{\"type\":\"tool_result\",\"session_id\":\"tool\"}\n"
+	    "{\"type\":\"user\",\"message\":{\"session_id\":\"nested\"}}\n");
+	assert_string_equal(o.session_id, "");
+	/* cleaned of controls and escapes, trimmed */
+	parse_str(&o,
+	    "{\"type\":\"init\",\"session_id\":\" \\u001b[31mab\\u0007c\\n "
+	    "\"}\n");
+	assert_string_equal(o.session_id, "abc");
+	/* one that does not fit, or is empty, or not a string, is not kept,
+	 * and leaves the older one */
+	memset(big, 'x', sizeof(big));
+	snprintf(big, sizeof(big),
+	    "{\"type\":\"init\",\"session_id\":\"good\"}\n"
+	    "{\"type\":\"result\",\"session_id\":\"%0*d\"}\n"
+	    "{\"type\":\"result\",\"session_id\":\"\"}\n"
+	    "{\"type\":\"result\",\"session_id\":7}\n",
+	    AGENTOUT_SESSION_MAX, 0);
+	parse_str(&o, big);
+	assert_string_equal(o.session_id, "good");
+	/* the longest that fits */
+	snprintf(big, sizeof(big),
+	    "{\"type\":\"thread.started\",\"thread_id\":\"%0*d\"}\n",
+	    AGENTOUT_SESSION_MAX - 1, 0);
+	parse_str(&o, big);
+	assert_int_equal(strlen(o.session_id), AGENTOUT_SESSION_MAX - 1);
+}
+
 /* every file in both fixture directories, and every prefix and suffix
  * cut of them, parses without tripping the invariants */
 static void
@@ -794,6 +912,8 @@ main(void)
 	    cmocka_unit_test(test_garbage_json),
 	    cmocka_unit_test(test_real_cli_fixtures),
 	    cmocka_unit_test(test_fixture_cuts),
+	    cmocka_unit_test(test_session_id_real),
+	    cmocka_unit_test(test_session_id_shapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,4 +1,5 @@
-/* test_backoff.c - SPEC 5.3 formulas, the cap and the jitter bounds. */
+/* test_backoff.c - the formulas of docs/retry-strategy.md#backoff, the cap
+ * and the jitter bounds. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -589,7 +589,8 @@ assert_branch_outcomes(struct fx *fx, const char *id, const char *want)
 /* ------------------------------------------------------------------ */
 /* tests */
 
-/* SPEC 5.1 worked example: 5/9, crash at 4, 5, 5 -> deferred by D8. */
+/* The worked example of docs/retry-strategy.md: 5/9, crash at 4, 5, 5 ->
+ * deferred by D8. */
 static void
 test_worked_example(void **state)
 {
@@ -645,7 +646,7 @@ test_worked_example(void **state)
 	assert_int_equal(st.attempts, 4);
 	assert_int_equal(st.tasks_completed, 5);
 	assert_string_equal(st.last_agent, "fall");
-	/* the exact log line of SPEC 5.1 */
+	/* the exact deferred line (docs/retry-strategy.md) */
 	assert_true(out_has(fx,
 	    "Story s1 deferred - dev-story hit complexity "
 	    "limit at 5/9\n"));
@@ -1427,7 +1428,7 @@ test_state_branch(void **state)
 }
 
 /* The commit message of a decision names the story, the attempt, the
- * agent, the outcome and the decision (SPEC 6). */
+ * agent, the outcome and the decision (docs/state-branch.md). */
 static void
 test_state_commit_message(void **state)
 {

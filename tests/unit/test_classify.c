@@ -496,6 +496,39 @@ static const struct ccase cases[] = {
 	"Your usage allocation has been disabled by your admin \xc2\xb7 run "
 	"/usage-credits to ask your admin for a higher limit\n",
 	ERRC_QUOTA_EXCEEDED, "disabled"},
+    /* the same walls both ways: with a reset (a zone or local time) a
+	 * usage limit, without one a limit that no wait lifts */
+    {"claude session limit, no reset", END_EXIT1, 0, 5,
+	"You've hit your session limit\n", ERRC_QUOTA_EXCEEDED,
+	"session limit"},
+    {"claude session limit, reset without a zone", END_EXIT1, 0, 5,
+	"You've hit your session limit \xc2\xb7 resets 2am\n", ERRC_USAGE_LIMIT,
+	"session limit"},
+    {"claude out of extra usage, no reset", END_EXIT1, 0, 5,
+	"You're out of extra usage \xc2\xb7 add more at "
+	"claude.ai/settings/usage\n",
+	ERRC_QUOTA_EXCEEDED, "extra usage"},
+    {"claude 5-hour limit, bullet, with a zone", END_EXIT1, 0, 5,
+	"5-hour limit reached \xe2\x88\x99 resets 2am (Europe/Oslo)\n",
+	ERRC_USAGE_LIMIT, "5-hour limit"},
+    {"claude dated reset (anthropics/claude-code#55876)", END_EXIT1, 0, 5,
+	"You've hit your limit \xc2\xb7 resets May 5 at 9pm "
+	"(America/New_York)\n",
+	ERRC_USAGE_LIMIT, "hit your limit"},
+    {"claude org monthly usage limit: no reset", END_EXIT1, 0, 5,
+	"You've hit your org's monthly usage limit\n", ERRC_QUOTA_EXCEEDED,
+	"monthly usage limit"},
+    {"claude org monthly usage limit with a reset", END_EXIT1, 0, 5,
+	"You've hit your org's monthly usage limit \xc2\xb7 resets Dec 1, "
+	"12am (UTC)\n",
+	ERRC_USAGE_LIMIT, "monthly usage limit"},
+    {"claude spend limit (anthropics/claude-code#67939)", END_EXIT1, 0, 5,
+	"You've hit your monthly spend limit \xc2\xb7 raise it at "
+	"claude.ai/settings/usage\n",
+	ERRC_QUOTA_EXCEEDED, "spend limit"},
+    {"claude org usage disabled by an admin", END_EXIT1, 0, 5,
+	"Your org's usage allocation has been disabled by an admin\n",
+	ERRC_QUOTA_EXCEEDED, "disabled"},
     {"codex 500 in its own words", END_EXIT1, 0, 5,
 	"{\"type\":\"turn.failed\",\"error\":{\"message\":\"We\xe2\x80\x99re "
 	"currently experiencing high demand, which may cause temporary "
@@ -832,9 +865,63 @@ test_hint_filled(void **state)
 	assert_int_equal(out.hint.epoch_s, 1755615600);
 }
 
+/* The reset each wall names is the wait hint: its clock time, its zone
+ * ("" is local time) and its date when it has one. */
+static void
+test_usage_wall_resets(void **state)
+{
+	static const struct {
+		const char *tail;
+		int hour, minute, month, day;
+		const char *zone;
+	} walls[] = {
+	    {"You've hit your session limit \xc2\xb7 resets 2:10am (UTC)\n", 2,
+		10, 0, 0, "UTC"},
+	    {"You've hit your session limit \xc2\xb7 resets 2am\n", 2, 0, 0, 0,
+		""},
+	    {"5-hour limit reached \xe2\x88\x99 resets 2am\n", 2, 0, 0, 0, ""},
+	    {"You're out of extra usage \xc2\xb7 resets 3pm "
+	     "(Europe/Oslo)\n",
+		15, 0, 0, 0, "Europe/Oslo"},
+	    {"You've hit your weekly limit \xc2\xb7 resets Oct 6, 1pm\n", 13, 0,
+		10, 6, ""},
+	    {"You've hit your limit \xc2\xb7 resets May 5 at 9pm "
+	     "(America/New_York)\n",
+		21, 0, 5, 5, "America/New_York"},
+	    {"You've hit your org's monthly usage limit \xc2\xb7 resets Dec "
+	     "1, 12am (UTC)\n",
+		0, 0, 12, 1, "UTC"},
+	};
+	struct classify_input in;
+	struct classification out;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(walls) / sizeof(walls[0]); i++) {
+		memset(&in, 0, sizeof(in));
+		in.exit_code = 1;
+		in.tasks_total = 3;
+		in.tail = walls[i].tail;
+		in.tail_len = strlen(walls[i].tail);
+		classify_attempt(&out, &in);
+		if (out.code != ERRC_USAGE_LIMIT ||
+		    out.hint.kind != WAITHINT_CLOCK ||
+		    out.hint.hour != walls[i].hour ||
+		    out.hint.minute != walls[i].minute ||
+		    out.hint.month != walls[i].month ||
+		    out.hint.day != walls[i].day ||
+		    strcmp(out.hint.zone, walls[i].zone) != 0)
+			fail_msg("%s: %s, hint %d %02d:%02d %d/%d \"%s\"",
+			    walls[i].tail, errcode_name(out.code),
+			    out.hint.kind, out.hint.hour, out.hint.minute,
+			    out.hint.month, out.hint.day, out.hint.zone);
+	}
+}
+
 /* A usage-limit banner without any reset time cannot be waited for: a
- * plan limit that a person lifts, permanent/QUOTA_EXCEEDED (SPEC 4 as
- * amended by issue 12; it used to be a rate limit retried to the end). */
+ * plan limit that a person lifts, permanent/QUOTA_EXCEEDED
+ * (docs/classification.md#precedence, since issue 12; it used to be a
+ * rate limit retried to the end). */
 static void
 test_usage_without_reset(void **state)
 {
@@ -1244,6 +1331,7 @@ main(void)
 	    cmocka_unit_test(test_gate_failed),
 	    cmocka_unit_test(test_hint_filled),
 	    cmocka_unit_test(test_usage_without_reset),
+	    cmocka_unit_test(test_usage_wall_resets),
 	    cmocka_unit_test(test_user_patterns),
 	    cmocka_unit_test(test_gemini_pretty_json),
 	    cmocka_unit_test(test_structured_status_only),

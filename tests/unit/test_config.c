@@ -1,5 +1,5 @@
 /* test_config.c - config_load(), config_defaults(), config_find(),
- * presets: SPEC 10 and the validation rules of docs/configuration.md. */
+ * presets: every key and validation rule of docs/configuration.md. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,7 +206,7 @@ test_empty_object(void **state)
 	config_release(&c);
 }
 
-/* ---- the SPEC 10 example ---- */
+/* ---- a full config (docs/configuration.md#example) ---- */
 
 static const char spec_example[] =
     "{\n"

@@ -1,7 +1,8 @@
 /*
- * test_decide.c - every row of SPEC 5 as a table: a token history in,
- * the roles, decisions and rules out.  Edge cases of plateau detection,
- * delays, budgets and the retry/none strategies follow as direct calls.
+ * test_decide.c - every row of docs/retry-strategy.md as a table: a token
+ * history in, the roles, decisions and rules out.  Edge cases of plateau
+ * detection, delays, budgets and the retry/none strategies follow as direct
+ * calls.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* test_stories.c - stories_load(), story_read_progress(): reading story
- * files inside the project root (SPEC 2). */
+ * files inside the project root (docs/stories.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
