@@ -1,4 +1,4 @@
-/* agentenv.c - see agentenv.h and docs/runner.md ("Environment"). */
+/* agentenv.c - see agentenv.h and docs/runner.md#environment. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>

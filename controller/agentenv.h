@@ -1,8 +1,9 @@
 /*
- * agentenv.h - the environment an agent gets (docs/runner.md,
- * "Environment"): the controller's, minus the variables that make agent
- * CLIs refuse to nest or leak the calling session, plus the agent's own
- * env entries.  The controller's environment is never modified.
+ * agentenv.h - the environment an agent gets
+ * (docs/runner.md#environment): the controller's, minus the variables
+ * that make agent CLIs refuse to nest or leak the calling session, plus
+ * the agent's own env entries.  The controller's environment is never
+ * modified.
  */
 #ifndef STORYCTL_AGENTENV_H
 #define STORYCTL_AGENTENV_H

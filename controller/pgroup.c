@@ -1,4 +1,4 @@
-/* pgroup.c - see pgroup.h and docs/runner.md ("Kill sequence"). */
+/* pgroup.c - see pgroup.h and docs/runner.md#kill-sequence. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

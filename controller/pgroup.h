@@ -2,7 +2,7 @@
  * pgroup.h - process groups as the runner sees them through kill() and
  * /proc: whether one still has a live member, reaping the members that
  * are our children, waiting for it to empty and ending one left by a dead
- * controller (docs/runner.md, "Kill sequence").
+ * controller (docs/runner.md#kill-sequence).
  *
  * A group is always signalled as -pgid, never through the bare pid of its
  * leader: once the leader is reaped its pid may be someone else's, while

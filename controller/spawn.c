@@ -1,4 +1,4 @@
-/* spawn.c - see spawn.h and docs/runner.md ("Starting an agent"). */
+/* spawn.c - see spawn.h and docs/runner.md#starting-an-agent. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

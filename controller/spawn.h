@@ -1,13 +1,15 @@
 /*
- * spawn.h - start one agent process with posix_spawn (docs/runner.md,
- * "Starting an agent").
+ * spawn.h - start one agent process with posix_spawn
+ * (docs/runner.md#starting-an-agent).
  *
  * The agent gets a process group of its own (pgid = pid), default signal
  * dispositions and an empty signal mask whatever the controller has,
  * stdin from /dev/null, stdout and stderr on the descriptor it is given,
  * no other descriptor of ours, and its working directory.  Its program is
  * looked up as execvp() would, but in the agent's PATH (its own env may
- * set another one), never through a shell string.
+ * set another one), never through a shell string.  posix_spawnp() would
+ * search the controller's PATH instead: that search loop is the one piece
+ * still written here (spawn_start()).
  *
  * glibc's posix_spawn borrows our address space until the child execs
  * (clone(CLONE_VM|CLONE_VFORK)), so no page table is copied whatever the
@@ -18,8 +20,9 @@
  * the grace, which the death signal never did for the agent's children;
  * it is told about an agent before the spawn, so a controller dying in
  * the middle of one is covered too (test_runner: test_controller_death,
- * test_spawn_window_death; tests/e2e/test_watchdog.sh).  Measured cost:
- * only when the controller and its watchdog are killed at the same
+ * test_spawn_window_death, which fails when the watchdog does not look
+ * for the pipe's holders; tests/e2e/test_watchdog.sh).  The cost: only
+ * when the controller and its watchdog are killed at the same
  * instant (pkill -9 storyctl matches both) does an agent now outlive
  * them, where the death signal used to end the agent itself (never its
  * children); the next run's reconcile ends that group

@@ -1,5 +1,5 @@
-/* watchdog.c - see watchdog.h and docs/runner.md ("When the controller
- * dies"). */
+/* watchdog.c - see watchdog.h and
+ * docs/runner.md#when-the-controller-dies. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /*
  * watchdog.h - the process that ends the agents when the controller dies
- * (docs/runner.md, "When the controller dies").
+ * (docs/runner.md#when-the-controller-dies).
  *
  * One helper process per controller, "storyctl-watch", forked (no exec)
  * on first use, in a session of its own so that a kill of the
