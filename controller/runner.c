@@ -1,6 +1,7 @@
 /* runner.c - supervising agent attempts; see runner.h and docs/runner.md.
- * Starting an agent is spawn.c's, its environment agentenv.c's, the
- * watchdog watchdog.c's and process groups pgroup.c's. */
+ * Starting an agent is spawn.c's, its environment agentenv.c's, where its
+ * output goes capture.c's, the watchdog watchdog.c's and process groups
+ * pgroup.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -10,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -18,6 +18,7 @@
 
 #include "controller/agentenv.h"
 #include "controller/argv.h"
+#include "controller/capture.h"
 #include "controller/clock.h"
 #include "controller/pgroup.h"
 #include "controller/runner.h"
@@ -28,14 +29,6 @@
 #define RUNNER_CHUNK 65536
 /* pollfds runner_wait() keeps on its stack (more are malloc'd). */
 #define RUNNER_LOCAL_PFDS 16
-
-/* A ring of the last cap bytes of output. */
-struct ring {
-	char *buf;
-	size_t cap;
-	size_t pos; /* next write offset */
-	size_t len; /* bytes held, <= cap */
-};
 
 /* Where an attempt stands. */
 enum proc_phase {
@@ -48,12 +41,11 @@ enum proc_phase {
 struct runner_proc {
 	const struct runner_opts *o;
 	struct runner_result r; /* filled as it goes; tail at finish */
-	struct ring ring;
+	struct capture cap; /* the log and the tail */
 	struct watchdog_entry watch; /* registered while the group may live */
 	enum proc_phase phase;
 	pid_t pid;
 	int out_fd; /* read end of the output pipe, -1 once closed */
-	int log_fd; /* -1 when there is no log */
 	int pidfd; /* -1 when pidfd_open is unavailable */
 	int pf_out; /* runner_wait(): index of out_fd in its pollfds */
 	int64_t t0;
@@ -69,50 +61,6 @@ struct runner_proc {
 	int token;
 	int wstatus;
 };
-
-static void
-ring_add(struct ring *rg, const char *p, size_t n)
-{
-	size_t first;
-
-	if (rg->cap == 0)
-		return;
-	if (n >= rg->cap) {
-		memcpy(rg->buf, p + n - rg->cap, rg->cap);
-		rg->pos = 0;
-		rg->len = rg->cap;
-		return;
-	}
-	first = rg->cap - rg->pos;
-	if (first > n)
-		first = n;
-	memcpy(rg->buf + rg->pos, p, first);
-	memcpy(rg->buf, p + first, n - first);
-	rg->pos = (rg->pos + n) % rg->cap;
-	rg->len = rg->len + n > rg->cap ? rg->cap : rg->len + n;
-}
-
-/* The ring's contents in order, NUL-terminated, malloc'd (NULL on OOM). */
-static char *
-ring_take(const struct ring *rg, size_t *len)
-{
-	char *s = NULL;
-	size_t start;
-
-	s = malloc(rg->len + 1);
-	if (s == NULL)
-		return NULL;
-	if (rg->len < rg->cap) {
-		memcpy(s, rg->buf, rg->len);
-	} else {
-		start = rg->pos;
-		memcpy(s, rg->buf + start, rg->cap - start);
-		memcpy(s + rg->cap - start, rg->buf, start);
-	}
-	s[rg->len] = '\0';
-	*len = rg->len;
-	return s;
-}
 
 static void
 fd_close(int *fd)
@@ -168,29 +116,6 @@ proc_signal(struct runner_proc *p, int sig)
 	}
 }
 
-static void
-proc_log(struct runner_proc *p, const char *buf, size_t n)
-{
-	ssize_t w;
-
-	if (p->log_fd < 0)
-		return;
-	while (n > 0) {
-		w = write(p->log_fd, buf, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			/* Keep the agent running; report it afterwards.  A
-			 * later chunk may fit again once space is freed. */
-			if (p->r.log_errno == 0)
-				p->r.log_errno = errno;
-			return;
-		}
-		buf += w;
-		n -= (size_t)w;
-	}
-}
-
 /*
  * Read what the pipe holds now, at most max_chunks reads, so that a
  * flooding agent cannot starve the others.  Returns whether anything
@@ -207,9 +132,7 @@ proc_read(struct runner_proc *p, int max_chunks)
 	for (i = 0; i < max_chunks && p->out_fd >= 0; i++) {
 		n = read(p->out_fd, buf, sizeof(buf));
 		if (n > 0) {
-			proc_log(p, buf, (size_t)n);
-			ring_add(&p->ring, buf, (size_t)n);
-			p->r.output_bytes += (uint64_t)n;
+			capture_add(&p->cap, buf, (size_t)n);
 			p->last_activity = clock_mono_ms();
 			moved = true;
 			continue;
@@ -259,7 +182,7 @@ proc_done(struct runner_proc *p)
 	pgroup_reap(p->pid);
 	proc_read(p, 16);
 	fd_close(&p->out_fd);
-	fd_close(&p->log_fd);
+	capture_close_log(&p->cap);
 	fd_close(&p->pidfd);
 	watchdog_remove(&p->watch);
 	p->phase = PHASE_DONE;
@@ -433,34 +356,7 @@ proc_note_spawn_failure(struct runner_proc *p, int e)
 		return;
 	if ((size_t)n >= sizeof(line))
 		n = (int)sizeof(line) - 1;
-	proc_log(p, line, (size_t)n);
-	ring_add(&p->ring, line, (size_t)n);
-}
-
-static int
-proc_open_log(int *fd, const char *path, struct sc_err *err)
-{
-	struct stat st;
-
-	*fd = -1;
-	if (path == NULL)
-		return 0;
-	*fd = open(
-	    path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (*fd < 0)
-		return err_set(err, SC_EIO, "cannot open agent log %s: %s",
-		    path, strerror(errno));
-	/* An existing file keeps its mode on open: agent output may hold
-	 * secrets, so make it private either way (a device such as
-	 * /dev/null is left alone). */
-	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) &&
-	    fchmod(*fd, 0600) < 0) {
-		close(*fd);
-		*fd = -1;
-		return err_set(err, SC_EIO, "cannot chmod agent log %s: %s",
-		    path, strerror(errno));
-	}
-	return 0;
+	capture_note(&p->cap, line, (size_t)n);
 }
 
 /* Release everything p holds; NULL is a no-op. */
@@ -471,9 +367,8 @@ proc_free(struct runner_proc *p)
 		return;
 	watchdog_remove(&p->watch);
 	fd_close(&p->out_fd);
-	fd_close(&p->log_fd);
 	fd_close(&p->pidfd);
-	free(p->ring.buf);
+	capture_release(&p->cap);
 	free(p);
 }
 
@@ -507,7 +402,7 @@ proc_spawn_failed(struct runner_proc *p, int e)
 	p->r.exit_code = e == ENOENT ? 127 : 126;
 	proc_note_spawn_failure(p, e);
 	fd_close(&p->out_fd);
-	fd_close(&p->log_fd);
+	capture_close_log(&p->cap);
 	watchdog_remove(&p->watch);
 	p->phase = PHASE_DONE;
 }
@@ -574,17 +469,12 @@ runner_start(
 		goto out;
 	}
 	p->o = o;
-	p->out_fd = p->log_fd = p->pidfd = p->pf_out = -1;
-	p->ring.cap = o->tail_max ? o->tail_max : RUNNER_TAIL_DEFAULT;
-	p->ring.buf = malloc(p->ring.cap);
-	if (p->ring.buf == NULL) {
-		rc = err_set(err, SC_EOS, "out of memory for the output tail");
-		goto out;
-	}
+	p->out_fd = p->pidfd = p->pf_out = p->cap.log_fd = -1;
 	rc = agentenv_build(&envp, o->env_add, err);
 	if (rc < 0)
 		goto out;
-	rc = proc_open_log(&p->log_fd, o->log_path, err);
+	rc = capture_open(&p->cap, o->log_path,
+	    o->tail_max ? o->tail_max : RUNNER_TAIL_DEFAULT, err);
 	if (rc < 0)
 		goto out;
 	/* execve would fail with E2BIG (a prompt over the limit of one
@@ -836,8 +726,10 @@ runner_proc_finish(
 	}
 	proc_settle(p);
 	if (out != NULL) {
+		p->r.output_bytes = p->cap.bytes;
+		p->r.log_errno = p->cap.log_errno;
 		*out = p->r;
-		out->tail = ring_take(&p->ring, &out->tail_len);
+		out->tail = capture_tail(&p->cap, &out->tail_len);
 		if (out->tail == NULL) {
 			memset(out, 0, sizeof(*out));
 			rc = err_set(
