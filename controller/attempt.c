@@ -155,9 +155,9 @@ pause_agent(struct batch *b, const struct attempt_row *r, int64_t hint_ms)
 }
 
 int
-batch_decide_and_record(struct batch *b, struct attempt_row *r,
-    struct story_row *st, const struct classification *cls, int64_t hint_ms,
-    struct sc_err *err)
+batch_decide_and_record(bool *transient_zero, struct batch *b,
+    struct attempt_row *r, struct story_row *st,
+    const struct classification *cls, int64_t hint_ms, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
 	struct attempt_rec *recs = NULL;
@@ -180,6 +180,8 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 		goto out;
 	}
 	recs[n - first - 1].hint_ms = hint_ms;
+	if (transient_zero != NULL)
+		*transient_zero = breaker_transient_zero(recs, n - first);
 	st->cost_usd += r->cost_usd;
 	b->spend_usd += r->cost_usd;
 	memset(&in, 0, sizeof(in));
@@ -212,6 +214,17 @@ batch_decide_and_record(struct batch *b, struct attempt_row *r,
 	    : 0;
 	r->timeout_factor = d.timeout_factor;
 	r->poll_factor = d.poll_factor;
+	/* the decision's next attempt is stored with it, and the next
+	 * attempt is prepared from it (next_attempt()); a decision that
+	 * ends the story leaves none */
+	r->next_attempt = 0;
+	r->next_role = ROLE_PRIMARY;
+	r->not_before_ms = 0;
+	if (status_of(d.decision) == STATUS_PENDING) {
+		r->next_attempt = st->attempt_base + d.next_attempt;
+		r->next_role = d.next_role;
+		r->not_before_ms = r->ended_ms + r->delay_ms;
+	}
 	if (d.disable_role >= 0)
 		b->disabled[d.disable_role] = true;
 	if (r->outcome == OUTCOME_USAGE_LIMIT) {
@@ -375,68 +388,82 @@ struct next {
 	enum role role;
 	double timeout_factor, poll_factor;
 	int64_t not_before_ms;
-	const struct attempt_row *prev;
+	const struct attempt_row *prev; /* &last, NULL before the first */
+	struct attempt_row last; /* owned: attempt_row_release() */
 };
 
-static int
-next_attempt(struct next *nx, struct batch *b, const struct attempt_row *rows,
-    size_t first, size_t n, const struct story_row *st, struct sc_err *err)
+/* The D9/D10 factors of the decision made after row a. */
+static void
+next_factors(struct next *nx, const struct attempt_row *a)
 {
-	const struct attempt_row *last, *f;
-	struct attempt_rec *recs = NULL;
-	struct decide_input in;
-	struct decision_out d;
+	nx->timeout_factor = a->timeout_factor > 0 ? a->timeout_factor : 1;
+	nx->poll_factor = a->poll_factor > 0 ? a->poll_factor : 1;
+}
+
+/*
+ * The next attempt of story st, read back from the decision stored with
+ * its last attempt since the last requeue (docs/retry-strategy.md "Where
+ * the decision lives"): nothing is decided again here.  The story's last
+ * row (and, after an uncounted one, its last counted row, for the
+ * factors) is one indexed read each, not the history.
+ */
+static int
+next_attempt(struct next *nx, struct batch *b, const struct story_row *st,
+    struct sc_err *err)
+{
+	const struct attempt_row *last;
+	struct attempt_row counted;
 	bool fb = b->cfg->agents[ROLE_FALLBACK].configured;
-	size_t i;
-	int rc = 0;
+	int found = 0;
+	int rc;
 
 	memset(nx, 0, sizeof(*nx));
 	nx->timeout_factor = 1;
 	nx->poll_factor = 1;
-	if (first == n) {
+	rc = db_attempt_last(b->db, &nx->last, &found, b->batch_id, st->id,
+	    st->seq_base, false, err);
+	if (rc < 0)
+		goto out;
+	if (!found) {
+		/* the first attempt, or the first since a requeue */
 		nx->attempt = st->attempt_base + 1;
 		nx->role = decide_role_for(1, fb, b->disabled);
 		goto out;
 	}
-	last = &rows[n - 1];
+	last = &nx->last;
 	nx->prev = last;
 	/* D9/D10 factors come from the last counted attempt's decision: a
 	 * rerun after a usage limit or an interrupt keeps them */
-	for (i = n; i > first && !rows[i - 1].counted; i--)
-		;
-	if (i > first) {
-		f = &rows[i - 1];
-		nx->timeout_factor =
-		    f->timeout_factor > 0 ? f->timeout_factor : 1;
-		nx->poll_factor = f->poll_factor > 0 ? f->poll_factor : 1;
+	if (last->counted) {
+		next_factors(nx, last);
+	} else {
+		rc = db_attempt_last(b->db, &counted, &found, b->batch_id,
+		    st->id, st->seq_base, true, err);
+		if (rc < 0)
+			goto out;
+		if (found)
+			next_factors(nx, &counted);
+		attempt_row_release(&counted);
 	}
-	nx->not_before_ms = last->ended_ms + last->delay_ms;
-	/* the strategy knows the next agent (parity, or the retry phases) */
-	recs = to_recs(rows, first, n, NULL, st->attempt_base);
-	if (recs == NULL) {
-		rc = err_set(err, SC_EOS, "out of memory");
-		goto out;
+	if (last->next_attempt > 0) {
+		nx->attempt = last->next_attempt;
+		nx->role = last->next_role;
+		nx->not_before_ms = last->not_before_ms;
+	} else {
+		/* a row written before schema 4 stored the decision: the
+		 * same number rule, the same agent for a rerun */
+		nx->attempt = decide_next_attempt(last->attempt, last->counted);
+		nx->role = last->counted
+		    ? decide_role_for(
+			  nx->attempt - st->attempt_base, fb, b->disabled)
+		    : last->role;
+		nx->not_before_ms = last->ended_ms + last->delay_ms;
 	}
-	memset(&in, 0, sizeof(in));
-	in.policy = &b->cfg->policy;
-	in.history = recs;
-	in.n = n - first;
-	in.has_fallback = fb;
-	in.disabled[0] = b->disabled[0];
-	in.disabled[1] = b->disabled[1];
-	in.now_ms = last->ended_ms;
-	in.retry_on_matched = true;
-	in.paused_until[0] = b->pause_until[0];
-	in.paused_until[1] = b->pause_until[1];
-	decide(&d, &in);
-	nx->attempt = last->counted ? last->attempt + 1 : last->attempt;
-	nx->role = d.next_role;
-	if (!last->counted && last->outcome != OUTCOME_USAGE_LIMIT)
-		nx->role = last->role;
 out:
+	/* an agent disabled since the decision (D2 in another story) is
+	 * skipped while the other one can run */
 	if (b->disabled[nx->role] && fb && !b->disabled[!nx->role])
 		nx->role = (enum role) !nx->role;
-	free(recs);
 	return rc;
 }
 
@@ -495,8 +522,9 @@ out:
 	return rc;
 }
 
-/* SPEC 9 include_dependency_result: the final agent message of each
- * dependency of s, for the prompt; *out NULL when not wanted. */
+/* include_dependency_result (docs/scheduling.md#the-dependencys-result):
+ * the final agent message of each dependency of s, for the prompt; *out
+ * NULL when not wanted. */
 static int
 dependency_result(
     char **out, struct batch *b, const struct story *s, struct sc_err *err)
@@ -799,14 +827,13 @@ int
 slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 {
 	struct story_row *st = sl->st;
-	struct attempt_row *rows = NULL;
 	struct progress pr;
 	struct next nx;
-	size_t n = 0, first = 0;
 	char wait[32], why[300];
 	int64_t now;
 	int rc = 0;
 
+	memset(&nx, 0, sizeof(nx));
 	sl->state = SLOT_FREE;
 	rc = story_read_progress(
 	    &pr, sl->abspath, slot_root(b, sl), b->cfg->tasks_heading, err);
@@ -823,10 +850,10 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		    progress_no_tasks_reason(&pr), "invalid", err);
 		goto out;
 	}
-	rc = batch_history(b, &rows, &n, &first, st, err);
+	rc = next_attempt(&nx, b, st, err);
 	if (rc < 0)
 		goto out;
-	if (first == n && pr.tasks_completed == pr.tasks_total) {
+	if (nx.prev == NULL && pr.tasks_completed == pr.tasks_total) {
 		st->tasks_completed = pr.tasks_completed;
 		st->tasks_total = pr.tasks_total;
 		st->subtasks_completed = pr.subtasks_completed;
@@ -846,9 +873,6 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		    b->spend_usd, b->cfg->budget.max_cost_usd);
 		goto out;
 	}
-	rc = next_attempt(&nx, b, rows, first, n, st, err);
-	if (rc < 0)
-		goto out;
 	if (b->disabled[nx.role]) {
 		b->stop_batch = true;
 		snprintf(b->stop_reason, sizeof(b->stop_reason),
@@ -880,7 +904,7 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 	}
 	rc = attempt_begin(b, sl, &nx, &pr, err);
 out:
-	attempt_rows_free(rows, n);
+	attempt_row_release(&nx.last);
 	return rc;
 }
 
@@ -936,6 +960,10 @@ slot_abandon(struct batch *b, struct slot *sl)
 		ar->r.error_code = ERRC_INTERRUPTED;
 		ar->r.counted = false;
 		ar->r.decision = DECISION_NONE;
+		/* what D4 decides: the same attempt, the same agent */
+		ar->r.next_attempt = ar->r.attempt;
+		ar->r.next_role = ar->r.role;
+		ar->r.not_before_ms = ar->r.ended_ms;
 		snprintf(ar->r.reason, sizeof(ar->r.reason),
 		    "D4: the controller stopped on an error; attempt %d runs "
 		    "again on resume (not counted)",
@@ -964,6 +992,7 @@ attempt_complete(
 	struct classification *cls = &rep.verdict;
 	const struct agent_output *ao = &rep.output;
 	bool stopped = b->o->stop != NULL && *b->o->stop;
+	bool tz = false;
 	int64_t hint_ms = -1;
 	int rc;
 
@@ -1042,9 +1071,14 @@ attempt_complete(
 		    "%swriting the attempt log failed: %s", used ? "; " : "",
 		    strerror(res->log_errno));
 	}
-	rc = batch_decide_and_record(b, r, sl->st, cls, hint_ms, err);
+	rc = batch_decide_and_record(&tz, b, r, sl->st, cls, hint_ms, err);
 	if (rc < 0)
 		goto out;
+	/* one read of the history per decision: the breaker (when the
+	 * story ended) takes what the decision saw */
+	sl->tz_known = sl->st->status != STATUS_PENDING &&
+	    sl->st->status != STATUS_RUNNING;
+	sl->tz = tz;
 	if (r->outcome == OUTCOME_INTERRUPTED)
 		b->interrupted = true;
 	if (b->interrupted || b->stop_batch || stopped)

@@ -633,7 +633,7 @@ reconcile(struct batch *b, struct sc_err *err)
 		    r->story_id, r->attempt,
 		    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
 		    (long long)r->controller_pid, outcome_name(r->outcome));
-		rc = batch_decide_and_record(b, r, &st, NULL, -1, err);
+		rc = batch_decide_and_record(NULL, b, r, &st, NULL, -1, err);
 		if (rc < 0)
 			goto out;
 		/* decided final: its work is committed and its worktree goes,
@@ -666,34 +666,34 @@ wanted(const struct batch_opts *o, const char *id)
 	return false;
 }
 
+/* The status of dependency k of one entry, for schedule_deps_state(). */
+struct dep_view {
+	const struct batch *b;
+	const struct sched *sc;
+	const struct sched_ent *e;
+};
+
+static enum story_status
+dep_status(const void *ctx, size_t k)
+{
+	const struct dep_view *v = ctx;
+
+	return sched_status(v->b, v->sc, v->sc->deps[v->e->dep + k]);
+}
+
 /* Whether story i may run now given the statuses of its dependencies in
- * the batch; *why is the dependency that blocks it or that it waits on
- * first (SIZE_MAX when ready). */
+ * the batch (the rule is strategies/schedule.c's, docs/scheduling.md);
+ * *why is the dependency that blocks it or that it waits on first
+ * (SIZE_MAX when ready). */
 static enum sched_state
 row_state(const struct batch *b, const struct sched *sc, size_t i, size_t *why)
 {
-	const struct sched_ent *e = &sc->e[i];
-	enum sched_state st = SCHED_READY;
-	size_t k, r;
+	struct dep_view v = {b, sc, &sc->e[i]};
+	enum sched_state st;
+	size_t k;
 
-	*why = SIZE_MAX;
-	for (k = 0; k < e->ndeps; k++) {
-		r = sc->deps[e->dep + k];
-		switch (sched_status(b, sc, r)) {
-		case STATUS_DONE:
-			break;
-		case STATUS_DEFERRED:
-		case STATUS_ESCALATED:
-		case STATUS_BLOCKED:
-		case STATUS_INVALID:
-			*why = r;
-			return SCHED_BLOCKED;
-		default:
-			st = SCHED_WAIT;
-			if (*why == SIZE_MAX)
-				*why = r;
-		}
-	}
+	st = schedule_deps_state(&k, v.e->ndeps, dep_status, &v);
+	*why = k == SIZE_MAX ? SIZE_MAX : sc->deps[v.e->dep + k];
 	return st;
 }
 
@@ -857,8 +857,8 @@ sched_requeue(struct batch *b, struct sched *sc, size_t i, const char *reason,
 	return rc;
 }
 
-/* The batch breaker (SPEC 9) after the story of slot sl reached a final
- * status. */
+/* The batch breaker (docs/scheduling.md#the-batch-breaker) after the
+ * story of slot sl reached a final status. */
 static int
 breaker_after(
     struct batch *b, struct sched *sc, struct slot *sl, struct sc_err *err)
@@ -872,7 +872,8 @@ breaker_after(
 
 	if (bc->after <= 0)
 		return 0;
-	rc = batch_transient_zero(b, sl->st, &tz, err);
+	tz = sl->tz;
+	rc = sl->tz_known ? 0 : batch_transient_zero(b, sl->st, &tz, err);
 	if (rc < 0)
 		return rc;
 	act = breaker_story_ended(&b->breaker, bc->after, (int)sl->idx, tz);
@@ -990,23 +991,24 @@ record_base(struct batch *b, struct story_row *st, struct sc_err *err)
 	return db_story_update(b->db, st, err);
 }
 
-/* The message of a story's work commit. */
+/* The message of a story's work commit; its last attempt's review is
+ * one indexed row, not the history. */
 static void
 work_message(char *msg, size_t len, struct batch *b, const struct story_row *st)
 {
-	struct attempt_row *rows = NULL;
-	size_t n = 0;
+	struct attempt_row last;
+	int found = 0;
 	char consensus[64] = "";
 
-	if (db_attempts_for_story(
-		b->db, &rows, &n, b->batch_id, st->id, NULL) == 0 &&
-	    n > 0 && rows[n - 1].consensus[0] != '\0')
+	if (db_attempt_last(b->db, &last, &found, b->batch_id, st->id, 0, false,
+		NULL) == 0 &&
+	    found && last.consensus[0] != '\0')
 		snprintf(consensus, sizeof(consensus), ", review %s",
-		    rows[n - 1].consensus);
+		    last.consensus);
 	snprintf(msg, len, "story %s: %s (attempt %d, %s%s)\n\n%s", st->id,
 	    status_name(st->status), st->attempts, st->last_agent, consensus,
 	    st->reason);
-	attempt_rows_free(rows, n);
+	attempt_row_release(&last);
 }
 
 /* git.commit_work in the main tree, when story st is final: done work

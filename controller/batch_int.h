@@ -30,6 +30,11 @@ struct slot {
 	char *worktree; /* its git worktree (-j N > 1), or NULL */
 	int64_t until_ms; /* SLOT_WAITING: the next attempt's start */
 	int next_attempt; /* SLOT_WAITING: its number */
+	/* the decision that ended the story saw zero progress and only
+	 * transient failures (breaker_transient_zero over the history it
+	 * read), for the breaker; tz_known false: the story ended another
+	 * way and the breaker reads the history itself */
+	bool tz_known, tz;
 	struct attempt_run *run; /* SLOT_RUNNING */
 };
 
@@ -151,10 +156,12 @@ const struct attempt_row *slot_attempt(const struct slot *sl);
 void slot_abandon(struct batch *b, struct slot *sl);
 /* Decide after an attempt whose outcome is already in r (r->outcome, the
  * progress fields), fill r's decision fields and st's status, record
- * both in one transaction and commit the state branch. */
-int batch_decide_and_record(struct batch *b, struct attempt_row *r,
-    struct story_row *st, const struct classification *cls, int64_t hint_ms,
-    struct sc_err *err);
+ * both in one transaction and commit the state branch.  *transient_zero
+ * (when not NULL): breaker_transient_zero() over the history the
+ * decision read, so that the breaker need not read it again. */
+int batch_decide_and_record(bool *transient_zero, struct batch *b,
+    struct attempt_row *r, struct story_row *st,
+    const struct classification *cls, int64_t hint_ms, struct sc_err *err);
 /* Close a story without running anything (invalid, blocked, already
  * done): status, reason, an event, a state-branch commit. */
 int batch_settle(struct batch *b, struct story_row *st,

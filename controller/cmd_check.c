@@ -19,6 +19,7 @@
 #include "controller/config.h"
 #include "controller/prompt.h"
 #include "controller/stories.h"
+#include "state/fsutil.h"
 #include "state/gitstate.h"
 #include "state/gitwork.h"
 #include "strategies/text.h"
@@ -120,9 +121,8 @@ check_stories(struct check *c)
 			cs->skipped = story_skipped(&s[i], &c->cfg);
 			cs->status_line = strdup(s[i].status_line);
 		}
-		path = NULL;
-		if (asprintf(&path, "%s/%s", c->cfg.root, cs->sc->file) < 0) {
-			path = NULL;
+		if ((path = fsutil_path_join(c->cfg.root, cs->sc->file)) ==
+		    NULL) {
 			err_set(&e, SC_EOS, "out of memory");
 		} else if (story_read_text(
 			       &text, &len, path, c->cfg.root, &e) == 0) {

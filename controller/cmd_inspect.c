@@ -19,6 +19,7 @@
 #include "state/db.h"
 #include "state/lock.h"
 #include "state/render.h"
+#include "strategies/decide.h"
 #include "strategies/suggest.h"
 
 /* What every inspect command starts from: the config, the database (or
@@ -200,7 +201,7 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	if (json) {
 		arr = json_array();
-		/* SPEC 8's fields, then the subtasks (docs/stories.md) */
+		/* docs/commands.md#list's fields, then the subtasks */
 		for (i = 0; arr != NULL && i < n; i++)
 			json_array_append_new(arr,
 			    json_pack("{s:s, s:s, s:i, "
@@ -368,6 +369,26 @@ show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 	}
 }
 
+/* The next attempt of a pending story as its last decision stored it
+ * (docs/retry-strategy.md#where-the-decision-lives); nothing for a row
+ * from before schema 4 or one before the story's requeue. */
+static void
+show_next_line(const struct cli *cli, const struct attempt_row *a,
+    const struct story_row *st)
+{
+	char when[40];
+
+	if (a->next_attempt <= 0 || a->seq <= st->seq_base)
+		return;
+	fprintf(cli->out, "next: attempt %d (%s)", a->next_attempt,
+	    role_name(a->next_role));
+	if (a->not_before_ms > a->ended_ms) {
+		clock_fmt_iso(when, sizeof(when), a->not_before_ms);
+		fprintf(cli->out, " not before %s", when);
+	}
+	fprintf(cli->out, "\n");
+}
+
 int
 cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
@@ -420,6 +441,8 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    st.id, st.tasks_completed, st.tasks_total);
 	for (i = 0; i < n; i++)
 		show_attempt_line(cli, &rows[i]);
+	if (n > 0 && st.status == STATUS_PENDING)
+		show_next_line(cli, &rows[n - 1], &st);
 	if (n > 0 && rows[n - 1].log_path[0])
 		fprintf(cli->out, "last log: %s\n", rows[n - 1].log_path);
 out:
@@ -431,13 +454,32 @@ out:
 
 /* --- status ---------------------------------------------------------- */
 
+/* The next attempt after row a waits until *until (> now): the decision
+ * stored with a (docs/state.md), or for a row from before schema 4 the
+ * same rules read from it. */
+static bool
+next_wait(
+    int64_t *until, int *attempt, const struct attempt_row *a, int64_t now)
+{
+	int64_t t =
+	    a->next_attempt > 0 ? a->not_before_ms : a->ended_ms + a->delay_ms;
+
+	if (t <= now)
+		return false;
+	*until = t;
+	*attempt = a->next_attempt > 0
+	    ? a->next_attempt
+	    : decide_next_attempt(a->attempt, a->counted);
+	return true;
+}
+
 int
 cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct view v;
-	struct attempt_row *run = NULL, *hist = NULL;
+	struct attempt_row *run = NULL, last;
 	struct story_row *rows = NULL;
-	size_t nrun = 0, nhist = 0, n = 0, i;
+	size_t nrun = 0, n = 0, i;
 	int counts[STATUS__COUNT] = {0};
 	json_t *o = NULL, *c = NULL, *running = json_null(),
 	       *wait = json_null();
@@ -447,9 +489,10 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	const char *wait_story = NULL;
 	int wait_attempt = 0;
 	double cost = 0;
-	int json = 0, rc;
+	int json = 0, found, rc;
 	char buf[64];
 
+	memset(&last, 0, sizeof(last));
 	rc = parse_flags("status", argc, argv, &json, NULL, NULL, NULL, err);
 	if (rc < 0)
 		return rc;
@@ -471,27 +514,22 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		for (i = 0; i < nrun; i++)
 			if (run[i].batch_id == v.batch.id)
 				cur = &run[i];
+		/* the decision stored with each pending story's last row
+		 * since its requeue: one indexed row, not the history (a
+		 * story whose only attempt was not counted waits too) */
 		for (i = 0; i < n && cur == NULL && pid > 0; i++) {
-			if (rows[i].status != STATUS_PENDING ||
-			    rows[i].attempts == 0)
+			if (rows[i].status != STATUS_PENDING)
 				continue;
-			attempt_rows_free(hist, nhist);
-			hist = NULL;
-			nhist = 0;
-			rc = db_attempts_for_story(
-			    v.db, &hist, &nhist, v.batch.id, rows[i].id, err);
+			attempt_row_release(&last);
+			found = 0;
+			rc = db_attempt_last(v.db, &last, &found, v.batch.id,
+			    rows[i].id, rows[i].seq_base, false, err);
 			if (rc < 0)
 				goto out;
-			if (nhist > 0 &&
-			    hist[nhist - 1].ended_ms +
-				    hist[nhist - 1].delay_ms >
-				tnow) {
-				wait_until = hist[nhist - 1].ended_ms +
-				    hist[nhist - 1].delay_ms;
+			if (found &&
+			    next_wait(
+				&wait_until, &wait_attempt, &last, tnow)) {
 				wait_story = rows[i].id;
-				wait_attempt = hist[nhist - 1].counted
-				    ? hist[nhist - 1].attempt + 1
-				    : hist[nhist - 1].attempt;
 				break;
 			}
 		}
@@ -588,7 +626,7 @@ out:
 	json_decref(wait);
 	free(rows);
 	attempt_rows_free(run, nrun);
-	attempt_rows_free(hist, nhist);
+	attempt_row_release(&last);
 	view_close(&v);
 	return rc;
 }

@@ -12,6 +12,7 @@
 #include "controller/cli.h"
 #include "controller/config.h"
 #include "controller/stories.h"
+#include "state/fsutil.h"
 #include "strategies/progress.h"
 #include "strategies/text.h"
 
@@ -171,8 +172,7 @@ cmd_tasks(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	}
 	sc = &cfg.stories[k];
-	if (asprintf(&path, "%s/%s", cfg.root, sc->file) < 0) {
-		path = NULL;
+	if ((path = fsutil_path_join(cfg.root, sc->file)) == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}

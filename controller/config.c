@@ -24,6 +24,7 @@
 
 #include "controller/config.h"
 #include "controller/presets.h"
+#include "strategies/schedule.h"
 #include "strategies/sprintstatus.h"
 #include "strategies/suggest.h"
 
@@ -1395,72 +1396,44 @@ check_stories(
 	return 0;
 }
 
-static int
-cycle_visit(const struct config *c, size_t i, unsigned char *color,
-    size_t *stack, size_t depth, char *msg, size_t cap)
-{
-	const struct story_conf *s = &c->stories[i];
-	size_t k, m, o;
-	int j, rc;
-
-	color[i] = 1;
-	stack[depth] = i;
-	for (k = 0; k < s->depends_on.n; k++) {
-		j = config_story_index(c, s->depends_on.items[k]);
-		if (j < 0 || color[j] == 2)
-			continue;
-		if (color[j] == 1) {
-			for (m = 0; m <= depth && stack[m] != (size_t)j; m++)
-				;
-			o = (size_t)snprintf(msg, cap, "dependency cycle: ");
-			for (; m <= depth && o < cap; m++)
-				o += (size_t)snprintf(msg + o, cap - o,
-				    "%s -> ", c->stories[stack[m]].id);
-			if (o < cap)
-				snprintf(
-				    msg + o, cap - o, "%s", c->stories[j].id);
-			return -1;
-		}
-		rc = cycle_visit(
-		    c, (size_t)j, color, stack, depth + 1, msg, cap);
-		if (rc != 0)
-			return rc;
-	}
-	color[i] = 2;
-	return 0;
-}
-
+/* The dependency graph of c's stories for schedule_check_cycles() (an
+ * unknown id has no edge: load_stories() reports it), then the check,
+ * its message prefixed with file when there is one. */
 static int
 check_cycles(const struct config *c, const char *file, struct sc_err *err)
 {
-	unsigned char *color = NULL;
-	size_t *stack = NULL, i;
-	char msg[900];
-	int rc = 0;
+	struct sched_story *s = NULL;
+	int *deps = NULL;
+	size_t i, k, total = 0, used = 0;
+	int j, rc = 0;
 
 	if (c->nstories == 0)
 		goto out;
-	color = calloc(c->nstories, 1);
-	stack = calloc(c->nstories, sizeof(*stack));
-	if (color == NULL || stack == NULL) {
+	for (i = 0; i < c->nstories; i++)
+		total += c->stories[i].depends_on.n;
+	s = calloc(c->nstories, sizeof(*s));
+	deps = calloc(total + 1, sizeof(*deps));
+	if (s == NULL || deps == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
 	for (i = 0; i < c->nstories; i++) {
-		if (color[i] != 0)
-			continue;
-		if (cycle_visit(c, i, color, stack, 0, msg, sizeof(msg)) != 0) {
-			if (file != NULL)
-				rc =
-				    err_set(err, SC_EDATA, "%s: %s", file, msg);
-			else
-				rc = err_set(err, SC_EDATA, "%s", msg);
-			goto out;
+		const struct story_conf *sc = &c->stories[i];
+		s[i].id = sc->id;
+		s[i].deps = deps + used;
+		for (k = 0; k < sc->depends_on.n; k++) {
+			j = config_story_index(c, sc->depends_on.items[k]);
+			if (j >= 0)
+				deps[used + s[i].ndeps++] = j;
 		}
+		used += s[i].ndeps;
 	}
+	rc = schedule_check_cycles(s, c->nstories, err);
+	if (rc == SC_EDATA && file != NULL)
+		err_prefix(err, "%s", file);
 out:
-	free(color);
-	free(stack);
+	free(s);
+	free(deps);
 	return rc;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "controller/stories.h"
+#include "state/fsutil.h"
 #include "strategies/schedule.h"
 #include "strategies/storymeta.h"
 #include "strategies/text.h"
@@ -279,9 +280,7 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 
 	s->id = sc->id;
 	s->file = sc->file;
-	if (asprintf(&joined, "%s%s%s", root,
-		root[strlen(root) - 1] == '/' ? "" : "/", sc->file) < 0) {
-		joined = NULL;
+	if ((joined = fsutil_path_join(root, sc->file)) == NULL) {
 		rc = err_set(err, SC_EOS, "%s: out of memory", sc->file);
 		goto out;
 	}

@@ -156,6 +156,14 @@ static const char *const db_migrations[] = {
     "ALTER TABLE stories ADD COLUMN subtasks_total INTEGER NOT NULL"
     " DEFAULT 0;\n"
     "PRAGMA user_version = 3;\n",
+    /* 4: the decision's next attempt, stored with the attempt it was
+     * made after, so that the next attempt is prepared from it instead
+     * of deciding again (docs/state.md, docs/retry-strategy.md); NULL
+     * when the decision leaves no next attempt */
+    "ALTER TABLE attempts ADD COLUMN next_attempt INTEGER;\n"
+    "ALTER TABLE attempts ADD COLUMN next_role TEXT;\n"
+    "ALTER TABLE attempts ADD COLUMN not_before_ms INTEGER;\n"
+    "PRAGMA user_version = 4;\n",
 };
 
 _Static_assert(
@@ -172,10 +180,10 @@ _Static_assert(
 	"delay_ms, decision, reason, log_path, timeout_factor, " \
 	"poll_factor, cost_usd, result_text, gate, gate_exit, gate_output, " \
 	"consensus, review_notes, subtasks_completed, subtasks_total, " \
-	"session_id"
+	"session_id, next_attempt, next_role, not_before_ms"
 #define ATTEMPT_MUT_PARAMS \
 	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, " \
-	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+	"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
 #define ATTEMPT_COLS "id, batch_id, story_id, attempt, seq, " ATTEMPT_MUT_COLS
 
 /* Likewise for stories: db_bind_story() and db_read_story(). */
@@ -218,6 +226,8 @@ enum db_sql {
 	SQL_ATTEMPT_FINISH,
 	SQL_ATTEMPTS_FOR_STORY,
 	SQL_ATTEMPTS_RUNNING,
+	SQL_ATTEMPT_LAST,
+	SQL_ATTEMPT_LAST_COUNTED,
 	SQL_EVENT_ADD,
 	SQL_EVENTS_LIST,
 	SQL_EVENTS_LIST_ALL,
@@ -295,6 +305,13 @@ static const char *const db_sql_text[SQL__COUNT] = {
 			       " ORDER BY seq",
     [SQL_ATTEMPTS_RUNNING] = "SELECT " ATTEMPT_COLS " FROM attempts"
 			     " WHERE outcome = 'running' ORDER BY id",
+    [SQL_ATTEMPT_LAST] = "SELECT " ATTEMPT_COLS " FROM attempts"
+			 " WHERE batch_id = ? AND story_id = ? AND seq > ?"
+			 " ORDER BY seq DESC LIMIT 1",
+    [SQL_ATTEMPT_LAST_COUNTED] = "SELECT " ATTEMPT_COLS " FROM attempts"
+				 " WHERE batch_id = ? AND story_id = ?"
+				 " AND seq > ? AND counted = 1"
+				 " ORDER BY seq DESC LIMIT 1",
     [SQL_EVENT_ADD] = "INSERT INTO events (batch_id, ts_ms, story_id,"
 		      " kind, message) VALUES (?, ?, ?, ?, ?)",
     [SQL_EVENTS_LIST] = "SELECT id, batch_id, ts_ms, story_id, kind,"
@@ -1767,6 +1784,7 @@ static int
 db_attempt_check(struct db *db, const struct attempt_row *r, struct sc_err *err)
 {
 	if ((r->role != ROLE_PRIMARY && r->role != ROLE_FALLBACK) ||
+	    (r->next_role != ROLE_PRIMARY && r->next_role != ROLE_FALLBACK) ||
 	    (int)r->outcome < 0 || r->outcome >= OUTCOME__COUNT ||
 	    (int)r->error_code < 0 || r->error_code >= ERRC__COUNT ||
 	    (int)r->decision < 0 || r->decision >= DECISION__COUNT)
@@ -1821,6 +1839,12 @@ db_bind_attempt(struct db_bind *b, const struct attempt_row *r, bool running)
 	bind_int(b, r->subtasks_completed);
 	bind_int(b, r->subtasks_total);
 	bind_text(b, r->session_id, sizeof(r->session_id));
+	bind_int_or_null(b, r->next_attempt, 0);
+	if (r->next_attempt > 0)
+		bind_str(b, role_name(r->next_role));
+	else
+		bind_null(b);
+	bind_int_or_null(b, r->next_attempt > 0 ? r->not_before_ms : 0, 0);
 }
 
 /* A row of ATTEMPT_COLS into a zeroed *out. */
@@ -1828,7 +1852,7 @@ static int
 db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
     struct sc_err *err)
 {
-	const char *role, *outcome, *code, *decision;
+	const char *role, *outcome, *code, *decision, *next_role;
 	int i = 0;
 
 	out->id = sqlite3_column_int64(st, i++);
@@ -1882,6 +1906,9 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	out->subtasks_completed = sqlite3_column_int(st, i++);
 	out->subtasks_total = sqlite3_column_int(st, i++);
 	col_copy(st, i++, out->session_id, sizeof(out->session_id));
+	out->next_attempt = (int)col_int(st, i++, 0);
+	next_role = (const char *)sqlite3_column_text(st, i++);
+	out->not_before_ms = col_int(st, i++, 0);
 
 	/* the running outcome's name is not a parseable outcome */
 	if (outcome != NULL && strcmp(outcome, outcome_name(OUTCOME_NONE)) == 0)
@@ -1892,6 +1919,8 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 		goto bad;
 	if (role_parse(&out->role, role) < 0 ||
 	    decision_parse(&out->decision, decision) < 0)
+		goto bad;
+	if (next_role != NULL && role_parse(&out->next_role, next_role) < 0)
 		goto bad;
 	return 0;
 bad:
@@ -2221,6 +2250,43 @@ db_attempts_running(
 {
 	return db_attempts_query(
 	    db, out, n, SQL_ATTEMPTS_RUNNING, 0, NULL, err);
+}
+
+int
+db_attempt_last(struct db *db, struct attempt_row *out, int *found,
+    int64_t batch_id, const char *story_id, int after_seq, bool counted_only,
+    struct sc_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct db_bind b = {0};
+	int rc, ret;
+
+	memset(out, 0, sizeof(*out));
+	*found = 0;
+	if ((ret = db_prep(db, &st,
+		 counted_only ? SQL_ATTEMPT_LAST_COUNTED : SQL_ATTEMPT_LAST,
+		 err)) < 0)
+		goto out;
+	b.st = st;
+	bind_int(&b, batch_id);
+	bind_str(&b, story_id == NULL ? "" : story_id);
+	bind_int(&b, after_seq);
+	if ((ret = db_bind_check(db, &b, err)) < 0)
+		goto out;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*found = 1;
+		ret = db_read_attempt(db, st, out, err);
+	} else if (rc != SQLITE_DONE) {
+		ret = db_fail(db, err, "cannot read attempts");
+	}
+out:
+	db_done(st);
+	if (ret < 0) {
+		attempt_row_release(out);
+		*found = 0;
+	}
+	return ret;
 }
 
 /*

@@ -1,5 +1,5 @@
 /*
- * db.h - the SQLite state database (SPEC 6): batches, stories, every
+ * db.h - the SQLite state database (docs/state.md): batches, stories, every
  * attempt, the event log and a small key/value table.
  *
  * The database is the source of truth; the state branch is rebuilt from
@@ -33,7 +33,7 @@
 #include "strategies/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 /* How long a statement waits for another connection's write lock. */
 #define DB_BUSY_TIMEOUT_MS 10000
 /* The meta key of the committed-decision counter (db_decision_seq). */
@@ -84,6 +84,13 @@ struct attempt_row {
 	 * when tasks_completed/tasks_total were (docs/stories.md) */
 	int subtasks_completed, subtasks_total;
 	char session_id[128]; /* the agent's own session id, "" unknown */
+	/* The decision's next attempt, stored with the decision
+	 * (docs/retry-strategy.md): its absolute number (0: the decision
+	 * leaves none, or the row predates schema 4), its agent, and the
+	 * earliest time it may start (ended_ms + delay_ms). */
+	int next_attempt;
+	enum role next_role;
+	int64_t not_before_ms;
 };
 
 /* Free what r owns (argv_json, result_text, gate_output, review_notes)
@@ -286,6 +293,12 @@ int db_attempt_finish(struct db *db, const struct attempt_row *r,
 /* One story's rows by seq.  *out is the caller's: attempt_rows_free(). */
 int db_attempts_for_story(struct db *db, struct attempt_row **out, size_t *n,
     int64_t batch_id, const char *story_id, struct sc_err *err);
+/* The story's last row with seq > after_seq (its last counted one when
+ * counted_only): one indexed row, not the history.  *found 0 when there
+ * is none; *out is the caller's: attempt_row_release(). */
+int db_attempt_last(struct db *db, struct attempt_row *out, int *found,
+    int64_t batch_id, const char *story_id, int after_seq, bool counted_only,
+    struct sc_err *err);
 /* Rows still running (outcome NONE) in any batch, oldest first. */
 int db_attempts_running(
     struct db *db, struct attempt_row **out, size_t *n, struct sc_err *err);

@@ -44,6 +44,7 @@
 #ifndef STORYCTL_GITWORK_H
 #define STORYCTL_GITWORK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +52,11 @@
 
 /* Bytes for a commit id in hex plus the NUL. */
 #define GITWORK_HEXSZ 41
+
+/* Whether branch is a valid branch name, by libgit2's rules (git
+ * check-ref-format --branch): the one check of branch names, for
+ * git.state_branch as for the worktrees' branches. */
+bool gitwork_branch_valid(const char *branch);
 
 /*
  * Is the work tree containing repo_dir clean?  *out_dirty = 1 when a

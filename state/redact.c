@@ -54,29 +54,11 @@ rbuf_put(struct rbuf *b, const char *s, size_t len)
 	b->n += len;
 }
 
-static int
-is_alpha(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static int
-is_digit(unsigned char c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static int
-is_alnum(unsigned char c)
-{
-	return is_alpha(c) || is_digit(c);
-}
-
 /* A "word" character: what provider keys and key names are made of. */
 static int
 is_word(unsigned char c)
 {
-	return is_alnum(c) || c == '_' || c == '-';
+	return text_is_alnum(c) || c == '_' || c == '-';
 }
 
 /* Characters of an unquoted secret value (no quotes, brackets, blanks,
@@ -85,20 +67,15 @@ is_word(unsigned char c)
 static int
 is_value(unsigned char c)
 {
-	return is_alnum(c) || (c != '\0' && strchr("_-./+~@!*#$%^", c) != NULL);
+	return text_is_alnum(c) ||
+	    (c != '\0' && strchr("_-./+~@!*#$%^", c) != NULL);
 }
 
 /* Characters of a bearer token (RFC 6750 b64token). */
 static int
 is_b64tok(unsigned char c)
 {
-	return is_alnum(c) || (c != '\0' && strchr("-._~+/=", c) != NULL);
-}
-
-static int
-lower(unsigned char c)
-{
-	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+	return text_is_alnum(c) || (c != '\0' && strchr("-._~+/=", c) != NULL);
 }
 
 /* Does [s, s+n) start with the literal prefix p (case-sensitive)? */
@@ -119,7 +96,7 @@ has_suffix_ci(const char *s, size_t n, const char *p)
 	if (n < pl)
 		return 0;
 	for (i = 0; i < pl; i++)
-		if (lower((unsigned char)s[n - pl + i]) != p[i])
+		if (text_lower((unsigned char)s[n - pl + i]) != p[i])
 			return 0;
 	return 1;
 }
@@ -131,7 +108,7 @@ equals_ci(const char *s, size_t n, const char *p)
 }
 
 static int
-all_of(const char *s, size_t n, int (*ok)(unsigned char))
+all_of(const char *s, size_t n, bool (*ok)(int))
 {
 	size_t i;
 
@@ -147,21 +124,15 @@ any_digit(const char *s, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (is_digit((unsigned char)s[i]))
+		if (text_is_digit((unsigned char)s[i]))
 			return 1;
 	return 0;
 }
 
-static int
-is_upper_or_digit(unsigned char c)
+static bool
+is_upper_or_digit(int c)
 {
-	return (c >= 'A' && c <= 'Z') || is_digit(c);
-}
-
-static int
-is_alnum_us(unsigned char c)
-{
-	return is_alnum(c) || c == '_';
+	return (c >= 'A' && c <= 'Z') || text_is_digit(c);
 }
 
 /*
@@ -184,14 +155,16 @@ match_prefix_word(const char *w, size_t n)
 		return n - 3 >= 20 && any_digit(w + 3, n - 3);
 	for (k = 0; k < sizeof(stripe) / sizeof(stripe[0]); k++)
 		if (has_prefix(w, n, stripe[k]))
-			return n - 8 >= 16 && all_of(w + 8, n - 8, is_alnum);
+			return n - 8 >= 16 &&
+			    all_of(w + 8, n - 8, text_is_alnum);
 	if (has_prefix(w, n, "AIza"))
 		return n >= 39;
 	for (k = 0; k < sizeof(gh) / sizeof(gh[0]); k++)
 		if (has_prefix(w, n, gh[k]))
-			return n - 4 >= 30 && all_of(w + 4, n - 4, is_alnum);
+			return n - 4 >= 30 &&
+			    all_of(w + 4, n - 4, text_is_alnum);
 	if (has_prefix(w, n, "github_pat_"))
-		return n - 11 >= 22 && all_of(w + 11, n - 11, is_alnum_us);
+		return n - 11 >= 22 && all_of(w + 11, n - 11, text_is_ident);
 	if (has_prefix(w, n, "glpat-"))
 		return n - 6 >= 20;
 	for (k = 0; k < sizeof(slack) / sizeof(slack[0]); k++)
@@ -200,9 +173,9 @@ match_prefix_word(const char *w, size_t n)
 	if (has_prefix(w, n, "AKIA") || has_prefix(w, n, "ASIA"))
 		return n == 20 && all_of(w + 4, 16, is_upper_or_digit);
 	if (has_prefix(w, n, "hf_"))
-		return n - 3 >= 30 && all_of(w + 3, n - 3, is_alnum);
+		return n - 3 >= 30 && all_of(w + 3, n - 3, text_is_alnum);
 	if (has_prefix(w, n, "npm_"))
-		return n - 4 >= 36 && all_of(w + 4, n - 4, is_alnum);
+		return n - 4 >= 36 && all_of(w + 4, n - 4, text_is_alnum);
 	return 0;
 }
 

@@ -24,30 +24,6 @@
 
 #define VIEW_MAX AGENTOUT_VIEW_MAX
 
-static bool
-is_space(unsigned char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	    c == '\f';
-}
-
-static bool
-is_cont(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
-
-static void
-trim(const char **s, size_t *n)
-{
-	while (*n > 0 && is_space((unsigned char)(*s)[0])) {
-		(*s)++;
-		(*n)--;
-	}
-	while (*n > 0 && is_space((unsigned char)(*s)[*n - 1]))
-		(*n)--;
-}
-
 /* Trim the NUL-terminated s of length n in place; returns the new length. */
 static size_t
 trim_inplace(char *s, size_t n)
@@ -55,7 +31,7 @@ trim_inplace(char *s, size_t n)
 	const char *p = s;
 	size_t m = n;
 
-	trim(&p, &m);
+	text_trim(&p, &m);
 	memmove(s, p, m);
 	s[m] = '\0';
 	return m;
@@ -70,7 +46,7 @@ utf8_cut(const char *s, size_t n, size_t max)
 
 	if (n <= max)
 		return n;
-	while (m > 0 && is_cont((unsigned char)s[m]))
+	while (m > 0 && text_utf8_cont((unsigned char)s[m]))
 		m--;
 	return m;
 }
@@ -527,7 +503,7 @@ has_visible(const char *s, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (!is_space((unsigned char)s[i]))
+		if (!text_is_space((unsigned char)s[i]))
 			return true;
 	return false;
 }
@@ -556,7 +532,8 @@ agentout_text(struct agentout_state *st, size_t p, size_t e)
 		voff = b;
 		if (end - voff > VIEW_MAX) {
 			voff = end - VIEW_MAX;
-			while (voff < end && is_cont((unsigned char)t[voff]))
+			while (voff < end &&
+			    text_utf8_cont((unsigned char)t[voff]))
 				voff++;
 		}
 		k = text_clean(
@@ -590,14 +567,14 @@ text_fallback(struct agentout_state *st)
 		k = text_clean(st->tmp, sizeof(st->tmp), st->tail + sp->off,
 		    sp->len, 0, NULL);
 		l = st->tmp;
-		while (k > 0 && is_space((unsigned char)l[k - 1]))
+		while (k > 0 && text_is_space((unsigned char)l[k - 1]))
 			k--;
 		if (k + (pos < cap ? 1 : 0) > pos) {
 			if (pos == cap) {
 				/* the newest line alone is too long: its end */
 				from = k - cap;
-				while (
-				    from < k && is_cont((unsigned char)l[from]))
+				while (from < k &&
+				    text_utf8_cont((unsigned char)l[from]))
 					from++;
 				pos = cap - (k - from);
 				memcpy(buf + pos, l + from, k - from);

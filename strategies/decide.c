@@ -1,7 +1,8 @@
 /*
- * decide.c - the strategies of SPEC 5.  Every branch names its rule in
- * out->rule and says in out->reason which inputs made it fire, because a
- * person reads these in the morning to learn why a story was deferred.
+ * decide.c - the strategies of docs/retry-strategy.md.  Every branch
+ * names its rule in out->rule and says in out->reason which inputs made
+ * it fire, because a person reads these in the morning to learn why a
+ * story was deferred.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +36,12 @@ decide_role_for(int n, bool has_fallback, const bool disabled[2])
 	if (disabled[want] && !disabled[other])
 		return other;
 	return want;
+}
+
+int
+decide_next_attempt(int n, bool counted)
+{
+	return counted ? n + 1 : n;
 }
 
 int64_t
@@ -135,7 +142,7 @@ plateau_find(struct plateau *p, const struct decide_input *in, int total)
  * checked.  Subtasks count here because an agent that checks subtasks
  * but finishes no whole task did work the tasks count hides; blaming the
  * API for it would send the reader to the wrong place.  The plateau
- * stays defined on tasks (SPEC 5.1, docs/retry-strategy.md#d6).
+ * stays defined on tasks (docs/retry-strategy.md#d6).
  */
 static bool
 zero_progress(const struct decide_input *in)
@@ -208,8 +215,8 @@ plateau_describe(struct decision_out *out, const struct plateau *p, int total)
 	    p->tasks, total, p->by[ROLE_PRIMARY], p->by[ROLE_FALLBACK]);
 }
 
-/* The delay before a retry after last (SPEC 5.1 "Delay before the next
- * attempt"); n is the zero-based index of the retry. */
+/* The delay before a retry after last (docs/retry-strategy.md#delays);
+ * n is the zero-based index of the retry. */
 static void
 retry_delay(struct decision_out *out, const struct decide_input *in,
     const struct attempt_rec *last, int n, bool network_sleeps)
@@ -280,8 +287,6 @@ usage_wait(struct decision_out *out, const struct decide_input *in,
 		d = floor_ms;
 	until = in->now_ms + d;
 	set_rule(out, DECISION_WAIT, "D3");
-	out->counted = false;
-	out->next_attempt = last->attempt;
 	out->next_role = last->role;
 	duration_fmt(w, sizeof(w), d);
 	sw = free_other(in, disabled, last->role);
@@ -334,8 +339,6 @@ static void
 interrupted(struct decision_out *out, const struct attempt_rec *last)
 {
 	set_rule(out, DECISION_NONE, "D4");
-	out->counted = false;
-	out->next_attempt = last->attempt;
 	out->next_role = last->role;
 	reason_add(out,
 	    "D4: interrupted; attempt %d runs again on resume "
@@ -452,8 +455,8 @@ decide_adaptive(
 		    outcome_name(last->outcome), last->tasks_completed, total);
 	}
 	retry_delay(out, in, last, k - 1, true);
-	out->next_attempt = k + 1;
-	out->next_role = decide_role_for(k + 1, in->has_fallback, disabled);
+	out->next_role =
+	    decide_role_for(out->next_attempt, in->has_fallback, disabled);
 }
 
 /* Attempts and start time of the phase (the run of one role) that the
@@ -488,7 +491,6 @@ decide_retry(struct decision_out *out, const struct decide_input *in,
 	bool can_fallback = in->has_fallback && last->role == ROLE_PRIMARY &&
 	    !disabled[ROLE_FALLBACK];
 
-	out->next_attempt = last->attempt + 1;
 	if (p->retry_max_time_ms > 0)
 		left = p->retry_max_time_ms - (in->now_ms - start);
 	if (!permanent && !in->budget_spent && used < budget &&
@@ -569,7 +571,7 @@ decide(struct decision_out *out, const struct decide_input *in)
 	disabled[0] = in->disabled[0];
 	disabled[1] = in->disabled[1];
 	out->counted = outcome_counted(last->outcome);
-	out->next_attempt = out->counted ? last->attempt + 1 : last->attempt;
+	out->next_attempt = decide_next_attempt(last->attempt, out->counted);
 	out->next_role =
 	    decide_role_for(out->next_attempt, in->has_fallback, disabled);
 

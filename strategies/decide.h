@@ -1,9 +1,9 @@
 /*
- * decide.h - what happens after an attempt (SPEC 5): the adaptive, retry
- * and none strategies.  Pure: the history, the policy, the agents'
- * state and the time are inputs; the decision is the output.  The batch
- * loop and `storyctl simulate` both call decide(), so what simulate
- * prints is exactly what a night would do.
+ * decide.h - what happens after an attempt (docs/retry-strategy.md):
+ * the adaptive, retry and none strategies.  Pure: the history, the
+ * policy, the agents' state and the time are inputs; the decision is the
+ * output.  The batch loop and `storyctl simulate` both call decide(), so
+ * what simulate prints is exactly what a night would do.
  */
 #ifndef STORYCTL_DECIDE_H
 #define STORYCTL_DECIDE_H
@@ -40,7 +40,8 @@ struct decide_input {
 	bool disabled[2]; /* agents disabled (D2) before this attempt */
 	int64_t now_ms; /* wall clock now (same origin as started_ms) */
 	bool retry_on_matched; /* the failure matched policy.retry_on */
-	bool budget_spent; /* the story's cost budget is spent (SPEC 9) */
+	bool budget_spent; /* the story's cost budget is spent
+			     (docs/scheduling.md#cost-and-budgets) */
 	/* usage-limit pauses of the agents (wall ms, 0 none): an agent is
 	 * paused while now_ms < paused_until[role] (D3) */
 	int64_t paused_until[2];
@@ -77,7 +78,14 @@ struct decision_out {
  * SC_ESOFTWARE (with a message in out->reason) on an empty history. */
 int decide(struct decision_out *out, const struct decide_input *in);
 
-/* The role of attempt number n: odd primary, even fallback (SPEC 5.1);
+/* The number the attempt after attempt n runs as: n + 1 when n was
+ * counted, n again when it was not (a usage-limit wait, an interrupt:
+ * docs/retry-strategy.md).  The one place this rule lives: decide(),
+ * the controller and `storyctl status` call it. */
+int decide_next_attempt(int n, bool counted);
+
+/* The role of attempt number n: odd primary, even fallback
+ * (docs/retry-strategy.md#1-the-adaptive-strategy-default);
  * always primary without a fallback; a disabled agent is skipped. */
 enum role decide_role_for(int n, bool has_fallback, const bool disabled[2]);
 

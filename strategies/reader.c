@@ -57,13 +57,6 @@ blank(unsigned char c)
 
 /* JSON-ish whitespace after a line "{": what may stand between it and
  * the first key */
-static bool
-json_space(unsigned char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
-	    c == '\f';
-}
-
 static struct classify_line *
 window_push(struct walk *w, size_t p, size_t e)
 {
@@ -160,7 +153,7 @@ pretty_object(
 
 	/* an object over several lines starts with a key or ends at once:
 	 * C code does not */
-	while (q < t + w->len && json_space((unsigned char)*q))
+	while (q < t + w->len && text_is_space((unsigned char)*q))
 		q++;
 	if (q >= t + w->len || (*q != '"' && *q != '}'))
 		return 0;
@@ -202,11 +195,11 @@ walk_line(struct walk *w, size_t p, size_t e)
 	if (p < w->json_end)
 		return;
 	/* agentout's view: NUL bytes are not blanks to it */
-	while (an > 0 && json_space((unsigned char)as[0])) {
+	while (an > 0 && text_is_space((unsigned char)as[0])) {
 		as++;
 		an--;
 	}
-	while (an > 0 && json_space((unsigned char)as[an - 1]))
+	while (an > 0 && text_is_space((unsigned char)as[an - 1]))
 		an--;
 	nul_edge = as != s || an != n;
 	if (n == 1 && s[0] == '{') {

@@ -50,36 +50,6 @@ struct scan {
 	size_t nring; /* lines seen; ring[i % REVIEW_REASON_LINES] */
 };
 
-static bool
-is_blank(unsigned char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static bool
-is_cont(unsigned char c)
-{
-	return (c & 0xc0) == 0x80;
-}
-
-static bool
-is_alpha(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool
-is_alnum(unsigned char c)
-{
-	return is_alpha(c) || (c >= '0' && c <= '9');
-}
-
-static unsigned char
-lower(unsigned char c)
-{
-	return c >= 'A' && c <= 'Z' ? (unsigned char)(c - 'A' + 'a') : c;
-}
-
 /* s[0..n) equals the lowercase word w, ignoring ASCII case */
 static bool
 word_is(const char *s, size_t n, const char *w)
@@ -89,7 +59,7 @@ word_is(const char *s, size_t n, const char *w)
 	if (strlen(w) != n)
 		return false;
 	for (i = 0; i < n; i++)
-		if (lower((unsigned char)s[i]) != (unsigned char)w[i])
+		if (text_lower((unsigned char)s[i]) != (unsigned char)w[i])
 			return false;
 	return true;
 }
@@ -113,7 +83,7 @@ tail_start(const char *s, size_t n, size_t max)
 	if (n <= max)
 		return 0;
 	i = n - max;
-	while (i < n && is_cont((unsigned char)s[i]))
+	while (i < n && text_utf8_cont((unsigned char)s[i]))
 		i++;
 	return i;
 }
@@ -143,10 +113,10 @@ verdict_of(const char *l, size_t m, bool cut, bool *more)
 	i++;
 	while (i < m && strchr(" \t*_`", l[i]) != NULL)
 		i++;
-	for (j = i; j < m && is_alpha((unsigned char)l[j]); j++)
+	for (j = i; j < m && text_is_alpha((unsigned char)l[j]); j++)
 		;
 	for (k = j; k < m && !rest; k++)
-		rest = is_alnum((unsigned char)l[k]);
+		rest = text_is_alnum((unsigned char)l[k]);
 	known = word_is(l + i, j - i, "reject") ||
 	    word_is(l + i, j - i, "rejected");
 	if (word_is(l + i, j - i, "approve") ||
@@ -201,8 +171,8 @@ reason_set(struct scan *sc, size_t m, bool more)
 	} else {
 		at = tail_start(
 		    w->acc, alen, REVIEW_REASON_MAX - 1 - ELLIPSIS_LEN);
-		while (
-		    at < alen && (w->acc[at] == '\n' || is_blank(w->acc[at])))
+		while (at < alen &&
+		    (w->acc[at] == '\n' || text_is_blank(w->acc[at])))
 			at++;
 		memcpy(r, ELLIPSIS, ELLIPSIS_LEN);
 		memcpy(r + ELLIPSIS_LEN, w->acc + at, alen - at);
@@ -252,7 +222,7 @@ scan_line(struct scan *sc, const char *s, size_t n, bool json)
 	size_t i = 0, m;
 	bool cut, more;
 
-	while (i < n && (is_blank((unsigned char)s[i]) || s[i] == '\0'))
+	while (i < n && (text_is_blank((unsigned char)s[i]) || s[i] == '\0'))
 		i++;
 	if (json && i < n && s[i] == '{') {
 		scan_event(sc, s + i, n - i);
@@ -383,7 +353,7 @@ put(char *out, size_t cap, size_t *o, const char *s, size_t n)
 
 	if (n > room) {
 		n = room;
-		while (n > 0 && is_cont((unsigned char)s[n]))
+		while (n > 0 && text_utf8_cont((unsigned char)s[n]))
 			n--;
 	}
 	memcpy(out + *o, s, n);
@@ -460,7 +430,7 @@ review_reasons(char *out, size_t len, const struct review_vote *votes,
 			    e.reason, e.reason_len, level - 2 - ELLIPSIS_LEN);
 			while (at < e.reason_len &&
 			    (e.reason[at] == '\n' ||
-				is_blank((unsigned char)e.reason[at])))
+				text_is_blank((unsigned char)e.reason[at])))
 				at++;
 			put(out, len, &o, ": " ELLIPSIS, 2 + ELLIPSIS_LEN);
 			put(out, len, &o, e.reason + at, e.reason_len - at);

@@ -6,7 +6,6 @@
  * document's top-level blocks are looked at, so a status quoted in a
  * code block, an HTML comment or a block quote never counts.
  */
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -217,7 +216,7 @@ storymeta_is_draft(const char *status)
 	if (status == NULL)
 		return false;
 	status = skip_blanks(status);
-	while (isalpha((unsigned char)status[n]))
+	while (text_is_alpha((unsigned char)status[n]))
 		n++;
 	return (n == 5 && strncasecmp(status, "draft", 5) == 0) ||
 	    (n == 7 && strncasecmp(status, "drafted", 7) == 0);

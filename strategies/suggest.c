@@ -1,10 +1,10 @@
 /* suggest.c - see suggest.h. */
-#include <ctype.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "strategies/suggest.h"
+#include "strategies/text.h"
 
 size_t
 suggest_distance(const char *a, const char *b)
@@ -40,7 +40,7 @@ lower_copy(char *out, size_t cap, const char *s, size_t len)
 	if (len >= cap)
 		return false;
 	for (i = 0; i < len; i++)
-		out[i] = (char)tolower((unsigned char)s[i]);
+		out[i] = (char)text_lower((unsigned char)s[i]);
 	out[len] = '\0';
 	return true;
 }

@@ -5,10 +5,71 @@
 
 #include "strategies/text.h"
 
-static bool
-is_cont(unsigned char c)
+void
+text_trim(const char **s, size_t *n)
 {
-	return (c & 0xc0) == 0x80;
+	while (*n > 0 && text_is_space((unsigned char)(*s)[0])) {
+		(*s)++;
+		(*n)--;
+	}
+	while (*n > 0 && text_is_space((unsigned char)(*s)[*n - 1]))
+		(*n)--;
+}
+
+bool
+text_ci_eq(const char *s, const char *w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (text_lower((unsigned char)s[i]) != w[i])
+			return false;
+	return true;
+}
+
+size_t
+text_ci_find(
+    const char *s, size_t n, size_t from, const char *needle, bool word)
+{
+	size_t m = strlen(needle), i;
+
+	if (m == 0 || m > n)
+		return n;
+	for (i = from; i + m <= n; i++) {
+		if (text_lower((unsigned char)s[i]) != needle[0] ||
+		    !text_ci_eq(s + i, needle, m))
+			continue;
+		if (word &&
+		    ((i > 0 && text_is_ident((unsigned char)s[i - 1])) ||
+			(i + m < n && text_is_ident((unsigned char)s[i + m]))))
+			continue;
+		return i;
+	}
+	return n;
+}
+
+bool
+text_ci_has(const char *s, size_t n, const char *needle, bool word)
+{
+	return text_ci_find(s, n, 0, needle, word) < n;
+}
+
+bool
+text_ci_contains(const char *s, size_t n, const char *pat)
+{
+	size_t m, i, k;
+
+	if (pat == NULL || (m = strlen(pat)) == 0 || m > n)
+		return false;
+	for (i = 0; i + m <= n; i++) {
+		for (k = 0; k < m; k++)
+			if (text_lower((unsigned char)s[i + k]) !=
+			    text_lower((unsigned char)pat[k]))
+				break;
+		if (k == m)
+			return true;
+	}
+	return false;
 }
 
 size_t
@@ -39,7 +100,7 @@ text_utf8_len(const unsigned char *s, size_t n)
 	if (n < k || s[1] < lo || s[1] > hi)
 		return 0;
 	for (i = 2; i < k; i++)
-		if (!is_cont(s[i]))
+		if (!text_utf8_cont(s[i]))
 			return 0;
 	return k;
 }
@@ -113,12 +174,6 @@ text_json_depth_ok(const char *s, size_t n, int max_depth)
 	return true;
 }
 
-static bool
-text_blank(unsigned char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 /* How many bytes at s[0..n) are one control (or escape sequence) that
  * text_clean() drops, 0 when s starts with a visible character. */
 static size_t
@@ -174,7 +229,7 @@ text_clean(
 			i += k;
 		}
 		if ((flags & TEXT_TRIM) && o == 0 && k == 1 &&
-		    text_blank((unsigned char)put[0]))
+		    text_is_blank((unsigned char)put[0]))
 			continue;
 		if (gap && o > 0) {
 			if (o + 1 >= cap)
@@ -193,7 +248,7 @@ full:
 		*cut = true;
 out:
 	if (flags & TEXT_TRIM)
-		while (o > 0 && text_blank((unsigned char)dst[o - 1]))
+		while (o > 0 && text_is_blank((unsigned char)dst[o - 1]))
 			o--;
 	dst[o] = '\0';
 	return o;

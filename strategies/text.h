@@ -1,12 +1,88 @@
 /*
- * text.h - byte-level helpers for reading what agents print (pure):
- * shared by the output parsers (agentout.c, review.c).
+ * text.h - byte-level text helpers (pure), the one home for them: ASCII
+ * classes and case folding that do not depend on the locale (the
+ * <ctype.h> ones do), case-insensitive search, trimming, UTF-8 and
+ * terminal escapes, and the one cleaner of agent text.
  */
 #ifndef STORYCTL_TEXT_H
 #define STORYCTL_TEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* ASCII only, whatever the locale: bytes >= 0x80 are none of these. */
+static inline int
+text_lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+static inline bool
+text_is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static inline bool
+text_is_alpha(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static inline bool
+text_is_alnum(int c)
+{
+	return text_is_alpha(c) || text_is_digit(c);
+}
+
+/* [A-Za-z0-9_]: what a word match must not touch */
+static inline bool
+text_is_ident(int c)
+{
+	return text_is_alnum(c) || c == '_';
+}
+
+/* space, tab, newline, carriage return, vertical tab, form feed */
+static inline bool
+text_is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	    c == '\f';
+}
+
+/* space or tab: the blanks inside a line */
+static inline bool
+text_is_blank(int c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/* a UTF-8 continuation byte (10xxxxxx) */
+static inline bool
+text_utf8_cont(int c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+/* Drop text_is_space() bytes from both ends of (*s, *n). */
+void text_trim(const char **s, size_t *n);
+
+/* Whether s[0..n) equals the first n bytes of the lowercase w, ignoring
+ * the case of s (w must have n bytes). */
+bool text_ci_eq(const char *s, const char *w, size_t n);
+
+/* Offset of the first occurrence of the lowercase needle in s[0..n) at
+ * or after from, ignoring case, or n when there is none.  word: the
+ * match must not touch a text_is_ident() byte on either side. */
+size_t text_ci_find(
+    const char *s, size_t n, size_t from, const char *needle, bool word);
+
+/* text_ci_find() from 0 found something. */
+bool text_ci_has(const char *s, size_t n, const char *needle, bool word);
+
+/* Whether pat (any case; NULL or "" never matches) occurs in s[0..n),
+ * ignoring case on both sides. */
+bool text_ci_contains(const char *s, size_t n, const char *pat);
 
 /* Length of the well-formed UTF-8 character at s[0..n) (1..4), or 0
  * when the bytes there are not one (overlong, surrogate, cut off). */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "strategies/waithint.h"
+#include "strategies/text.h"
 
 /* A wait longer than this is nonsense (or an attack on the arithmetic). */
 #define WAITHINT_DELAY_MAX_MS ((double)400 * 24 * 3600 * 1000)
@@ -66,38 +67,6 @@ static const char *const months[12] = {
 };
 
 static int
-lower(int c)
-{
-	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
-}
-
-static bool
-is_digit(int c)
-{
-	return c >= '0' && c <= '9';
-}
-
-static bool
-is_alpha(int c)
-{
-	c = lower(c);
-	return c >= 'a' && c <= 'z';
-}
-
-static bool
-is_alnum(int c)
-{
-	return is_digit(c) || is_alpha(c);
-}
-
-static bool
-is_space(int c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' ||
-	    c == '\v';
-}
-
-static int
 at(const char *t, size_t len, size_t p)
 {
 	return p < len ? (unsigned char)t[p] : 0;
@@ -112,7 +81,7 @@ ci_at(const char *t, size_t len, size_t p, const char *w)
 	if (p > len || n > len - p)
 		return 0;
 	for (i = 0; i < n; i++)
-		if (lower((unsigned char)t[p + i]) != w[i])
+		if (text_lower((unsigned char)t[p + i]) != w[i])
 			return 0;
 	return n;
 }
@@ -120,7 +89,7 @@ ci_at(const char *t, size_t len, size_t p, const char *w)
 static size_t
 skip_ws(const char *t, size_t len, size_t p)
 {
-	while (p < len && is_space((unsigned char)t[p]))
+	while (p < len && text_is_space((unsigned char)t[p]))
 		p++;
 	return p;
 }
@@ -155,7 +124,7 @@ scan_number(const char *t, size_t len, size_t p, double *out)
 	double v = 0, scale = 1;
 	int digits = 0;
 
-	while (q < len && is_digit((unsigned char)t[q])) {
+	while (q < len && text_is_digit((unsigned char)t[q])) {
 		if (++digits > WAITHINT_NUM_DIGITS_MAX)
 			return p;
 		v = v * 10 + (t[q] - '0');
@@ -163,9 +132,10 @@ scan_number(const char *t, size_t len, size_t p, double *out)
 	}
 	if (digits == 0)
 		return p;
-	if (q + 1 < len && t[q] == '.' && is_digit((unsigned char)t[q + 1])) {
+	if (q + 1 < len && t[q] == '.' &&
+	    text_is_digit((unsigned char)t[q + 1])) {
 		q++;
-		while (q < len && is_digit((unsigned char)t[q])) {
+		while (q < len && text_is_digit((unsigned char)t[q])) {
 			scale /= 10;
 			v += (t[q] - '0') * scale;
 			q++;
@@ -183,11 +153,11 @@ scan_epoch(const char *t, size_t len, size_t p, int64_t *out)
 	size_t q = p;
 	int64_t v = 0;
 
-	while (q < len && is_digit((unsigned char)t[q]) && q - p < 14) {
+	while (q < len && text_is_digit((unsigned char)t[q]) && q - p < 14) {
 		v = v * 10 + (t[q] - '0');
 		q++;
 	}
-	if (q < len && is_alnum((unsigned char)t[q]))
+	if (q < len && text_is_alnum((unsigned char)t[q]))
 		return p;
 	if (q - p == 13)
 		v /= 1000;
@@ -204,7 +174,7 @@ unit_at(const char *t, size_t len, size_t p)
 
 	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		n = ci_at(t, len, p, units[i].name);
-		if (n > 0 && !is_alpha(at(t, len, p + n)))
+		if (n > 0 && !text_is_alpha(at(t, len, p + n)))
 			return &units[i];
 	}
 	return NULL;
@@ -245,8 +215,8 @@ scan_duration(
 		u = unit_at(t, len, r);
 		if (u == NULL) {
 			if (count == 0 && unitless_ok &&
-			    !is_alnum(at(t, len, num_end)) &&
-			    !is_alpha(at(t, len, r))) {
+			    !text_is_alnum(at(t, len, num_end)) &&
+			    !text_is_alpha(at(t, len, r))) {
 				total = v * 1000;
 				end = num_end;
 				count = 1;
@@ -260,7 +230,7 @@ scan_duration(
 		q = skip_ws(t, len, end);
 		if (at(t, len, q) == ',')
 			q = skip_ws(t, len, q + 1);
-		if (ci_at(t, len, q, "and") && is_space(at(t, len, q + 3)))
+		if (ci_at(t, len, q, "and") && text_is_space(at(t, len, q + 3)))
 			q += 3;
 	}
 	if (count == 0)
@@ -277,7 +247,7 @@ scan_month(const char *t, size_t len, size_t p, int *month)
 	size_t q = p, n, k;
 	int i;
 
-	while (q < len && is_alpha((unsigned char)t[q]))
+	while (q < len && text_is_alpha((unsigned char)t[q]))
 		q++;
 	n = q - p;
 	if (n < 3)
@@ -290,7 +260,7 @@ scan_month(const char *t, size_t len, size_t p, int *month)
 		if (n > strlen(months[i]))
 			continue;
 		for (k = 0; k < n; k++)
-			if (lower((unsigned char)t[p + k]) != months[i][k])
+			if (text_lower((unsigned char)t[p + k]) != months[i][k])
 				break;
 		if (k == n) {
 			*month = i + 1;
@@ -313,7 +283,7 @@ scan_date(const char *t, size_t len, size_t p, int *month, int *day)
 		return p;
 	q = skip_blank(t, len, q);
 	r = q;
-	while (r < len && is_digit((unsigned char)t[r]) && r - q < 3)
+	while (r < len && text_is_digit((unsigned char)t[r]) && r - q < 3)
 		d = d * 10 + (t[r++] - '0');
 	if (r == q || r - q > 2 || d < 1 || d > 31)
 		return p;
@@ -321,22 +291,23 @@ scan_date(const char *t, size_t len, size_t p, int *month, int *day)
 	if (ci_at(t, len, q, "st") || ci_at(t, len, q, "nd") ||
 	    ci_at(t, len, q, "rd") || ci_at(t, len, q, "th"))
 		q += 2;
-	if (is_alnum(at(t, len, q)))
+	if (text_is_alnum(at(t, len, q)))
 		return p;
 	if (at(t, len, q) == ',')
 		q++;
 	q = skip_ws(t, len, q);
 	/* a year: four digits not followed by ':' (that would be a time) */
 	r = q;
-	while (r < len && is_digit((unsigned char)t[r]))
+	while (r < len && text_is_digit((unsigned char)t[r]))
 		r++;
-	if (r - q == 4 && at(t, len, r) != ':' && !is_alpha(at(t, len, r))) {
+	if (r - q == 4 && at(t, len, r) != ':' &&
+	    !text_is_alpha(at(t, len, r))) {
 		q = r;
 		if (at(t, len, q) == ',')
 			q++;
 		q = skip_ws(t, len, q);
 	}
-	if (ci_at(t, len, q, "at") && is_space(at(t, len, q + 2)))
+	if (ci_at(t, len, q, "at") && text_is_space(at(t, len, q + 2)))
 		q = skip_ws(t, len, q + 2);
 	*month = m;
 	*day = d;
@@ -355,7 +326,7 @@ zone_ok(const char *s, size_t n, size_t cap)
 	for (i = 0; i < n; i++) {
 		int c = (unsigned char)s[i];
 
-		if (!is_alnum(c) && c != '_' && c != '+' && c != '-' &&
+		if (!text_is_alnum(c) && c != '_' && c != '+' && c != '-' &&
 		    c != '/')
 			return false;
 		/* only the allowed set can appear, so ".." cannot either;
@@ -380,17 +351,18 @@ scan_clock(const char *t, size_t len, size_t p, struct waithint *h)
 	bool colon = false, pm = false, am = false;
 
 	q = skip_ws(t, len, p);
-	if (ci_at(t, len, q, "at") && is_space(at(t, len, q + 2)))
+	if (ci_at(t, len, q, "at") && text_is_space(at(t, len, q + 2)))
 		q = skip_ws(t, len, q + 2);
 	q = scan_date(t, len, q, &month, &day);
-	while (q < len && is_digit((unsigned char)t[q]) && hd < 3) {
+	while (q < len && text_is_digit((unsigned char)t[q]) && hd < 3) {
 		hour = hour * 10 + (t[q++] - '0');
 		hd++;
 	}
 	if (hd == 0 || hd > 2)
 		return 0;
-	if (at(t, len, q) == ':' && is_digit(at(t, len, q + 1)) &&
-	    is_digit(at(t, len, q + 2)) && !is_digit(at(t, len, q + 3))) {
+	if (at(t, len, q) == ':' && text_is_digit(at(t, len, q + 1)) &&
+	    text_is_digit(at(t, len, q + 2)) &&
+	    !text_is_digit(at(t, len, q + 3))) {
 		minute = (t[q + 1] - '0') * 10 + (t[q + 2] - '0');
 		colon = true;
 		q += 3;
@@ -404,13 +376,13 @@ scan_clock(const char *t, size_t len, size_t p, struct waithint *h)
 		r += ci_at(t, len, r, "p.m.") ? 4 : 2;
 	}
 	if (am || pm) {
-		if (is_alnum(at(t, len, r)) || hour < 1 || hour > 12)
+		if (text_is_alnum(at(t, len, r)) || hour < 1 || hour > 12)
 			return 0;
 		hour %= 12;
 		if (pm)
 			hour += 12;
 		q = r;
-	} else if (!colon || hour > 23 || is_alnum(at(t, len, q))) {
+	} else if (!colon || hour > 23 || text_is_alnum(at(t, len, q))) {
 		return 0;
 	}
 	if (minute > 59)
@@ -474,7 +446,7 @@ hint_at(const char *t, size_t len, size_t p, struct waithint *h)
 	if ((n = ci_at(t, len, p, "retry-after-ms")) != 0) {
 		q = skip_sep(t, len, p + n);
 		e = scan_number(t, len, q, &v);
-		if (e != q && !is_alnum(at(t, len, e))) {
+		if (e != q && !text_is_alnum(at(t, len, e))) {
 			h->kind = WAITHINT_DELAY;
 			h->delay_ms = clamp_ms(v);
 			return e;
@@ -485,7 +457,7 @@ hint_at(const char *t, size_t len, size_t p, struct waithint *h)
 	    (n = ci_at(t, len, p, "retry_after")) != 0) {
 		q = skip_sep(t, len, p + n);
 		e = scan_number(t, len, q, &v);
-		if (e != q && !is_alnum(at(t, len, e))) {
+		if (e != q && !text_is_alnum(at(t, len, e))) {
 			h->kind = WAITHINT_DELAY;
 			h->delay_ms = clamp_ms(v * 1000);
 			return e;
@@ -507,7 +479,7 @@ hint_at(const char *t, size_t len, size_t p, struct waithint *h)
 	if ((n = ci_at(t, len, p, "resets_in_seconds")) != 0) {
 		q = skip_sep(t, len, p + n);
 		e = scan_number(t, len, q, &v);
-		if (e != q && !is_alnum(at(t, len, e))) {
+		if (e != q && !text_is_alnum(at(t, len, e))) {
 			h->kind = WAITHINT_DELAY;
 			h->delay_ms = clamp_ms(v * 1000);
 			return e;
@@ -536,7 +508,7 @@ hint_at(const char *t, size_t len, size_t p, struct waithint *h)
 	}
 	for (i = 0; i < sizeof(delay_phrases) / sizeof(delay_phrases[0]); i++) {
 		n = ci_at(t, len, p, delay_phrases[i]);
-		if (n == 0 || !is_space(at(t, len, p + n)))
+		if (n == 0 || !text_is_space(at(t, len, p + n)))
 			continue;
 		e = scan_duration(t, len, p + n, &ms, true);
 		if (e != 0) {
@@ -547,7 +519,7 @@ hint_at(const char *t, size_t len, size_t p, struct waithint *h)
 	}
 	for (i = 0; i < sizeof(clock_phrases) / sizeof(clock_phrases[0]); i++) {
 		n = ci_at(t, len, p, clock_phrases[i]);
-		if (n == 0 || !is_space(at(t, len, p + n)))
+		if (n == 0 || !text_is_space(at(t, len, p + n)))
 			continue;
 		e = scan_clock(t, len, p + n, h);
 		if (e != 0)
@@ -568,12 +540,12 @@ waithint_parse(struct waithint *out, const char *text, size_t len)
 	if (text == NULL)
 		return 0;
 	while (p < len) {
-		int c = lower((unsigned char)text[p]);
+		int c = text_lower((unsigned char)text[p]);
 
 		/* every recogniser starts with one of these letters, and
 		 * none starts in the middle of a word */
 		if ((c == 'r' || c == 't' || c == 'l' || c == 'w') &&
-		    (p == 0 || !is_alpha((unsigned char)text[p - 1]))) {
+		    (p == 0 || !text_is_alpha((unsigned char)text[p - 1]))) {
 			memset(&cur, 0, sizeof(cur));
 			e = hint_at(text, len, p, &cur);
 			if (e > p) {

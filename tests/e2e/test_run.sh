@@ -84,6 +84,10 @@ check "attempt logs are 0600" bash -c 'for f in "$1"/.storyctl/logs/*.log; do [ 
 check "every attempt has a log with the agent output" grep -q 'sim-agent: primary attempt 1' "$(sql "SELECT log_path FROM attempts WHERE story_id='a-done'")"
 check "no attempt left running" test "$(sql "SELECT count(*) FROM attempts WHERE outcome='running'")" = 0
 check "counted attempt numbers have no gap or duplicate" test "$(sql "SELECT count(*) FROM (SELECT story_id, count(*) c, max(attempt) m FROM attempts WHERE counted=1 GROUP BY story_id HAVING c != m)")" = 0
+check "a retry decision stores its next attempt, agent and not-before time" test "$(sql "SELECT next_attempt || '/' || next_role || '/' || (not_before_ms - ended_ms) FROM attempts WHERE story_id='c-network' AND attempt=1")" = "2/fallback/200"
+check "every retry stores its next attempt" test "$(sql "SELECT count(*) FROM attempts WHERE decision='retry' AND (next_attempt IS NULL OR next_role IS NULL OR not_before_ms IS NULL)")" = 0
+check "a decision that ends the story stores none" test "$(sql "SELECT count(*) FROM attempts WHERE decision IN ('done','defer','escalate') AND (next_attempt IS NOT NULL OR next_role IS NOT NULL OR not_before_ms IS NOT NULL)")" = 0
+check "the next attempt ran as the stored decision said" test "$(sql "SELECT sum(b.attempt = a.next_attempt AND b.role = a.next_role AND b.started_ms >= a.not_before_ms) || '/' || count(*) FROM attempts a JOIN attempts b ON b.batch_id = a.batch_id AND b.story_id = a.story_id AND b.seq = a.seq + 1 WHERE a.decision = 'retry'")" = "9/9"
 
 # the state branch
 check "state branch exists" git -C "$P" rev-parse -q --verify refs/heads/storyctl/state

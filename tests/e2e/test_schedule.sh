@@ -97,21 +97,27 @@ commit_all
 bg=$!
 seen=0
 seen_text=0
+seen_next=0
 # both views while the pause lasts (a loaded machine may see the JSON one
 # just before the wait ends: then look again)
 for _ in $(seq 1 100); do
 	if [ "$seen" = 0 ] && "$STORYCTL" -C "$P" status --json 2>/dev/null | jq -e '.paused.primary != null' >/dev/null 2>&1; then
 		seen=1
 	fi
+	# the wait is the decision stored with attempt 1: the same number again
+	if [ "$seen_next" = 0 ] && "$STORYCTL" -C "$P" status --json 2>/dev/null | jq -e '.next_wait.story == "u1" and .next_wait.attempt == 1' >/dev/null 2>&1; then
+		seen_next=1
+	fi
 	if [ "$seen_text" = 0 ]; then
 		"$STORYCTL" -C "$P" status >"$T_TMP/u.status" 2>&1
 		grep -Eq 'primary agent paused by its usage limit until [0-9T:-]+Z' "$T_TMP/u.status" && seen_text=1
 	fi
-	[ "$seen" = 1 ] && [ "$seen_text" = 1 ] && break
+	[ "$seen" = 1 ] && [ "$seen_text" = 1 ] && [ "$seen_next" = 1 ] && break
 	sleep 0.1
 done
 check "status --json shows the agent paused by its usage limit" test "$seen" = 1
 check "status shows the wait and its end" test "$seen_text" = 1
+check "status --json names the stored next attempt (the same number after a usage limit)" test "$seen_next" = 1
 wait "$bg"
 check "the story finishes after the reset" test "$(sql "SELECT status FROM stories WHERE id='u1'")" = done
 
@@ -146,4 +152,20 @@ commit_all
 run_sc -C "$P" run
 run_sc -C "$P" show sc --json
 expect_json "the story budget ends the story like used-up attempts" '(.attempts | length) == 2 and .status == "escalated" and (.attempts[1].reason | test("cost budget"))'
+
+# a story left pending shows its next attempt as the last decision stored it
+EXTRA_JSON='"budget": {"max_cost_usd": 0.5},' new_project
+new_story "$P" nx 2 '<!-- sim a1: check 1; cost 0.6 -->' '<!-- sim *: checkall -->'
+commit_all
+run_sc -C "$P" run
+expect_rc "the budget stops the batch after the first attempt (75)" 75
+run_sc -C "$P" show nx
+expect_match "show names the stored next attempt and its agent" "$T_OUT" '^next: attempt 2 \(fallback\)( not before [0-9T:.-]+Z)?$'
+check "show's next attempt is the one stored with the decision" test "$(sql "SELECT next_attempt || '/' || next_role FROM attempts WHERE story_id='nx'")" = "2/fallback"
+jq '.budget.max_cost_usd = 5' "$P/storyctl.json" >"$P/cfg.tmp" && mv "$P/cfg.tmp" "$P/storyctl.json"
+run_sc -C "$P" resume
+expect_rc "resume after raising the budget finishes" 0
+check "the next attempt ran as stored" test "$(sql "SELECT group_concat(attempt || role, ' ') FROM (SELECT * FROM attempts WHERE story_id='nx' ORDER BY id)")" = "1primary 2fallback"
+run_sc -C "$P" show nx
+check "a finished story shows no next attempt" bash -c '! printf "%s" "$1" | grep -q "^next:"' _ "$T_OUT"
 finish

@@ -29,11 +29,13 @@ mk_panel() { # mode1 mode2 mode3 quorum
 	printf '"review": {"agents": [["%s", "r1", "%s", "{prompt}"], ["%s", "r2", "%s", "{prompt}"], ["%s", "r3", "%s", "{prompt}"]], "quorum": %s, "retries": 2},' \
 		"$reviewer" "$1" "$reviewer" "$2" "$reviewer" "$3" "$4"
 }
-EXTRA_JSON=$(mk_panel approve approve flaky 2) new_project
+EXTRA_JSON="$(mk_panel approve approve flaky 2)"'"git": {"commit_work": true},' new_project
 new_story "$P" v1 1 '<!-- sim *: checkall -->'
 commit_all
 run_sc -C "$P" run
 expect_rc "panel with a flaky reviewer: done" 0
+msg=$(git -C "$P" log -1 --format=%s)
+expect_match "the work commit names the last attempt's review" "$msg" '^story v1: done \(attempt 1, sim-p, review 3/3\)$'
 expect_match "the transient failure is retried" "$T_OUT" 'reviewer 3 failed \(transient\), retry 1 of 2'
 run_sc -C "$P" show v1 --json
 expect_json "full consensus recorded as 3/3" '.attempts[0].consensus == "3/3" and .attempts[0].outcome == "success"'

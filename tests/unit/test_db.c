@@ -282,7 +282,7 @@ test_open_settings(void **state)
 	assert_int_equal(info.busy_timeout_ms, DB_BUSY_TIMEOUT_MS);
 	/* WAL and the version are in the file, seen by any connection */
 	assert_raw(f->file, "PRAGMA journal_mode", "wal");
-	assert_raw(f->file, "PRAGMA user_version", "3");
+	assert_raw(f->file, "PRAGMA user_version", "4");
 }
 
 static void
@@ -1178,9 +1178,12 @@ test_migration_2_counts_existing_stories(void **state)
 	    " ALTER TABLE attempts DROP COLUMN session_id;"
 	    " ALTER TABLE stories DROP COLUMN subtasks_completed;"
 	    " ALTER TABLE stories DROP COLUMN subtasks_total;"
+	    " ALTER TABLE attempts DROP COLUMN next_attempt;"
+	    " ALTER TABLE attempts DROP COLUMN next_role;"
+	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
 	    " PRAGMA user_version = 1;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "3");
+	assert_raw(f->file, "PRAGMA user_version", "4");
 	assert_counts(f, 2, 0, 1);
 	add_story(f, "d", 3);
 	assert_counts(f, 3, 0, 1);
@@ -1206,9 +1209,12 @@ test_migration_3_subtasks_session(void **state)
 	    " ALTER TABLE attempts DROP COLUMN session_id;"
 	    " ALTER TABLE stories DROP COLUMN subtasks_completed;"
 	    " ALTER TABLE stories DROP COLUMN subtasks_total;"
+	    " ALTER TABLE attempts DROP COLUMN next_attempt;"
+	    " ALTER TABLE attempts DROP COLUMN next_role;"
+	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
 	    " PRAGMA user_version = 2;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "3");
+	assert_raw(f->file, "PRAGMA user_version", "4");
 	assert_int_equal(
 	    db_story_get(f->db, &s, &found, f->batch, "a", &err), 0);
 	assert_int_equal(found, 1);
@@ -1226,6 +1232,87 @@ test_migration_3_subtasks_session(void **state)
 	    "SELECT subtasks_completed || '/' || subtasks_total FROM stories"
 	    " WHERE id = 'a'",
 	    "4/9");
+}
+
+/* Schema 4 stores the decision's next attempt with the attempt; a
+ * version 3 database keeps its rows, which read "no stored decision"
+ * (0), and the new fields round-trip, NULL when there is no next. */
+static void
+test_migration_4_next_attempt(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct attempt_row r, *rows = NULL, last;
+	size_t n = 0;
+	int found = 0;
+
+	add_story(f, "a", 0);
+	run_attempt(f, "a", 1, OUTCOME_CRASH, 2);
+	db_close(f->db);
+	f->db = NULL;
+	raw_exec(f->file,
+	    "ALTER TABLE attempts DROP COLUMN next_attempt;"
+	    " ALTER TABLE attempts DROP COLUMN next_role;"
+	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
+	    " PRAGMA user_version = 3;");
+	assert_int_equal(db_open(&f->db, f->state, &err), 0);
+	assert_raw(f->file, "PRAGMA user_version", "4");
+	assert_raw(f->file,
+	    "SELECT coalesce(next_attempt, 'null') || coalesce(next_role, "
+	    "'null') || coalesce(not_before_ms, 'null') FROM attempts",
+	    "nullnullnull");
+	assert_int_equal(
+	    db_attempts_for_story(f->db, &rows, &n, f->batch, "a", &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].next_attempt, 0);
+	assert_int_equal(rows[0].not_before_ms, 0);
+	attempt_rows_free(rows, n);
+
+	/* a retry decision carries its next attempt */
+	attempt_init(&r, f->batch, "a", 2);
+	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+	attempt_end(&r, OUTCOME_TIMEOUT, 3, DECISION_RETRY);
+	r.ended_ms = 5000;
+	r.delay_ms = 700;
+	r.next_attempt = 3;
+	r.next_role = ROLE_FALLBACK;
+	r.not_before_ms = 5700;
+	assert_int_equal(
+	    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
+	assert_raw(f->file,
+	    "SELECT next_attempt || '/' || next_role || '/' || not_before_ms"
+	    " FROM attempts WHERE attempt = 2",
+	    "3/fallback/5700");
+	assert_int_equal(db_attempt_last(f->db, &last, &found, f->batch, "a", 0,
+			     false, &err),
+	    0);
+	assert_int_equal(found, 1);
+	assert_int_equal(last.attempt, 2);
+	assert_int_equal(last.next_attempt, 3);
+	assert_int_equal(last.next_role, ROLE_FALLBACK);
+	assert_int_equal(last.not_before_ms, 5700);
+	attempt_row_release(&last);
+	/* after the last row's seq there is none */
+	assert_int_equal(db_attempt_last(f->db, &last, &found, f->batch, "a", 2,
+			     false, &err),
+	    0);
+	assert_int_equal(found, 0);
+	/* an uncounted rerun: the last counted row is read past it */
+	attempt_init(&r, f->batch, "a", 3);
+	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+	attempt_end(&r, OUTCOME_INTERRUPTED, 3, DECISION_NONE);
+	assert_int_equal(
+	    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
+	assert_raw(f->file,
+	    "SELECT coalesce(next_role, 'null') FROM attempts WHERE attempt = "
+	    "3",
+	    "null");
+	assert_int_equal(
+	    db_attempt_last(f->db, &last, &found, f->batch, "a", 0, true, &err),
+	    0);
+	assert_int_equal(found, 1);
+	assert_int_equal(last.attempt, 2);
+	attempt_row_release(&last);
 }
 
 static void
@@ -1409,6 +1496,8 @@ main(void)
 		test_migration_2_counts_existing_stories, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_migration_3_subtasks_session, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_migration_4_next_attempt, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_group_commit_flags, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_spend, setup, teardown),

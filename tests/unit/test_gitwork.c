@@ -1134,6 +1134,24 @@ test_worktree_in_state_dir(void **state)
 	assert_true(exists(fx->repo, EX "/state.db"));
 }
 
+/* The one branch-name check is libgit2's (git check-ref-format). */
+static void
+test_branch_valid(void **state)
+{
+	static const char *const bad[] = {"", "-x", "a..b", "a b", "x/", "/x",
+	    "x.lock", "a/.b", "x~1", "x^", "x:y", "x?", "x*", "x[", "x\\y",
+	    "a@{b", "x.", "a//b", "\x01x", "HEAD"};
+	size_t i;
+
+	(void)state;
+	assert_true(gitwork_branch_valid("storyctl/state"));
+	assert_true(gitwork_branch_valid("feature/x-1.2"));
+	assert_false(gitwork_branch_valid(NULL));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (gitwork_branch_valid(bad[i]))
+			fail_msg("%s: accepted", bad[i]);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 #define TD(i) \
 	cmocka_unit_test_prestate_setup_teardown( \
@@ -1144,6 +1162,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    T(test_clean_repo),
+	    cmocka_unit_test(test_branch_valid),
 	    TD(0),
 	    TD(1),
 	    TD(2),

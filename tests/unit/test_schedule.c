@@ -133,6 +133,58 @@ test_state(void **state)
 	assert_int_equal(why, 1);
 }
 
+/* The one cycle check, as the config loader calls it: a dependency the
+ * loader could not resolve (< 0) is no edge; no cycle is 0. */
+static void
+test_check_cycles(void **state)
+{
+	const char *dag[] = {"", "a", "ab"};
+	const char *cyc[] = {"", "c", "b"};
+	struct graph g;
+	struct sc_err err = {0};
+
+	(void)state;
+	graph(&g, dag, 3);
+	g.deps[0][0] = -1;
+	g.s[0].ndeps = 1;
+	assert_int_equal(schedule_check_cycles(g.s, g.n, &err), 0);
+	assert_int_equal(schedule_check_cycles(g.s, 0, &err), 0);
+	graph(&g, cyc, 3);
+	assert_int_equal(schedule_check_cycles(g.s, g.n, &err), SC_EDATA);
+	assert_string_equal(err.msg, "dependency cycle: b -> c -> b");
+}
+
+static enum story_status
+status_at(const void *ctx, size_t k)
+{
+	return ((const enum story_status *)ctx)[k];
+}
+
+/* The rule over the batch loop's own storage: *why is the index of the
+ * dependency among the story's, SIZE_MAX when ready. */
+static void
+test_deps_state(void **state)
+{
+	enum story_status st[3] = {STATUS_DONE, STATUS_PENDING, STATUS_DONE};
+	size_t why = 0;
+
+	(void)state;
+	assert_int_equal(
+	    schedule_deps_state(&why, 0, status_at, st), SCHED_READY);
+	assert_true(why == SIZE_MAX);
+	assert_int_equal(
+	    schedule_deps_state(&why, 3, status_at, st), SCHED_WAIT);
+	assert_int_equal(why, 1);
+	st[2] = STATUS_ESCALATED;
+	assert_int_equal(
+	    schedule_deps_state(&why, 3, status_at, st), SCHED_BLOCKED);
+	assert_int_equal(why, 2);
+	st[1] = STATUS_DONE;
+	st[2] = STATUS_DONE;
+	assert_int_equal(
+	    schedule_deps_state(&why, 3, status_at, st), SCHED_READY);
+}
+
 static struct attempt_rec
 rec(enum outcome o, int done)
 {
@@ -211,6 +263,8 @@ main(void)
 	    cmocka_unit_test(test_order_table),
 	    cmocka_unit_test(test_cycle_named),
 	    cmocka_unit_test(test_state),
+	    cmocka_unit_test(test_check_cycles),
+	    cmocka_unit_test(test_deps_state),
 	    cmocka_unit_test(test_transient_zero),
 	    cmocka_unit_test(test_breaker_sequence),
 	    cmocka_unit_test(test_breaker_probe_recovers),

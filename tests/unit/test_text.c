@@ -114,12 +114,48 @@ test_clean_every_byte(void **state)
 	}
 }
 
+/* The ASCII classes ignore the locale and bytes >= 0x80; the case-
+ * insensitive search honours word boundaries (classify's table). */
+static void
+test_ascii_and_search(void **state)
+{
+	const char *s = "  Rate_Limit: Quota exceeded\t\n";
+	const char *p = s;
+	size_t n = strlen(s);
+	int c;
+
+	(void)state;
+	for (c = 0; c < 256; c++) {
+		assert_int_equal(text_is_alpha(c),
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'));
+		assert_int_equal(text_is_digit(c), c >= '0' && c <= '9');
+		assert_int_equal(
+		    text_lower(c), c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	assert_false(text_is_space(0xa0));
+	text_trim(&p, &n);
+	assert_int_equal(n, strlen("Rate_Limit: Quota exceeded"));
+	assert_memory_equal(p, "Rate_Limit", 10);
+	assert_true(text_ci_has(p, n, "quota", true));
+	/* "limit" touches '_': not a word there */
+	assert_false(text_ci_has(p, n, "limit", true));
+	assert_true(text_ci_has(p, n, "limit", false));
+	assert_int_equal(text_ci_find(p, n, 0, "quota", false), 12);
+	assert_int_equal(text_ci_find(p, n, 13, "quota", false), n);
+	assert_true(text_ci_contains(p, n, "QUOTA Exceeded"));
+	assert_false(text_ci_contains(p, n, ""));
+	assert_false(text_ci_contains(p, n, NULL));
+	assert_true(text_ci_eq("ABC", "abc", 3));
+	assert_false(text_ci_eq("ABD", "abc", 3));
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_clean_table),
 	    cmocka_unit_test(test_clean_every_byte),
+	    cmocka_unit_test(test_ascii_and_search),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,382 @@
+/*
+ * gitwork_commit.c - work commits (docs/git-work.md): commit everything
+ * in a work tree but the state dir, and put a tree back to a commit
+ * (reset --hard and clean of what it added).  See gitwork.h.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "state/gitstate.h"
+#include "state/gitwork.h"
+#include "state/gitwork_int.h"
+
+/*
+ * git_index_add_all()/update_all() callback: >0 skips the path.  Skip
+ * the excluded dir, and nested repositories (the only directories the
+ * recursive walk reports, with a trailing '/'): git would add them as
+ * bare gitlinks nobody can clone, libgit2 fails on them; they stay
+ * untracked and gitwork_is_dirty() reports them.
+ */
+static int
+gw_stage_cb(const char *path, const char *matched, void *payload)
+{
+	size_t n = strlen(path);
+
+	if (n > 0 && path[n - 1] == '/')
+		return 1;
+	return gitwork_excluded(path, (const char *)payload) ? 1 : 0;
+}
+
+/*
+ * Where a commit goes: *current = 1 when onto HEAD (branch NULL or the
+ * branch checked out here), else the branch's ref (NULL when it does not
+ * exist yet).  *parent is the commit to build on (NULL for a root
+ * commit).
+ */
+static int
+gw_commit_target(int *current, git_reference **bref, git_commit **parent,
+    git_repository *repo, const char *dir, const char *branch,
+    const char *refname, struct sc_err *err)
+{
+	git_reference *head = NULL;
+	int rc = 0, grc;
+
+	*current = branch == NULL;
+	*bref = NULL;
+	*parent = NULL;
+	if (!*current) {
+		if (git_reference_lookup(&head, repo, "HEAD") < 0) {
+			rc = err_set(err, SC_EIO, "%s: cannot read HEAD: %s",
+			    dir, gitwork_git_msg());
+			goto out;
+		}
+		*current = git_reference_type(head) == GIT_REFERENCE_SYMBOLIC &&
+		    strcmp(git_reference_symbolic_target(head), refname) == 0;
+	}
+	if (*current) {
+		rc = gitwork_head_commit(parent, repo, dir, err);
+		goto out;
+	}
+	grc = git_reference_lookup(bref, repo, refname);
+	if (grc == GIT_ENOTFOUND) {
+		rc = gitwork_head_commit(parent, repo, dir, err);
+		goto out;
+	}
+	if (grc < 0) {
+		rc = err_set(err, SC_EIO, "%s: branch %s: %s", dir, branch,
+		    gitwork_git_msg());
+		goto out;
+	}
+	if (git_reference_type(*bref) != GIT_REFERENCE_DIRECT) {
+		rc = err_set(err, SC_EDATA, "%s: branch %s: is a symbolic ref",
+		    dir, branch);
+		goto out;
+	}
+	grc = git_branch_is_checked_out(*bref);
+	if (grc != 0) {
+		rc = grc < 0 ? err_set(err, SC_EIO, "%s: branch %s: %s", dir,
+				   branch, gitwork_git_msg())
+			     : err_set(err, SC_EDATA,
+				   "%s: branch %s: is checked out in another "
+				   "work tree",
+				   dir, branch);
+		goto out;
+	}
+	if (git_commit_lookup(parent, repo, git_reference_target(*bref)) < 0)
+		rc = err_set(err, SC_EIO,
+		    "%s: branch %s: cannot read the tip commit: %s", dir,
+		    branch, gitwork_git_msg());
+out:
+	git_reference_free(head);
+	return rc;
+}
+
+/* Stage everything like `git add -A`, skipping the excluded dir. */
+static int
+gw_stage_all(
+    git_index *idx, const char *ex, const char *dir, struct sc_err *err)
+{
+	char star[] = "*";
+	char *specs[] = {star};
+	git_strarray spec = {specs, 1};
+
+	if (git_index_read(idx, 0) < 0 ||
+	    git_index_add_all(idx, &spec, GIT_INDEX_ADD_DEFAULT, gw_stage_cb,
+		(void *)ex) < 0 ||
+	    git_index_update_all(idx, &spec, gw_stage_cb, (void *)ex) < 0)
+		return err_set(err, SC_EIO, "%s: cannot stage changes: %s", dir,
+		    gitwork_git_msg());
+	return 0;
+}
+
+/* Is there nothing to commit: tree_id equals the parent's tree, or the
+ * tree is empty with no parent? */
+static int
+gw_nothing_to_commit(int *out, git_repository *repo, const git_oid *tree_id,
+    git_commit *parent, const char *dir, struct sc_err *err)
+{
+	git_tree *tree = NULL;
+
+	if (parent != NULL) {
+		*out = git_oid_equal(tree_id, git_commit_tree_id(parent));
+		return 0;
+	}
+	if (git_tree_lookup(&tree, repo, tree_id) < 0)
+		return err_set(err, SC_EIO, "%s: %s", dir, gitwork_git_msg());
+	*out = git_tree_entrycount(tree) == 0;
+	git_tree_free(tree);
+	return 0;
+}
+
+int
+gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
+    const char *branch, const char *exclude_dir, const char *msg, int64_t now_s,
+    struct sc_err *err)
+{
+	git_repository *repo = NULL;
+	git_index *idx = NULL;
+	git_reference *bref = NULL, *newref = NULL;
+	git_commit *parent = NULL, *head = NULL;
+	git_tree *tree = NULL, *trees[2] = {NULL, NULL};
+	git_signature *sig = NULL;
+	const git_commit *parents[1];
+	git_oid tree_id, id, expect;
+	char ex[PATH_MAX], refname[GITWORK_REFMAX], rlmsg[256];
+	char *cmsg = NULL;
+	int rc = 0, grc, current = 0, nothing = 0;
+
+	if (out_committed != NULL)
+		*out_committed = 0;
+	if (out_hex != NULL)
+		out_hex[0] = '\0';
+	if (out_committed == NULL || dir == NULL || msg == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitwork_commit_all: bad arguments");
+	if ((cmsg = gitstate_clean_message(msg)) == NULL)
+		return err_set(err, SC_EOS, "%s: out of memory", dir);
+	if (cmsg[0] == '\n') {
+		rc =
+		    err_set(err, SC_ESOFTWARE, "%s: empty commit message", dir);
+		goto out;
+	}
+	refname[0] = '\0';
+	/* libgit2 is initialised before any git_* call, even a name check */
+	if ((rc = gitwork_open(&repo, dir, err)) < 0)
+		goto out;
+	if ((branch != NULL &&
+		(rc = gitwork_refname(refname, sizeof(refname), branch, err)) <
+		    0) ||
+	    (rc = gitwork_exclude(ex, sizeof(ex), git_repository_workdir(repo),
+		 exclude_dir, err)) < 0 ||
+	    (rc = gw_commit_target(&current, &bref, &parent, repo, dir, branch,
+		 refname, err)) < 0 ||
+	    (rc = gitwork_head_commit(&head, repo, dir, err)) < 0)
+		goto out;
+	if (git_repository_index(&idx, repo) < 0 ||
+	    (head != NULL && git_commit_tree(&trees[0], head) < 0) ||
+	    (parent != NULL && git_commit_tree(&trees[1], parent) < 0)) {
+		rc = err_set(err, SC_EIO, "%s: %s", dir, gitwork_git_msg());
+		goto out;
+	}
+	if ((rc = gitwork_check_untracked(idx, trees, 2, ex, dir, err)) < 0 ||
+	    (rc = gw_stage_all(idx, ex, dir, err)) < 0)
+		goto out;
+	if (git_index_write_tree(&tree_id, idx) < 0) {
+		rc = err_set(err, SC_EIO, "%s: cannot write a tree: %s", dir,
+		    gitwork_git_msg());
+		goto out;
+	}
+	if ((rc = gw_nothing_to_commit(
+		 &nothing, repo, &tree_id, parent, dir, err)) < 0)
+		goto out;
+	if (nothing) {
+		/* keep the refreshed stat data, as `git add -A` would */
+		if (current && git_index_write(idx) < 0)
+			rc = err_set(err, SC_EIO,
+			    "%s: cannot write the index: %s", dir,
+			    gitwork_git_msg());
+		goto out;
+	}
+	if (git_tree_lookup(&tree, repo, &tree_id) < 0 ||
+	    git_signature_new(
+		&sig, GITWORK_NAME, GITWORK_EMAIL, (git_time_t)now_s, 0) < 0) {
+		rc = err_set(err, SC_EIO, "%s: %s", dir, gitwork_git_msg());
+		goto out;
+	}
+	parents[0] = parent;
+	if (current) {
+		/* libgit2 moves HEAD only if it still points at parents[0]
+		 * and writes git's own "commit: ..." reflog entry */
+		if (git_commit_create(&id, repo, "HEAD", sig, sig, NULL, cmsg,
+			tree, parent != NULL ? 1 : 0, parents) < 0) {
+			rc = err_set(err, SC_EIO, "%s: cannot commit: %s", dir,
+			    gitwork_git_msg());
+			goto out;
+		}
+		/* after the ref moved: a failure here leaves the work
+		 * staged against the new commit, i.e. clean */
+		if (git_index_write(idx) < 0) {
+			rc = err_set(err, SC_EIO,
+			    "%s: committed but cannot write the index: %s", dir,
+			    gitwork_git_msg());
+			goto out;
+		}
+	} else {
+		if (git_commit_create(&id, repo, NULL, sig, sig, NULL, cmsg,
+			tree, parent != NULL ? 1 : 0, parents) < 0) {
+			rc = err_set(err, SC_EIO, "%s: branch %s: %s", dir,
+			    branch, gitwork_git_msg());
+			goto out;
+		}
+		snprintf(rlmsg, sizeof(rlmsg), "commit: %.*s",
+		    (int)strcspn(cmsg, "\n"), cmsg);
+		/* compare-and-swap: the zero id means "must not exist" */
+		if (bref != NULL)
+			git_oid_cpy(&expect, git_reference_target(bref));
+		else
+			memset(&expect, 0, sizeof(expect));
+		grc = git_reference_create_matching(
+		    &newref, repo, refname, &id, 1, &expect, rlmsg);
+		if (grc < 0) {
+			rc = err_set(err, SC_EIO, "%s: branch %s: %s%s", dir,
+			    branch, gitwork_git_msg(),
+			    grc == GIT_EMODIFIED || grc == GIT_EEXISTS
+				? " (moved by another writer)"
+				: "");
+			goto out;
+		}
+	}
+	*out_committed = 1;
+	if (out_hex != NULL)
+		git_oid_tostr(out_hex, GITWORK_HEXSZ, &id);
+out:
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_tree_free(trees[0]);
+	git_tree_free(trees[1]);
+	git_commit_free(head);
+	git_commit_free(parent);
+	git_reference_free(newref);
+	git_reference_free(bref);
+	git_index_free(idx);
+	gitwork_close(
+	    repo); /* NULL when gitwork_open() was not reached or failed */
+	free(cmsg);
+	return rc;
+}
+
+/* Remove the now empty directories from dirname(full) up to, but not
+ * including, the work tree root (root length rootlen, no '/'). */
+static void
+gw_prune_dirs(char *full, size_t rootlen)
+{
+	char *slash;
+
+	for (;;) {
+		slash = strrchr(full, '/');
+		if (slash == NULL || (size_t)(slash - full) <= rootlen)
+			return;
+		*slash = '\0';
+		if (rmdir(full) != 0)
+			return; /* not empty (ignored or excluded files) */
+	}
+}
+
+/* `git clean -fd` without touching ignored files or the excluded dir. */
+static int
+gw_clean(
+    git_repository *repo, const char *ex, const char *dir, struct sc_err *err)
+{
+	git_status_list *list = NULL;
+	const git_status_entry *e;
+	const char *wd = git_repository_workdir(repo), *path;
+	char full[PATH_MAX];
+	size_t i, n, rootlen = strlen(wd);
+	int rc;
+
+	while (rootlen > 1 && wd[rootlen - 1] == '/')
+		rootlen--;
+	if ((rc = gitwork_status(&list, repo, dir, err)) < 0)
+		return rc;
+	n = git_status_list_entrycount(list);
+	for (i = 0; i < n; i++) {
+		e = git_status_byindex(list, i);
+		if (e == NULL || (e->status & GIT_STATUS_WT_NEW) == 0 ||
+		    e->index_to_workdir == NULL)
+			continue;
+		path = e->index_to_workdir->new_file.path;
+		/* a directory entry is a nested repository: git clean
+		 * keeps those without -ff, and so do we */
+		if (gitwork_excluded(path, ex) || path[0] == '\0' ||
+		    path[strlen(path) - 1] == '/')
+			continue;
+		if ((size_t)snprintf(full, sizeof(full), "%.*s/%s",
+			(int)rootlen, wd, path) >= sizeof(full)) {
+			rc = err_set(
+			    err, SC_EIO, "%s: %s: path too long", dir, path);
+			break;
+		}
+		if (unlink(full) != 0 && errno != ENOENT) {
+			rc = err_set(err, SC_EIO, "%s: cannot remove: %s", full,
+			    strerror(errno));
+			break;
+		}
+		gw_prune_dirs(full, rootlen);
+	}
+	git_status_list_free(list);
+	return rc;
+}
+
+int
+gitwork_reset_hard(const char *dir, const char *hex, const char *exclude_dir,
+    struct sc_err *err)
+{
+	git_repository *repo = NULL;
+	git_commit *target = NULL, *head = NULL;
+	git_tree *trees[2] = {NULL, NULL};
+	git_index *idx = NULL;
+	char ex[PATH_MAX];
+	int rc = 0;
+
+	if (dir == NULL || hex == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitwork_reset_hard: bad arguments");
+	if ((rc = gitwork_open(&repo, dir, err)) < 0)
+		return rc;
+	if ((rc = gitwork_exclude(ex, sizeof(ex), git_repository_workdir(repo),
+		 exclude_dir, err)) < 0 ||
+	    (rc = gitwork_lookup_commit(&target, repo, hex, dir, err)) < 0 ||
+	    (rc = gitwork_head_commit(&head, repo, dir, err)) < 0)
+		goto out;
+	if (git_repository_index(&idx, repo) < 0 ||
+	    git_commit_tree(&trees[0], target) < 0 ||
+	    (head != NULL && git_commit_tree(&trees[1], head) < 0)) {
+		rc = err_set(err, SC_EIO, "%s: %s", dir, gitwork_git_msg());
+		goto out;
+	}
+	if ((rc = gitwork_check_untracked(idx, trees, 2, ex, dir, err)) < 0)
+		goto out;
+	/* git_reset() forces the checkout for a hard reset; it never
+	 * removes untracked or ignored files */
+	if (git_reset(repo, (const git_object *)target, GIT_RESET_HARD, NULL) <
+	    0) {
+		rc = err_set(err, SC_EIO, "%s: cannot reset to %s: %s", dir,
+		    hex, gitwork_git_msg());
+		goto out;
+	}
+	rc = gw_clean(repo, ex, dir, err);
+out:
+	git_index_free(idx);
+	git_tree_free(trees[0]);
+	git_tree_free(trees[1]);
+	git_commit_free(head);
+	git_commit_free(target);
+	gitwork_close(repo);
+	return rc;
+}
