@@ -15,7 +15,10 @@
 #include <jansson.h>
 
 #include "controller/argv.h"
-#include "controller/batch_int.h"
+#include "controller/attempt.h"
+#include "controller/attempt_run.h"
+#include "controller/checks.h"
+#include "controller/console.h"
 #include "strategies/adapter.h"
 #include "controller/prompt.h"
 #include "controller/tz.h"
@@ -37,8 +40,9 @@ slot_root(const struct batch *b, const struct slot *sl)
 	return sl->worktree != NULL ? sl->worktree : b->cfg->root;
 }
 
-int
-batch_history(struct batch *b, struct attempt_row **rows, size_t *n,
+/* The attempts of a story the strategy sees (since its last requeue). */
+static int
+story_history(struct batch *b, struct attempt_row **rows, size_t *n,
     size_t *first, const struct story_row *st, struct sc_err *err)
 {
 	size_t i;
@@ -105,7 +109,7 @@ print_decision(struct batch *b, const struct attempt_row *r,
 
 	clock_fmt_duration(dur, sizeof(dur), r->ended_ms - r->started_ms);
 	clock_fmt_duration(delay, sizeof(delay), r->delay_ms);
-	record_line(b,
+	console_line(b,
 	    "%s: attempt %d %s (%s): %s %d/%d after %s%s%s -> %s%s%s "
 	    "[%s]",
 	    st->id, r->attempt, role_name(r->role), r->agent,
@@ -124,22 +128,22 @@ print_decision(struct batch *b, const struct attempt_row *r,
 		: "",
 	    d->reason);
 	if (d->disable_role >= 0)
-		record_line(b,
+		console_line(b,
 		    "%s: %s agent (%s) disabled for the rest of this "
 		    "run: %s",
 		    st->id, role_name((enum role)d->disable_role),
 		    b->cfg->agents[d->disable_role].name, r->error_message);
 	if (d->decision == DECISION_DEFER)
-		record_line(b,
+		console_line(b,
 		    "Story %s deferred - dev-story hit complexity "
 		    "limit at %d/%d",
 		    st->id, st->tasks_completed, st->tasks_total);
 	else if (d->decision == DECISION_ESCALATE)
-		record_line(b, "Story %s escalated - %s", st->id, d->reason);
+		console_line(b, "Story %s escalated - %s", st->id, d->reason);
 	else if (d->decision == DECISION_DONE)
-		record_line(b, "Story %s done - %d/%d tasks at attempt %d (%s)",
-		    st->id, st->tasks_completed, st->tasks_total, r->attempt,
-		    r->agent);
+		console_line(b,
+		    "Story %s done - %d/%d tasks at attempt %d (%s)", st->id,
+		    st->tasks_completed, st->tasks_total, r->attempt, r->agent);
 }
 
 /* A usage limit pauses agent r->role until its reset: the hint, or
@@ -155,7 +159,7 @@ pause_agent(struct batch *b, const struct attempt_row *r, int64_t hint_ms)
 }
 
 int
-batch_decide_and_record(bool *transient_zero, struct batch *b,
+attempt_decide_record(bool *transient_zero, struct batch *b,
     struct attempt_row *r, struct story_row *st,
     const struct classification *cls, int64_t hint_ms, struct sc_err *err)
 {
@@ -168,7 +172,7 @@ batch_decide_and_record(bool *transient_zero, struct batch *b,
 	const char *kind = "decision";
 	int rc;
 
-	rc = batch_history(b, &rows, &n, &first, st, err);
+	rc = story_history(b, &rows, &n, &first, st, err);
 	if (rc < 0)
 		goto out;
 	recs = to_recs(rows, first, n, r, st->attempt_base);
@@ -286,7 +290,7 @@ batch_decide_and_record(bool *transient_zero, struct batch *b,
 		goto out;
 	}
 	/* group commit: this transaction's fsync is the next attempt's
-	 * (record_defer_story) */
+	 * (statebranch_defer_story) */
 	db_defer_sync(b->db);
 	rc = db_attempt_finish(b->db, r, st, kind, event, err);
 	if (rc < 0)
@@ -301,7 +305,8 @@ batch_decide_and_record(bool *transient_zero, struct batch *b,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = record_defer_story(b, st, msg, err);
+	rc = statebranch_defer_story(
+	    &b->sb, b->batch_id, st, msg, batch_now_ms(b), err);
 	if (rc < 0)
 		goto out;
 	print_decision(b, r, st, &d);
@@ -357,7 +362,7 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 			db_attempt_heartbeat(b->db, ar->r.id, now, &hb, NULL);
 		}
 	}
-	record_status_line(b);
+	console_status(b);
 	return ar->token;
 }
 
@@ -468,7 +473,7 @@ out:
 }
 
 int
-batch_transient_zero(
+attempt_transient_zero(
     struct batch *b, const struct story_row *st, bool *out, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
@@ -477,7 +482,7 @@ batch_transient_zero(
 	int rc;
 
 	*out = false;
-	rc = batch_history(b, &rows, &n, &first, st, err);
+	rc = story_history(b, &rows, &n, &first, st, err);
 	if (rc < 0)
 		return rc;
 	if (n > first) {
@@ -493,7 +498,7 @@ batch_transient_zero(
 }
 
 int
-batch_settle(struct batch *b, struct story_row *st, enum story_status status,
+attempt_settle(struct batch *b, struct story_row *st, enum story_status status,
     const char *reason, const char *kind, struct sc_err *err)
 {
 	char *msg = NULL;
@@ -515,8 +520,10 @@ batch_settle(struct batch *b, struct story_row *st, enum story_status status,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = record_commit_story(b, st, msg, err);
-	record_line(b, "Story %s %s - %s", st->id, status_name(status), reason);
+	rc = statebranch_commit_story(
+	    &b->sb, b->batch_id, st, msg, batch_now_ms(b), err);
+	console_line(
+	    b, "Story %s %s - %s", st->id, status_name(status), reason);
 out:
 	free(msg);
 	return rc;
@@ -669,7 +676,7 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 		    "agent %s (%s) cannot be started: %.500s",
 		    role_name(nx->role), ag->name, err->msg);
 		err_clear(err);
-		rc = batch_settle(
+		rc = attempt_settle(
 		    b, st, STATUS_ESCALATED, why, "escalated", err);
 		goto out;
 	}
@@ -715,7 +722,7 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 	}
 	/* that commit's fsync made the last decision durable too: now the
 	 * branch may show it */
-	rc = record_flush(b, err);
+	rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
 	if (rc < 0) {
 		/* its agent never started: closed as interrupted, not
 		 * counted, so that resume runs it again */
@@ -726,7 +733,7 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next *nx,
 		goto out;
 	}
 	if (!b->o->tty)
-		record_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
+		console_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
 		    st->id, ar->r.attempt, role_name(ar->r.role), ag->name,
 		    ar->r.tasks_completed, ar->r.tasks_total);
 
@@ -842,11 +849,11 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		snprintf(why, sizeof(why), "cannot read the story: %.200s",
 		    err->msg);
 		err_clear(err);
-		rc = batch_settle(b, st, STATUS_INVALID, why, "invalid", err);
+		rc = attempt_settle(b, st, STATUS_INVALID, why, "invalid", err);
 		goto out;
 	}
 	if (pr.tasks_total == 0) {
-		rc = batch_settle(b, st, STATUS_INVALID,
+		rc = attempt_settle(b, st, STATUS_INVALID,
 		    progress_no_tasks_reason(&pr), "invalid", err);
 		goto out;
 	}
@@ -861,7 +868,7 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		snprintf(why, sizeof(why),
 		    "all %d tasks were already checked; nothing to run",
 		    pr.tasks_total);
-		rc = batch_settle(b, st, STATUS_DONE, why, "done", err);
+		rc = attempt_settle(b, st, STATUS_DONE, why, "done", err);
 		goto out;
 	}
 	if (b->cfg->budget.max_cost_usd > 0 &&
@@ -896,9 +903,9 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		sl->next_attempt = nx.attempt;
 		clock_fmt_duration(wait, sizeof(wait), nx.not_before_ms - now);
 		if (b->o->tty)
-			record_status_line(b);
+			console_status(b);
 		else
-			record_line(b, "%s: waiting %s before attempt %d",
+			console_line(b, "%s: waiting %s before attempt %d",
 			    st->id, wait, nx.attempt);
 		goto out;
 	}
@@ -929,12 +936,6 @@ slot_handles(
 		return;
 	}
 	checks_handles(ar, handles, nh, next_ms);
-}
-
-const struct attempt_row *
-slot_attempt(const struct slot *sl)
-{
-	return &sl->run->r;
 }
 
 void
@@ -1071,7 +1072,7 @@ attempt_complete(
 		    "%swriting the attempt log failed: %s", used ? "; " : "",
 		    strerror(res->log_errno));
 	}
-	rc = batch_decide_and_record(&tz, b, r, sl->st, cls, hint_ms, err);
+	rc = attempt_decide_record(&tz, b, r, sl->st, cls, hint_ms, err);
 	if (rc < 0)
 		goto out;
 	/* one read of the history per decision: the breaker (when the

@@ -11,8 +11,11 @@
 #include <string.h>
 
 #include "controller/argv.h"
-#include "controller/batch_int.h"
+#include "controller/attempt_run.h"
+#include "controller/checks.h"
+#include "controller/console.h"
 #include "state/redact.h"
+#include "strategies/classify.h"
 #include "strategies/backoff.h"
 
 #define GATE_OUTPUT_MAX 2048
@@ -114,7 +117,7 @@ gate_start(struct batch *b, struct attempt_run *ar, struct sc_err *err)
 	if (rc < 0)
 		return err_prefix(err, "gate %s", g->name);
 	if (!b->o->tty)
-		record_line(b, "%s: attempt %d: gate %s", ar->r.story_id,
+		console_line(b, "%s: attempt %d: gate %s", ar->r.story_id,
 		    ar->r.attempt, g->name);
 	return job_start(b, ar, j, g->timeout_s, err);
 }
@@ -149,7 +152,7 @@ review_start(struct batch *b, struct attempt_run *ar, struct sc_err *err)
 		return err_set(err, SC_EOS, "out of memory");
 	ar->njobs = rv->nagents;
 	if (!b->o->tty)
-		record_line(b, "%s: attempt %d: review panel of %zu",
+		console_line(b, "%s: attempt %d: review panel of %zu",
 		    ar->r.story_id, ar->r.attempt, rv->nagents);
 	vars_for(&v, ar, ar->review_prompt);
 	for (i = 0; i < rv->nagents; i++) {
@@ -241,8 +244,9 @@ gate_service(
 	free(ar->r.gate_output);
 	ar->r.gate_output =
 	    tail_redacted(res->tail, res->tail_len, GATE_OUTPUT_MAX);
-	record_line(b, "%s: attempt %d: gate %s failed (%s %d)", ar->r.story_id,
-	    ar->r.attempt, g->name, res->timed_out ? "timed out," : "exit",
+	console_line(b, "%s: attempt %d: gate %s failed (%s %d)",
+	    ar->r.story_id, ar->r.attempt, g->name,
+	    res->timed_out ? "timed out," : "exit",
 	    res->term_signal ? res->term_signal : res->exit_code);
 	*verdict = -1;
 	return 0;
@@ -318,7 +322,7 @@ review_service(
 			d = backoff_jitter_ms(d, b->cfg->policy.backoff.jitter,
 			    b->o->clock.random01(b->o->clock.ctx));
 			j->next_ms = now + (d > 0 ? d : 1);
-			record_line(b,
+			console_line(b,
 			    "%s: attempt %d: reviewer %zu failed "
 			    "(transient), retry %d of %d",
 			    ar->r.story_id, ar->r.attempt, i + 1, j->tries,
@@ -337,7 +341,7 @@ review_service(
 		votes[i] = ar->jobs[i].vote;
 	review_tally(&t, votes, ar->njobs, rv->quorum);
 	snprintf(ar->r.consensus, sizeof(ar->r.consensus), "%s", t.consensus);
-	record_line(b, "%s: attempt %d: review %s (%s)", ar->r.story_id,
+	console_line(b, "%s: attempt %d: review %s (%s)", ar->r.story_id,
 	    ar->r.attempt, t.consensus,
 	    t.pass ? (t.degraded ? "degraded consensus" : "full consensus")
 		   : "not approved");

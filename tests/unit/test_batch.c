@@ -1,6 +1,6 @@
 /*
  * test_batch.c - the batch loop (controller/batch.c, attempt.c,
- * record.c) driven through its seams: a fake clock that never really
+ * console.c) driven through its seams: a fake clock that never really
  * sleeps (sleep_until records the deadline and jumps the clock to it)
  * and a scripted fake agent runner that checks boxes in the story file,
  * advances the fake clock and returns a canned runner_result.

@@ -967,6 +967,10 @@ static const struct ecase ecases[] = {
 	"[]}]}",
 	": unknown key stories[1].dependson (did you mean depends_on?)"},
     {"unknown key no hint", "{\"zzzzzzzz\": 1}", ": unknown key zzzzzzzz"},
+    /* the one text cleaner (text_clean): an escape sequence or a control
+     * is a space in the message, never raw on the terminal */
+    {"unknown key with an escape", "{\"zz\\u001b]0;t\\u0007zz\\nq\": 1}",
+	": unknown key zz zz q"},
     {"unknown role",
 	"{\"agents\": {\"primary\": {\"preset\": \"claude\"},"
 	" \"secondary\": {}}}",

@@ -246,6 +246,37 @@ test_open_creates_private_files(void **state)
 	assert_int_equal(sb.st_mode & 0777, 0600);
 }
 
+/* A missing state dir is made with its missing parents: they get 0755
+ * (before the umask), the state dir itself 0700 (docs/state.md). */
+static void
+test_dir_prepare_parents(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	char deep[200], mid[180], file[200];
+	struct stat sb;
+	mode_t old = umask(022);
+	int fd;
+
+	snprintf(mid, sizeof(mid), "%s/a/b", f->root);
+	snprintf(deep, sizeof(deep), "%s/state", mid);
+	assert_int_equal(db_dir_prepare(deep, &err), 0);
+	assert_int_equal(stat(deep, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	assert_int_equal(stat(mid, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0755);
+	/* a parent that is a file: the message names the state dir */
+	snprintf(file, sizeof(file), "%s/plain", f->root);
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(deep, sizeof(deep), "%s/plain/x/state", f->root);
+	assert_int_equal(db_dir_prepare(deep, &err), SC_EIO);
+	assert_non_null(strstr(err.msg, "cannot create state dir"));
+	assert_non_null(strstr(err.msg, deep));
+	umask(old);
+}
+
 static void
 test_open_tightens_loose_modes(void **state)
 {
@@ -1448,6 +1479,8 @@ main(void)
 		test_open_creates_private_files, setup_bare, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_open_tightens_loose_modes, setup_bare, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_dir_prepare_parents, setup_bare, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_open_settings, setup, teardown),
 	    cmocka_unit_test_setup_teardown(

@@ -1,23 +1,20 @@
-/*
- * record.c - what the batch leaves behind for people: one commit on the
- * state branch after every decision, and the lines (or the live status
- * line) printed while it runs.
- */
+/* statebranch.c - see statebranch.h; the layout is docs/state-branch.md. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/batch_int.h"
-#include "controller/clock.h"
 #include "state/render.h"
+#include "state/statebranch.h"
 
+/* The last line of every commit message: the database's decision
+ * sequence the commit shows, which statebranch_sync() compares
+ * (docs/state-branch.md#durability). */
 #define SEQ_TRAILER "storyctl-decision: "
 
 static int
-story_json_text(
-    char **out, struct batch *b, const struct story_row *st, struct sc_err *err)
+story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
+    const struct story_row *st, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
 	size_t n = 0;
@@ -25,7 +22,7 @@ story_json_text(
 	int rc;
 
 	*out = NULL;
-	rc = db_attempts_for_story(b->db, &rows, &n, b->batch_id, st->id, err);
+	rc = db_attempts_for_story(sb->db, &rows, &n, batch_id, st->id, err);
 	if (rc < 0)
 		goto out;
 	j = render_story_json(st, rows, n);
@@ -43,7 +40,7 @@ out:
 /* Add the JSON of each of the n rows to tx, at its path for a batch of
  * total stories. */
 static int
-add_stories(struct batch *b, struct gitstate_tx *tx,
+add_stories(struct statebranch *sb, int64_t batch_id, struct gitstate_tx *tx,
     const struct story_row *rows, size_t n, int total, struct sc_err *err)
 {
 	char *text = NULL, *path = NULL;
@@ -51,7 +48,7 @@ add_stories(struct batch *b, struct gitstate_tx *tx,
 	int rc = 0;
 
 	for (i = 0; rc == 0 && i < n; i++) {
-		rc = story_json_text(&text, b, &rows[i], err);
+		rc = story_json_text(&text, sb, batch_id, &rows[i], err);
 		if (rc < 0)
 			break;
 		path = render_story_path(rows[i].id, rows[i].position, total);
@@ -87,8 +84,8 @@ add_text(struct gitstate_tx *tx, const char *path, int rendered, char *text,
  * when every story's JSON is written.
  */
 static int
-add_page(struct batch *b, struct gitstate_tx *tx, const struct story_row *only,
-    int from, int total, struct sc_err *err)
+add_page(struct statebranch *sb, int64_t batch_id, struct gitstate_tx *tx,
+    const struct story_row *only, int from, int total, struct sc_err *err)
 {
 	struct story_row *rows = NULL;
 	struct story_line *lines = NULL;
@@ -98,11 +95,11 @@ add_page(struct batch *b, struct gitstate_tx *tx, const struct story_row *only,
 	int page = from / RENDER_PAGE, rc;
 
 	if (only != NULL) {
-		rc = db_story_lines(b->db, &lines, &block, &n, b->batch_id,
-		    from, RENDER_PAGE, err);
+		rc = db_story_lines(sb->db, &lines, &block, &n, batch_id, from,
+		    RENDER_PAGE, err);
 	} else {
 		rc = db_story_range(
-		    b->db, &rows, &n, b->batch_id, from, RENDER_PAGE, err);
+		    sb->db, &rows, &n, batch_id, from, RENDER_PAGE, err);
 		if (rc == 0 && n > 0 &&
 		    (lines = calloc(n, sizeof(*lines))) == NULL)
 			rc = err_set(err, SC_EOS, "out of memory");
@@ -114,14 +111,15 @@ add_page(struct batch *b, struct gitstate_tx *tx, const struct story_row *only,
 	if (total > RENDER_PAGE) {
 		snprintf(path, sizeof(path), "progress/%04d.md", page + 1);
 		name = path;
-		rc = render_progress_page(&text, lines, n, page, b->batch_id);
+		rc = render_progress_page(&text, lines, n, page, batch_id);
 	} else {
-		rc = render_progress_md(&text, lines, n, b->batch_id);
+		rc = render_progress_md(&text, lines, n, batch_id);
 	}
 	rc = add_text(tx, name, rc, text, err);
 	if (rc == 0)
-		rc = only != NULL ? add_stories(b, tx, only, 1, total, err)
-				  : add_stories(b, tx, rows, n, total, err);
+		rc = only != NULL
+		    ? add_stories(sb, batch_id, tx, only, 1, total, err)
+		    : add_stories(sb, batch_id, tx, rows, n, total, err);
 out:
 	free(lines);
 	free(block);
@@ -136,11 +134,12 @@ out:
  * summary progress.md and the one page that holds the story.  Without
  * it (a new batch, a sync after a crash) the tree is written afresh
  * with the whole batch, a page of rows at a time, so that memory stays
- * bounded (docs/state-branch.md).
+ * bounded (docs/state-branch.md#layout).
  */
 static int
-commit_files(struct batch *b, const struct story_row *only, const char *subject,
-    const char *body, struct sc_err *err)
+commit_files(struct statebranch *sb, int64_t batch_id,
+    const struct story_row *only, const char *subject, const char *body,
+    int64_t now_ms, struct sc_err *err)
 {
 	struct gitstate_tx *tx = NULL;
 	int counts[STATUS__COUNT];
@@ -150,19 +149,19 @@ commit_files(struct batch *b, const struct story_row *only, const char *subject,
 	int committed = 0, total = 0, from, end;
 	int rc;
 
-	rc = db_status_counts(b->db, counts, b->batch_id, err);
+	rc = db_status_counts(sb->db, counts, batch_id, err);
 	if (rc < 0)
 		goto out;
 	for (k = 0; k < STATUS__COUNT; k++)
 		total += counts[k];
-	rc = db_decision_seq(b->db, &seq, err);
+	rc = db_decision_seq(sb->db, &seq, err);
 	if (rc < 0)
 		goto out;
-	rc = gitstate_tx_begin(b->gs, &tx, only == NULL, err);
+	rc = gitstate_tx_begin(sb->gs, &tx, only == NULL, err);
 	if (rc < 0)
 		goto out;
 	if (total > RENDER_PAGE) {
-		rc = render_progress_index(&text, counts, total, b->batch_id);
+		rc = render_progress_index(&text, counts, total, batch_id);
 		rc = add_text(tx, "progress.md", rc, text, err);
 	}
 	/* the page of `only`, or every page (a small batch is one page,
@@ -172,7 +171,7 @@ commit_files(struct batch *b, const struct story_row *only, const char *subject,
 	    : 0;
 	end = only != NULL ? from + 1 : total > 0 ? total : 1;
 	for (; rc == 0 && from < end; from += RENDER_PAGE)
-		rc = add_page(b, tx, only, from, total, err);
+		rc = add_page(sb, batch_id, tx, only, from, total, err);
 	if (rc < 0)
 		goto out;
 	if (asprintf(&msg, "%s\n\n%s%s" SEQ_TRAILER "%" PRId64 "\n", subject,
@@ -181,49 +180,19 @@ commit_files(struct batch *b, const struct story_row *only, const char *subject,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = gitstate_tx_commit(tx, &committed, msg,
-	    b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
+	rc = gitstate_tx_commit(tx, &committed, msg, now_ms / 1000, err);
 out:
 	gitstate_tx_free(tx);
 	free(msg);
 	return rc;
 }
 
-int
-record_flush(struct batch *b, struct sc_err *err)
-{
-	int rc;
-
-	if (b->pending_msg == NULL)
-		return 0;
-	/* the decision must be durable before the branch shows it */
-	rc = db_flush(b->db, err);
-	if (rc == 0)
-		rc = record_commit_story_now(
-		    b, &b->pending_st, b->pending_msg, err);
-	free(b->pending_msg);
-	b->pending_msg = NULL;
-	return rc;
-}
-
-int
-record_defer_story(struct batch *b, const struct story_row *st, const char *msg,
+/* The commit of one story without flushing the pending one first: msg's
+ * first line is the subject, the rest the body. */
+static int
+commit_story_now(struct statebranch *sb, int64_t batch_id,
+    const struct story_row *st, const char *msg, int64_t now_ms,
     struct sc_err *err)
-{
-	int rc;
-
-	rc = record_flush(b, err);
-	if (rc < 0)
-		return rc;
-	if ((b->pending_msg = strdup(msg)) == NULL)
-		return err_set(err, SC_EOS, "out of memory");
-	b->pending_st = *st;
-	return 0;
-}
-
-int
-record_commit_story_now(struct batch *b, const struct story_row *st,
-    const char *msg, struct sc_err *err)
 {
 	const char *nl = strchr(msg, '\n');
 	char subject[512];
@@ -233,29 +202,86 @@ record_commit_story_now(struct batch *b, const struct story_row *st,
 		len = sizeof(subject) - 1;
 	memcpy(subject, msg, len);
 	subject[len] = '\0';
-	return commit_files(b, st, subject, nl ? nl + 1 : "", err);
+	return commit_files(
+	    sb, batch_id, st, subject, nl ? nl + 1 : "", now_ms, err);
 }
 
-int
-record_commit_story(struct batch *b, const struct story_row *st,
-    const char *msg, struct sc_err *err)
+void
+statebranch_init(struct statebranch *sb, struct db *db, struct gitstate *gs)
 {
-	int rc = record_flush(b, err);
-
-	return rc < 0 ? rc : record_commit_story_now(b, st, msg, err);
+	memset(sb, 0, sizeof(*sb));
+	sb->db = db;
+	sb->gs = gs;
 }
 
-int
-record_commit_batch(
-    struct batch *b, const char *subject, const char *body, struct sc_err *err)
+void
+statebranch_release(struct statebranch *sb)
 {
-	int rc = record_flush(b, err);
-
-	return rc < 0 ? rc : commit_files(b, NULL, subject, body, err);
+	if (sb == NULL)
+		return;
+	free(sb->pending_msg);
+	sb->pending_msg = NULL;
 }
 
 int
-record_sync(struct batch *b, struct sc_err *err)
+statebranch_flush(struct statebranch *sb, int64_t now_ms, struct sc_err *err)
+{
+	int rc;
+
+	if (sb->pending_msg == NULL)
+		return 0;
+	/* the decision must be durable before the branch shows it */
+	rc = db_flush(sb->db, err);
+	if (rc == 0)
+		rc = commit_story_now(sb, sb->pending_batch, &sb->pending_st,
+		    sb->pending_msg, now_ms, err);
+	free(sb->pending_msg);
+	sb->pending_msg = NULL;
+	return rc;
+}
+
+int
+statebranch_defer_story(struct statebranch *sb, int64_t batch_id,
+    const struct story_row *st, const char *msg, int64_t now_ms,
+    struct sc_err *err)
+{
+	int rc;
+
+	rc = statebranch_flush(sb, now_ms, err);
+	if (rc < 0)
+		return rc;
+	if ((sb->pending_msg = strdup(msg)) == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	sb->pending_batch = batch_id;
+	sb->pending_st = *st;
+	return 0;
+}
+
+int
+statebranch_commit_story(struct statebranch *sb, int64_t batch_id,
+    const struct story_row *st, const char *msg, int64_t now_ms,
+    struct sc_err *err)
+{
+	int rc = statebranch_flush(sb, now_ms, err);
+
+	return rc < 0 ? rc
+		      : commit_story_now(sb, batch_id, st, msg, now_ms, err);
+}
+
+int
+statebranch_commit_batch(struct statebranch *sb, int64_t batch_id,
+    const char *subject, const char *body, int64_t now_ms, struct sc_err *err)
+{
+	int rc = statebranch_flush(sb, now_ms, err);
+
+	return rc < 0
+	    ? rc
+	    : commit_files(sb, batch_id, NULL, subject, body, now_ms, err);
+}
+
+int
+statebranch_sync(struct statebranch *sb, int64_t batch_id, int64_t now_ms,
+    struct sc_err *err)
 {
 	char *tip = NULL;
 	const char *p;
@@ -263,13 +289,13 @@ record_sync(struct batch *b, struct sc_err *err)
 	int found = 0;
 	int rc;
 
-	rc = record_flush(b, err);
+	rc = statebranch_flush(sb, now_ms, err);
 	if (rc < 0)
 		goto out;
-	rc = db_decision_seq(b->db, &seq, err);
+	rc = db_decision_seq(sb->db, &seq, err);
 	if (rc < 0)
 		goto out;
-	rc = gitstate_tip_message(b->gs, &tip, &found, err);
+	rc = gitstate_tip_message(sb->gs, &tip, &found, err);
 	if (rc < 0)
 		goto out;
 	if (found && (p = strstr(tip, SEQ_TRAILER)) != NULL)
@@ -278,77 +304,13 @@ record_sync(struct batch *b, struct sc_err *err)
 		goto out;
 	if (!found && seq == 0)
 		goto out;
-	rc = commit_files(b, NULL,
+	rc = commit_files(sb, batch_id, NULL,
 	    "storyctl: sync the state branch with the "
 	    "database",
 	    "The branch lagged the database (a crash between the "
 	    "two writes); this commit carries the missing state.",
-	    err);
+	    now_ms, err);
 out:
 	free(tip);
 	return rc;
-}
-
-void
-record_clear_line(struct batch *b)
-{
-	if (b->line_shown) {
-		fputs("\r\033[K", b->o->out);
-		b->line_shown = false;
-	}
-}
-
-void
-record_line(struct batch *b, const char *fmt, ...)
-{
-	va_list ap;
-
-	record_clear_line(b);
-	va_start(ap, fmt);
-	vfprintf(b->o->out, fmt, ap);
-	va_end(ap);
-	fputc('\n', b->o->out);
-	fflush(b->o->out);
-}
-
-void
-record_status_line(struct batch *b)
-{
-	char el[32], part[200];
-	int64_t now;
-	size_t i;
-	int shown = 0;
-
-	if (!b->o->tty)
-		return;
-	now = b->o->clock.now_ms(b->o->clock.ctx);
-	fputs("\r\033[K", b->o->out);
-	for (i = 0; i < b->nslots; i++) {
-		const struct slot *sl = &b->slots[i];
-		if (sl->st == NULL || sl->state == SLOT_FREE)
-			continue;
-		if (sl->state == SLOT_RUNNING) {
-			const struct attempt_row *r = slot_attempt(sl);
-			clock_fmt_duration(el, sizeof(el), now - r->started_ms);
-			snprintf(part, sizeof(part),
-			    "attempt %d/%d  %s (%s)  %d/%d tasks  %s",
-			    r->attempt, b->cfg->policy.max_attempts,
-			    role_name(r->role), r->agent, r->tasks_completed,
-			    r->tasks_total, el);
-		} else {
-			clock_fmt_duration(el, sizeof(el), sl->until_ms - now);
-			snprintf(part, sizeof(part), "next attempt %d in %s",
-			    sl->next_attempt, el);
-		}
-		fprintf(b->o->out, "%s%s%s%s  %s", shown++ ? "  |  " : "",
-		    b->o->color ? "\033[1m" : "", sl->st->id,
-		    b->o->color ? "\033[0m" : "", part);
-	}
-	if (b->paused_until > now) {
-		clock_fmt_duration(el, sizeof(el), b->paused_until - now);
-		fprintf(b->o->out, "%sbreaker cooldown: %s",
-		    shown++ ? "  |  " : "", el);
-	}
-	fflush(b->o->out);
-	b->line_shown = true;
 }

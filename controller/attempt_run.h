@@ -1,0 +1,57 @@
+/*
+ * attempt_run.h - an attempt between its start and its end, shared by
+ * attempt.c (the agent) and checks.c (its gates and reviewers), and read
+ * by console.c for the live status line.  Data only.
+ */
+#ifndef STORYCTL_ATTEMPT_RUN_H
+#define STORYCTL_ATTEMPT_RUN_H
+
+#include "controller/batch_int.h"
+#include "strategies/review.h"
+
+/* A gate or a reviewer of an attempt (controller/checks.c). */
+struct check_job {
+	struct attempt_run *ar;
+	char name[64];
+	struct strlist argv;
+	struct runner_opts ro;
+	char log_path[600];
+	void *handle; /* the agent seam's, NULL when not running */
+	int tries;
+	int64_t next_ms; /* a reviewer's retry: start again then */
+	bool resolved;
+	struct review_vote vote;
+	struct runner_result res;
+};
+
+enum run_phase { PH_AGENT, PH_GATE, PH_REVIEW };
+
+/* An attempt between its start and its end: everything its runner
+ * options point to lives here until the agent (then its gates and its
+ * reviewers) are done. */
+struct attempt_run {
+	struct batch *b;
+	struct slot *sl;
+	struct attempt_row r;
+	struct strlist argv;
+	char *prompt;
+	char *prompt_file; /* {prompt_file}: its path, or NULL */
+	char *depres;
+	char *review_prompt;
+	struct progress start; /* the story file when it started */
+	struct progress end; /* ... and when the agent ended */
+	struct runner_opts ro;
+	void *handle; /* the agent seam's */
+	struct runner_result agent_res;
+	enum run_phase phase;
+	size_t gate; /* PH_GATE: which one runs */
+	struct check_job *jobs; /* PH_GATE: one; PH_REVIEW: a reviewer each */
+	size_t njobs;
+	int64_t poll_ms;
+	int64_t last_read_ms;
+	int token; /* tasks checked, for stall detection */
+	struct sc_err err; /* what a callback failed with */
+	int rc;
+};
+
+#endif

@@ -1,0 +1,189 @@
+/* batch_reconcile.c - see batch_run_int.h: at start-up, close and
+ * decide the attempts a dead controller left running
+ * (docs/git-work.md#recovery). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "controller/attempt.h"
+#include "controller/batch_run_int.h"
+#include "controller/console.h"
+#include "controller/requeue.h"
+#include "state/fsutil.h"
+#include "state/gitwork.h"
+#include "strategies/schedule.h"
+#include "strategies/suggest.h"
+
+/*
+ * The progress of a dead controller's attempt is read where its agent
+ * worked: under -j N that is the story's worktree
+ * (<state dir>/worktrees/<id>), not the main tree's copy of the file,
+ * which the agent never touched (docs/git-work.md#recovery).  *wt is the
+ * worktree's path (malloc'd) when there is one, else NULL.  A file that
+ * cannot be read leaves pr as it was (the row's last heartbeat).
+ * SC_EOS only when out of memory.
+ */
+static int
+recovered_progress(struct progress *pr, char **wt, const struct batch *b,
+    const struct story *s)
+{
+	struct progress now;
+	struct stat sb;
+	char *file = NULL;
+	int rc = 0;
+
+	*wt = NULL;
+	if ((*wt = fsutil_path_join(b->wtdir, s->id)) == NULL) {
+		rc = SC_EOS;
+		goto out;
+	}
+	if (stat(*wt, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		free(*wt);
+		*wt = NULL;
+	} else if ((file = fsutil_path_join(*wt, s->file)) == NULL) {
+		rc = SC_EOS;
+		goto out;
+	}
+	if (story_read_progress(&now, file != NULL ? file : s->abspath,
+		*wt != NULL ? *wt : b->cfg->root, b->cfg->tasks_heading,
+		NULL) == 0)
+		*pr = now;
+out:
+	free(file);
+	return rc;
+}
+
+/*
+ * Close row r, left running by a dead controller, at now (or its last
+ * heartbeat) with the progress pr: a crash, or, when that controller
+ * stopped on an error it reported (stop_pid), what happened, not a crash
+ * and not counted (D4, docs/retry-strategy.md).
+ */
+static void
+close_left_running(struct attempt_row *r, const struct progress *pr,
+    int64_t now, int64_t stop_pid, const char *stop_why)
+{
+	r->ended_ms = now;
+	if (r->heartbeat_ms > r->started_ms && r->heartbeat_ms < r->ended_ms)
+		r->ended_ms = r->heartbeat_ms;
+	r->exit_code = -1;
+	if (stop_pid > 0 && r->controller_pid == stop_pid) {
+		r->outcome = OUTCOME_INTERRUPTED;
+		r->error_code = ERRC_INTERRUPTED;
+		snprintf(r->error_message, sizeof(r->error_message),
+		    "the controller (pid %lld) stopped on an error "
+		    "during this attempt and could not record its "
+		    "end: %.300s",
+		    (long long)r->controller_pid, stop_why);
+	} else {
+		r->outcome = OUTCOME_CRASH;
+		r->error_code = ERRC_CRASH;
+		snprintf(r->error_message, sizeof(r->error_message),
+		    "the controller (pid %lld) died during this "
+		    "attempt; closed as a crash at start-up",
+		    (long long)r->controller_pid);
+	}
+	r->tasks_completed = pr->tasks_completed;
+	r->tasks_total = pr->tasks_total;
+	r->subtasks_completed = pr->subtasks_completed;
+	r->subtasks_total = pr->subtasks_total;
+	snprintf(
+	    r->stalled_task, sizeof(r->stalled_task), "%s", pr->stalled_task);
+}
+
+/*
+ * A `running` attempt whose controller is gone (we hold the lock, so
+ * every one is): kill its process group if it survived, close it as a
+ * crash with the progress the story file shows now, and decide it like
+ * any crash.
+ */
+int
+batch_reconcile(struct batch *b, struct sc_err *err)
+{
+	char *wt = NULL;
+	const char *stop_why = "";
+	int64_t stop_pid;
+	struct attempt_row *rows = NULL;
+	struct story_row st;
+	struct progress pr;
+	const struct story *s;
+	size_t n = 0, i;
+	int found = 0;
+	int64_t keep = b->batch_id;
+	int rc;
+
+	stop_pid = lock_prev_stop(b->lock, &stop_why);
+	rc = db_attempts_running(b->db, &rows, &n, err);
+	if (rc < 0 || n == 0)
+		goto out;
+	for (i = 0; i < n; i++) {
+		struct attempt_row *r = &rows[i];
+
+		/* only the group we started: after a reboot the pid may
+		 * belong to someone else */
+		if (r->pid > 0 && r->pid_start > 0)
+			runner_kill_stale_group(
+			    (int)r->pid, (uint64_t)r->pid_start, 2000);
+		if (b->batch_id != r->batch_id) {
+			/* a branch that lags gets its catch-up commit before
+			 * this decision's, which would hide the lag */
+			b->batch_id = r->batch_id;
+			rc = statebranch_sync(
+			    &b->sb, b->batch_id, batch_now_ms(b), err);
+			if (rc < 0)
+				goto out;
+		}
+		rc = db_story_get(
+		    b->db, &st, &found, r->batch_id, r->story_id, err);
+		if (rc < 0)
+			goto out;
+		if (!found)
+			continue;
+		s = batch_story_by_id(b->o, r->story_id);
+		memset(&pr, 0, sizeof(pr));
+		pr.tasks_completed = r->tasks_completed;
+		pr.tasks_total = r->tasks_total;
+		pr.subtasks_completed = r->subtasks_completed;
+		pr.subtasks_total = r->subtasks_total;
+		free(wt);
+		wt = NULL;
+		if (s != NULL)
+			rc = recovered_progress(&pr, &wt, b, s);
+		if (rc < 0) {
+			rc = err_set(err, SC_EOS, "out of memory");
+			goto out;
+		}
+		close_left_running(r, &pr, b->o->clock.now_ms(b->o->clock.ctx),
+		    stop_pid, stop_why);
+		console_line(b,
+		    "%s: attempt %d was left running by a %s "
+		    "controller (pid %lld): closed as %s",
+		    r->story_id, r->attempt,
+		    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
+		    (long long)r->controller_pid, outcome_name(r->outcome));
+		rc = attempt_decide_record(NULL, b, r, &st, NULL, -1, err);
+		if (rc < 0)
+			goto out;
+		/* decided final: its work is committed and its worktree goes,
+		 * exactly as after a live decision */
+		if (wt != NULL && !batch_status_open(st.status))
+			rc = batch_worktree_settle(b, &st, wt, err);
+		if (rc < 0)
+			goto out;
+	}
+	rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
+out:
+	if (rc == 0)
+		lock_clear_stop(b->lock);
+	b->batch_id = keep;
+	free(wt);
+	attempt_rows_free(rows, n);
+	return rc;
+}

@@ -1,0 +1,365 @@
+/* config_policy.c - see config_int.h: the policy, gates, review,
+ * breaker, budget, git and state sections (docs/configuration.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "controller/config_int.h"
+#include "controller/presets.h"
+#include "state/fsutil.h"
+#include "state/gitwork.h"
+#include "strategies/schedule.h"
+#include "strategies/sprintstatus.h"
+#include "strategies/suggest.h"
+#include "strategies/text.h"
+
+/* ---- policy ---- */
+
+static const char *const backoff_keys[] = {
+    "strategy", "base_delay_ms", "max_delay_ms", "jitter", NULL};
+
+static int
+parse_backoff(struct loader *ld, json_t *v, struct backoff *b)
+{
+	const char *path = "policy.backoff";
+	json_t *sv;
+	long long n;
+	int rc;
+
+	if ((rc = config_want_object(ld, v, path)) != 0)
+		return rc;
+	if ((rc = config_check_keys(ld, v, path, backoff_keys)) != 0)
+		return rc;
+	sv = json_object_get(v, "strategy");
+	if (sv != NULL) {
+		if (!json_is_string(sv))
+			return config_wrong_type(
+			    ld, "policy.backoff.strategy", "a string", sv);
+		if (backoff_kind_parse(&b->kind, json_string_value(sv)) < 0)
+			return config_fail(ld, "policy.backoff.strategy",
+			    "must be none, fixed, linear or exponential, "
+			    "got \"%s\"",
+			    json_string_value(sv));
+	}
+	n = b->base_delay_ms;
+	if ((rc = config_get_integer(
+		 ld, v, path, "base_delay_ms", &n, 0, MS_MAX)) != 0)
+		return rc;
+	b->base_delay_ms = n;
+	n = b->max_delay_ms;
+	if ((rc = config_get_integer(
+		 ld, v, path, "max_delay_ms", &n, 0, MS_MAX)) != 0)
+		return rc;
+	b->max_delay_ms = n;
+	if ((rc = config_get_number(
+		 ld, v, path, "jitter", &b->jitter, 0, 1, false)) != 0)
+		return rc;
+	/* A base above the cap would make every delay the cap: a mistake. */
+	if (b->base_delay_ms > b->max_delay_ms)
+		return config_fail(ld, "policy.backoff.base_delay_ms",
+		    "must be <= max_delay_ms (%lld), got %lld",
+		    (long long)b->max_delay_ms, (long long)b->base_delay_ms);
+	return 0;
+}
+
+static const char *const policy_keys[] = {"strategy", "max_attempts",
+    "max_time_s", "network_sleep_s", "max_wait_s", "poll_interval_s",
+    "stall_timeout_s", "kill_grace_s", "extended_timeout_factor", "retry_count",
+    "retry_max_time_ms", "retry_on", "network_on", "permanent_on", "backoff",
+    "on_usage_limit", "max_limit_waits", NULL};
+
+int
+config_parse_policy(struct loader *ld, json_t *v, struct policy *p)
+{
+	const char *path = "policy";
+	json_t *sv, *bv;
+	long long n;
+	int rc;
+
+	if (v == NULL)
+		return 0;
+	if ((rc = config_want_object(ld, v, path)) != 0)
+		return rc;
+	if ((rc = config_check_keys(ld, v, path, policy_keys)) != 0)
+		return rc;
+	sv = json_object_get(v, "strategy");
+	if (sv != NULL) {
+		if (!json_is_string(sv))
+			return config_wrong_type(
+			    ld, "policy.strategy", "a string", sv);
+		if (strategy_parse(&p->strategy, json_string_value(sv)) < 0)
+			return config_fail(ld, "policy.strategy",
+			    "must be adaptive, retry or none, got \"%s\"",
+			    json_string_value(sv));
+	}
+	sv = json_object_get(v, "on_usage_limit");
+	if (sv != NULL) {
+		if (!json_is_string(sv))
+			return config_wrong_type(
+			    ld, "policy.on_usage_limit", "a string", sv);
+		if (on_usage_limit_parse(
+			&p->on_usage_limit, json_string_value(sv)) < 0)
+			return config_fail(ld, "policy.on_usage_limit",
+			    "must be wait or switch, got \"%s\"",
+			    json_string_value(sv));
+	}
+	if ((rc = config_get_int(ld, v, path, "max_limit_waits",
+		 &p->max_limit_waits, 0, INT_MAX)) != 0)
+		return rc;
+	if ((rc = config_get_int(ld, v, path, "max_attempts", &p->max_attempts,
+		 1, INT_MAX)) != 0 ||
+	    (rc = config_get_number(ld, v, path, "max_time_s", &p->max_time_s,
+		 0, SECONDS_MAX, false)) != 0 ||
+	    (rc = config_get_number(ld, v, path, "network_sleep_s",
+		 &p->network_sleep_s, 0, SECONDS_MAX, false)) != 0 ||
+	    (rc = config_get_number(ld, v, path, "max_wait_s", &p->max_wait_s,
+		 0, SECONDS_MAX, false)) != 0 ||
+	    (rc = config_get_number(ld, v, path, "poll_interval_s",
+		 &p->poll_interval_s, 0, SECONDS_MAX, true)) != 0 ||
+	    (rc = config_get_number(ld, v, path, "stall_timeout_s",
+		 &p->stall_timeout_s, 0, SECONDS_MAX, false)) != 0 ||
+	    (rc = config_get_number(ld, v, path, "kill_grace_s",
+		 &p->kill_grace_s, 0, SECONDS_MAX, false)) != 0 ||
+	    (rc = config_get_number(ld, v, path, "extended_timeout_factor",
+		 &p->extended_timeout_factor, 1, FACTOR_MAX, false)) != 0 ||
+	    (rc = config_get_int(
+		 ld, v, path, "retry_count", &p->retry_count, 0, INT_MAX)) != 0)
+		return rc;
+	n = p->retry_max_time_ms;
+	if ((rc = config_get_integer(
+		 ld, v, path, "retry_max_time_ms", &n, 0, MS_MAX)) != 0)
+		return rc;
+	p->retry_max_time_ms = n;
+	if ((rc = config_get_strings(ld, v, path, "retry_on", &p->retry_on)) !=
+		0 ||
+	    (rc = config_get_strings(
+		 ld, v, path, "network_on", &p->network_on)) != 0 ||
+	    (rc = config_get_strings(
+		 ld, v, path, "permanent_on", &p->permanent_on)) != 0)
+		return rc;
+	bv = json_object_get(v, "backoff");
+	if (bv != NULL && (rc = parse_backoff(ld, bv, &p->backoff)) != 0)
+		return rc;
+	return 0;
+}
+
+/* ---- gates, review, breaker, budget, git, state ---- */
+
+static const char *const gate_keys[] = {"name", "command", "timeout_s", NULL};
+
+int
+config_parse_gates(struct loader *ld, json_t *v, struct config *c)
+{
+	struct gate_conf *g;
+	char key[KEY_MAX], ckey[KEY_MAX];
+	const char *base;
+	json_t *item, *cv;
+	size_t i;
+	int rc;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_array(v))
+		return config_wrong_type(ld, "gates", "an array", v);
+	if (json_array_size(v) == 0)
+		return 0;
+	c->gates = calloc(json_array_size(v), sizeof(*c->gates));
+	if (c->gates == NULL)
+		return config_fail_nomem(ld);
+	json_array_foreach(v, i, item)
+	{
+		config_key_index(key, "gates", i);
+		g = &c->gates[i];
+		c->ngates = i + 1;
+		g->timeout_s = 1800;
+		if ((rc = config_want_object(ld, item, key)) != 0 ||
+		    (rc = config_check_keys(ld, item, key, gate_keys)) != 0)
+			return rc;
+		cv = json_object_get(item, "command");
+		if (cv == NULL)
+			return config_fail(ld, key, "needs a command");
+		config_key_join(ckey, key, "command");
+		if ((rc = config_parse_argv(ld, cv, ckey, &g->command)) != 0 ||
+		    (rc = config_get_string(ld, item, key, "name", &g->name)) !=
+			0 ||
+		    (rc = config_get_number(ld, item, key, "timeout_s",
+			 &g->timeout_s, TIMEOUT_MIN_S, SECONDS_MAX, false)) !=
+			0)
+			return rc;
+		if (g->name == NULL) {
+			base = strrchr(g->command.items[0], '/');
+			base = base != NULL && base[1] != '\0'
+			    ? base + 1
+			    : g->command.items[0];
+			g->name = strdup(base);
+			if (g->name == NULL)
+				return config_fail_nomem(ld);
+		}
+	}
+	return 0;
+}
+
+static const char *const review_keys[] = {
+    "agents", "quorum", "retries", "prompt", NULL};
+
+int
+config_parse_review(struct loader *ld, json_t *v, struct review_conf *r)
+{
+	const struct preset *p;
+	char key[KEY_MAX], known[256];
+	json_t *av, *item;
+	long long quorum = 0;
+	size_t i, k;
+	int rc;
+
+	r->retries = 2;
+	if (v == NULL)
+		return 0;
+	if ((rc = config_want_object(ld, v, "review")) != 0 ||
+	    (rc = config_check_keys(ld, v, "review", review_keys)) != 0)
+		return rc;
+	av = json_object_get(v, "agents");
+	if (av != NULL && !json_is_array(av))
+		return config_wrong_type(ld, "review.agents",
+		    "an array of commands or preset names", av);
+	if (av != NULL && json_array_size(av) > 0) {
+		r->agents = calloc(json_array_size(av), sizeof(*r->agents));
+		if (r->agents == NULL)
+			return config_fail_nomem(ld);
+		json_array_foreach(av, i, item)
+		{
+			config_key_index(key, "review.agents", i);
+			r->nagents = i + 1;
+			if (json_is_string(item)) {
+				p = presets_find(json_string_value(item));
+				if (p == NULL) {
+					config_preset_names(
+					    known, sizeof(known));
+					return config_fail(ld, key,
+					    "unknown preset "
+					    "\"%s\" (known: %s)",
+					    json_string_value(item), known);
+				}
+				for (k = 0; p->argv[k] != NULL; k++)
+					if (strlist_push(
+						&r->agents[i], p->argv[k]) < 0)
+						return config_fail_nomem(ld);
+				continue;
+			}
+			rc = config_parse_argv(ld, item, key, &r->agents[i]);
+			if (rc != 0)
+				return rc;
+		}
+	}
+	if ((rc = config_get_int(
+		 ld, v, "review", "retries", &r->retries, 0, INT_MAX)) != 0 ||
+	    (rc = config_get_string(ld, v, "review", "prompt", &r->prompt)) !=
+		0)
+		return rc;
+	/* Default: a majority of the panel. */
+	r->quorum = r->nagents > 0 ? (int)(r->nagents / 2 + 1) : 0;
+	if (json_object_get(v, "quorum") != NULL) {
+		quorum = r->quorum;
+		if ((rc = config_get_integer(ld, v, "review", "quorum", &quorum,
+			 LLONG_MIN, LLONG_MAX)) != 0)
+			return rc;
+		if (r->nagents == 0)
+			return config_fail(ld, "review.quorum",
+			    "there are no reviewers (review.agents is empty)");
+		if (quorum < 1 || quorum > (long long)r->nagents)
+			return config_fail(ld, "review.quorum",
+			    "must be between 1 "
+			    "and %zu (the number of reviewers), got %lld",
+			    r->nagents, quorum);
+		r->quorum = (int)quorum;
+	}
+	return 0;
+}
+
+static const char *const breaker_keys[] = {"after", "cooldown_s", NULL};
+static const char *const budget_keys[] = {
+    "max_cost_usd", "story_max_cost_usd", NULL};
+static const char *const git_keys[] = {"state_branch", "commit_work", NULL};
+static const char *const state_keys[] = {"dir", NULL};
+
+int
+config_parse_small_sections(struct loader *ld, json_t *root, struct config *c)
+{
+	json_t *v;
+	char *dir = NULL, *clean = NULL;
+	size_t len;
+	int rc = 0;
+
+	if ((v = json_object_get(root, "breaker")) != NULL) {
+		if ((rc = config_want_object(ld, v, "breaker")) != 0 ||
+		    (rc = config_check_keys(ld, v, "breaker", breaker_keys)) !=
+			0 ||
+		    (rc = config_get_int(ld, v, "breaker", "after",
+			 &c->breaker.after, 0, INT_MAX)) != 0 ||
+		    (rc = config_get_number(ld, v, "breaker", "cooldown_s",
+			 &c->breaker.cooldown_s, 0, SECONDS_MAX, false)) != 0)
+			goto out;
+	}
+	if ((v = json_object_get(root, "budget")) != NULL) {
+		if ((rc = config_want_object(ld, v, "budget")) != 0 ||
+		    (rc = config_check_keys(ld, v, "budget", budget_keys)) !=
+			0 ||
+		    (rc = config_get_number(ld, v, "budget", "max_cost_usd",
+			 &c->budget.max_cost_usd, 0, USD_MAX, false)) != 0 ||
+		    (rc = config_get_number(ld, v, "budget",
+			 "story_max_cost_usd", &c->budget.story_max_cost_usd, 0,
+			 USD_MAX, false)) != 0)
+			goto out;
+	}
+	if ((v = json_object_get(root, "git")) != NULL) {
+		if ((rc = config_want_object(ld, v, "git")) != 0 ||
+		    (rc = config_check_keys(ld, v, "git", git_keys)) != 0 ||
+		    (rc = config_get_string(ld, v, "git", "state_branch",
+			 &c->git.state_branch)) != 0 ||
+		    (rc = config_get_bool(ld, v, "git", "commit_work",
+			 &c->git.commit_work)) != 0)
+			goto out;
+		if (!gitwork_branch_valid(c->git.state_branch)) {
+			rc = config_fail(ld, "git.state_branch",
+			    "not a valid branch name: \"%s\"",
+			    c->git.state_branch);
+			goto out;
+		}
+	}
+	if ((v = json_object_get(root, "state")) != NULL) {
+		if ((rc = config_want_object(ld, v, "state")) != 0 ||
+		    (rc = config_check_keys(ld, v, "state", state_keys)) != 0 ||
+		    (rc = config_get_string(ld, v, "state", "dir", &dir)) != 0)
+			goto out;
+	}
+	if (dir == NULL)
+		clean = fsutil_path_join(c->root, ".storyctl");
+	else if (dir[0] == '/')
+		clean = strdup(dir);
+	else
+		clean = fsutil_path_join(c->root, dir);
+	if (clean == NULL) {
+		rc = config_fail_nomem(ld);
+		goto out;
+	}
+	len = strlen(clean);
+	while (len > 1 && clean[len - 1] == '/')
+		clean[--len] = '\0';
+	c->state_dir = clean;
+	clean = NULL;
+out:
+	free(dir);
+	free(clean);
+	return rc;
+}

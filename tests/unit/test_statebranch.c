@@ -1,0 +1,335 @@
+/*
+ * test_statebranch.c - the state branch written from the database
+ * (state/statebranch.c, docs/state-branch.md): the files of a batch,
+ * the decision-sequence trailer, the catch-up sync, the group commit,
+ * and the paged layout of a large batch.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <git2.h>
+
+#include "state/statebranch.h"
+
+#define BRANCH "storyctl/state"
+
+struct fx {
+	char root[64]; /* mkdtemp dir: the repository, removed afterwards */
+	char state[128];
+	struct db *db;
+	struct gitstate *gs;
+	struct statebranch sb;
+	int64_t batch;
+};
+
+static int
+rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int
+setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct sc_err err = {0};
+	git_repository *repo = NULL;
+
+	assert_non_null(f);
+	strcpy(f->root, "/tmp/statebranch-test-XXXXXX");
+	assert_non_null(mkdtemp(f->root));
+	git_libgit2_init();
+	assert_int_equal(git_repository_init(&repo, f->root, 0), 0);
+	git_repository_free(repo);
+	git_libgit2_shutdown();
+	snprintf(f->state, sizeof(f->state), "%s/state", f->root);
+	assert_int_equal(db_open(&f->db, f->state, &err), 0);
+	assert_int_equal(db_batch_create(f->db, &f->batch, 1000, &err), 0);
+	assert_int_equal(gitstate_open(&f->gs, f->root, BRANCH, &err), 0);
+	statebranch_init(&f->sb, f->db, f->gs);
+	*state = f;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx *f = *state;
+
+	statebranch_release(&f->sb);
+	gitstate_free(f->gs);
+	db_close(f->db);
+	nftw(f->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(f);
+	return 0;
+}
+
+static void
+add_story(struct fx *f, struct story_row *s, const char *id, int pos)
+{
+	struct sc_err err = {0};
+
+	memset(s, 0, sizeof(*s));
+	s->batch_id = f->batch;
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->file, sizeof(s->file), "docs/stories/%s.md", id);
+	s->position = pos;
+	s->status = STATUS_PENDING;
+	s->tasks_total = 9;
+	s->updated_ms = 1000;
+	assert_int_equal(db_story_add(f->db, s, &err), 0);
+}
+
+static size_t
+commits(struct fx *f)
+{
+	struct sc_err err = {0};
+	size_t n = 0;
+
+	assert_int_equal(gitstate_count(f->gs, &n, &err), 0);
+	return n;
+}
+
+/* The file at path on the branch's tip, malloc'd; NULL when absent. */
+static char *
+tip_file(struct fx *f, const char *path)
+{
+	struct sc_err err = {0};
+	char *text = NULL;
+	int found = 0;
+
+	assert_int_equal(
+	    gitstate_read(f->gs, &text, NULL, &found, path, &err), 0);
+	return found ? text : NULL;
+}
+
+static char *
+tip_message(struct fx *f)
+{
+	struct sc_err err = {0};
+	char *msg = NULL;
+	int found = 0;
+
+	assert_int_equal(gitstate_tip_message(f->gs, &msg, &found, &err), 0);
+	assert_true(found);
+	return msg;
+}
+
+/* A decision about st: one attempt begun and finished in the database,
+ * which bumps its decision counter. */
+static void
+decide(struct fx *f, struct story_row *st, enum decision d)
+{
+	struct attempt_row r;
+	struct sc_err err = {0};
+
+	memset(&r, 0, sizeof(r));
+	r.batch_id = f->batch;
+	snprintf(r.story_id, sizeof(r.story_id), "%s", st->id);
+	r.attempt = 1;
+	r.counted = true;
+	snprintf(r.agent, sizeof(r.agent), "claude");
+	r.started_ms = 2000;
+	r.exit_code = -1;
+	r.timeout_factor = 1;
+	r.poll_factor = 1;
+	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+	r.outcome = OUTCOME_SUCCESS;
+	r.exit_code = 0;
+	r.ended_ms = 3000;
+	r.tasks_completed = 9;
+	r.tasks_total = 9;
+	r.decision = d;
+	st->status = STATUS_DONE;
+	st->tasks_completed = 9;
+	st->attempts = 1;
+	assert_int_equal(db_attempt_finish(f->db, &r, st, NULL, NULL, &err), 0);
+	attempt_row_release(&r);
+}
+
+/* "\nstoryctl-decision: N" for the database's counter now. */
+static void
+trailer(struct fx *f, char *out, size_t len)
+{
+	struct sc_err err = {0};
+	int64_t seq = -1;
+
+	assert_int_equal(db_decision_seq(f->db, &seq, &err), 0);
+	assert_true(seq > 0);
+	snprintf(out, len, "\n\nstoryctl-decision: %lld", (long long)seq);
+}
+
+static void
+test_batch_files_and_trailer(void **state)
+{
+	struct fx *f = *state;
+	struct story_row a, b;
+	struct sc_err err = {0};
+	char *md, *js, *msg, want[128];
+
+	add_story(f, &a, "1-1", 0);
+	add_story(f, &b, "1-2", 1);
+	trailer(f, want, sizeof(want));
+	assert_int_equal(statebranch_commit_batch(&f->sb, f->batch,
+			     "storyctl: batch 1 started", "", 5000, &err),
+	    0);
+	assert_int_equal(commits(f), 1);
+	md = tip_file(f, "progress.md");
+	assert_non_null(md);
+	assert_non_null(strstr(md, "| story | status | attempts |"));
+	assert_non_null(strstr(md, "| 1-1 | pending | 0 | 0/9 |"));
+	assert_non_null(strstr(md, "| 1-2 | pending |"));
+	js = tip_file(f, "stories/1-2.json");
+	assert_non_null(js);
+	assert_non_null(strstr(js, "\"id\": \"1-2\""));
+	msg = tip_message(f);
+	assert_true(strncmp(msg, "storyctl: batch 1 started\n", 26) == 0);
+	assert_string_equal(msg + 25, want);
+	free(md);
+	free(js);
+	free(msg);
+}
+
+static void
+test_sync_only_when_lagging(void **state)
+{
+	struct fx *f = *state;
+	struct story_row a;
+	struct sc_err err = {0};
+	char *msg, *js, want[128];
+
+	add_story(f, &a, "1-1", 0);
+	/* no branch yet and a story in the database: the branch lags */
+	assert_int_equal(statebranch_sync(&f->sb, f->batch, 5000, &err), 0);
+	assert_int_equal(commits(f), 1);
+	/* up to date: nothing to catch up */
+	assert_int_equal(statebranch_sync(&f->sb, f->batch, 6000, &err), 0);
+	assert_int_equal(commits(f), 1);
+	/* a decision the branch never showed (a crash between the writes) */
+	decide(f, &a, DECISION_DONE);
+	assert_int_equal(statebranch_sync(&f->sb, f->batch, 7000, &err), 0);
+	assert_int_equal(commits(f), 2);
+	msg = tip_message(f);
+	assert_non_null(
+	    strstr(msg, "storyctl: sync the state branch with the database"));
+	trailer(f, want, sizeof(want));
+	assert_non_null(strstr(msg, want));
+	js = tip_file(f, "stories/1-1.json");
+	assert_non_null(strstr(js, "\"status\": \"done\""));
+	assert_non_null(strstr(js, "\"outcome\": \"success\""));
+	/* caught up: the next sync writes nothing */
+	assert_int_equal(statebranch_sync(&f->sb, f->batch, 8000, &err), 0);
+	assert_int_equal(commits(f), 2);
+	free(msg);
+	free(js);
+}
+
+static void
+test_deferred_until_flush(void **state)
+{
+	struct fx *f = *state;
+	struct story_row a, b;
+	struct sc_err err = {0};
+	char *msg, want[128];
+
+	add_story(f, &a, "1-1", 0);
+	add_story(f, &b, "1-2", 1);
+	assert_int_equal(
+	    statebranch_commit_batch(&f->sb, f->batch, "start", "", 5000, &err),
+	    0);
+	decide(f, &a, DECISION_DONE);
+	assert_int_equal(statebranch_defer_story(&f->sb, f->batch, &a,
+			     "1-1: attempt 1 done\nall boxes", 6000, &err),
+	    0);
+	assert_int_equal(commits(f), 1);
+	assert_int_equal(statebranch_flush(&f->sb, 7000, &err), 0);
+	assert_int_equal(commits(f), 2);
+	msg = tip_message(f);
+	trailer(f, want, sizeof(want));
+	assert_true(strncmp(msg, "1-1: attempt 1 done\n\nall boxes", 30) == 0);
+	assert_string_equal(msg + 30, want);
+	free(msg);
+	/* nothing pending: a second flush commits nothing */
+	assert_int_equal(statebranch_flush(&f->sb, 8000, &err), 0);
+	assert_int_equal(commits(f), 2);
+	/* a story commit flushes the pending one first; 1-1's files are
+	 * unchanged since, so its own commit would be empty and is not made */
+	decide(f, &b, DECISION_DONE);
+	assert_int_equal(statebranch_defer_story(&f->sb, f->batch, &b,
+			     "1-2: attempt 1 done\nx", 9000, &err),
+	    0);
+	assert_int_equal(statebranch_commit_story(&f->sb, f->batch, &a,
+			     "1-1: done\nagain", 9000, &err),
+	    0);
+	assert_int_equal(commits(f), 3);
+	msg = tip_message(f);
+	assert_true(strncmp(msg, "1-2: attempt 1 done\n\nx\n\n", 24) == 0);
+	free(msg);
+}
+
+static void
+test_large_batch_paged(void **state)
+{
+	struct fx *f = *state;
+	struct story_row s, last;
+	struct sc_err err = {0};
+	char id[16], *md, *page, *js;
+	int i;
+
+	for (i = 0; i < 201; i++) {
+		snprintf(id, sizeof(id), "s%03d", i);
+		add_story(f, i == 200 ? &last : &s, id, i);
+	}
+	assert_int_equal(
+	    statebranch_commit_batch(&f->sb, f->batch, "start", "", 5000, &err),
+	    0);
+	md = tip_file(f, "progress.md");
+	assert_non_null(strstr(md, "201 stories"));
+	assert_null(strstr(md, "| s000 |"));
+	page = tip_file(f, "progress/0002.md");
+	assert_non_null(page);
+	assert_non_null(strstr(page, "| s200 |"));
+	assert_null(tip_file(f, "stories/s200.json"));
+	js = tip_file(f, "stories/0002/s200.json");
+	assert_non_null(js);
+	free(md);
+	free(page);
+	free(js);
+	/* a decision rewrites the story's page and JSON */
+	decide(f, &last, DECISION_DONE);
+	assert_int_equal(statebranch_commit_story(&f->sb, f->batch, &last,
+			     "s200: done\n", 6000, &err),
+	    0);
+	page = tip_file(f, "progress/0002.md");
+	assert_non_null(strstr(page, "| s200 | done |"));
+	free(page);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+		test_batch_files_and_trailer, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_sync_only_when_lagging, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_deferred_until_flush, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_large_batch_paged, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
