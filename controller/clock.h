@@ -28,6 +28,14 @@ struct sc_clock {
  * it), getrandom() for jitter.  ctx is unused. */
 void clock_real(struct sc_clock *out);
 
+/* CLOCK_MONOTONIC in milliseconds: for timers that the wall clock's
+ * jumps must not move (the runner's timeouts, docs/runner.md). */
+int64_t clock_mono_ms(void);
+
+/* Sleep ms milliseconds (nothing when ms <= 0).  A signal may cut it
+ * short: callers loop on the time. */
+void clock_nap_ms(int64_t ms);
+
 /* Milliseconds as a short human string: "850ms", "12s", "4m05s",
  * "2h03m".  Writes at most len bytes. */
 void clock_fmt_duration(char *buf, size_t len, int64_t ms);

@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/agentenv.h"
 #include "controller/argv.h"
 #include "controller/cli.h"
 #include "controller/config.h"
 #include "controller/prompt.h"
-#include "controller/runner.h"
 #include "controller/stories.h"
 #include "state/fsutil.h"
 #include "state/gitstate.h"
@@ -221,7 +221,7 @@ check_prompt_sizes(struct check *c)
 	 * huge value in an agent's env fails execve just the same */
 	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++)
 		if (cfg->agents[r].configured &&
-		    runner_env_build(&envp[r], &cfg->agents[r].env, &e) < 0)
+		    agentenv_build(&envp[r], &cfg->agents[r].env, &e) < 0)
 			envp[r] = NULL; /* the config check reports it */
 	memset(&prev, 0, sizeof(prev));
 	for (i = 0; i < c->n; i++) {

@@ -1,33 +1,33 @@
 /*
  * runner.h - run agent attempts as supervised process groups
- * (SPEC section 3), one at a time (runner_run()) or several at once from
+ * (docs/runner.md), one at a time (runner_run()) or several at once from
  * one single-threaded loop (runner_start() / runner_wait() /
- * runner_proc_finish(); SPEC section 9, run -j N).  docs/runner.md
- * describes the process model.
+ * runner_proc_finish(); run -j N, docs/scheduling.md).
  *
- * Each agent is started with clone(CLONE_VM|CLONE_VFORK) + execve, its
+ * Each agent is started with posix_spawn (controller/spawn.h), its
  * program looked up as execvp would in the agent's PATH (never a shell),
- * in its own process group, in opts->cwd, with stdin from /dev/null and stdout and
- * stderr on one pipe.  Everything it prints goes to the per-attempt log
- * file; only the last tail_max bytes are kept in memory.  The attempt ends
- * when the agent exits, at timeout_ms, after stall_timeout_ms without
- * output or progress, or when *stop is raised; in every case the whole
- * process group is terminated (SIGTERM, then SIGKILL after kill_grace_ms)
- * before the attempt counts as done, so no descendant left in the group
+ * in its own process group, in opts->cwd, with stdin from /dev/null and
+ * stdout and stderr on one pipe, and the environment of agentenv.h.
+ * Everything it prints goes to the per-attempt log file; only the last
+ * tail_max bytes are kept in memory.  The attempt ends when the agent
+ * exits, at timeout_ms, after stall_timeout_ms without output or
+ * progress, or when *stop is raised; in every case the whole process
+ * group is terminated (SIGTERM, then SIGKILL after kill_grace_ms) before
+ * the attempt counts as done, so no descendant left in the group
  * survives an attempt.
  *
  * The runner installs no signal handlers in the calling process.  It
  * changes two things about it, once: it becomes a child subreaper
  * (PR_SET_CHILD_SUBREAPER), so that the agents' orphaned descendants are
  * reparented to it and reaped promptly, and it gets one helper child, the
- * watchdog ("storyctl-watch"), which kills every live agent group if the
- * controller dies without cleaning up (PR_SET_PDEATHSIG only reaches the
- * agent itself).  The runner only ever reaps its own children by pid, the
- * members of its agents' process groups (waitid P_PGID) and the watchdog
- * by its pid; other code must not waitpid(-1) either.
+ * watchdog ("storyctl-watch", controller/watchdog.h), which ends every
+ * live agent group if the controller dies without cleaning up: it is
+ * what makes the controller's death take its agents with it.  The runner
+ * only ever reaps its own children by pid, the members of its agents'
+ * process groups (waitid P_PGID) and the watchdog by its pid; other code
+ * must not waitpid(-1) either.
  *
- * Not thread-safe: call everything from one thread, the one that also
- * outlives the attempts (PR_SET_PDEATHSIG is tied to the forking thread).
+ * Not thread-safe: call everything from one thread.
  */
 #ifndef STORYCTL_RUNNER_H
 #define STORYCTL_RUNNER_H
@@ -84,11 +84,11 @@ struct runner_result {
 	bool timed_out; /* killed at timeout_ms */
 	bool stalled; /* killed after stall_timeout_ms of silence */
 	bool interrupted; /* killed because *stop was raised */
-	bool spawn_failed; /* exec failed: exit_code 127 (ENOENT) or 126 */
+	bool spawn_failed; /* exec failed: exit_code 127 (ENOENT) or 126;
+	                      * no process is left and pid is 0 */
 	int spawn_errno; /* errno of the failed exec, else 0 */
 	/* Why the exec was not even tried, or "": the argv or the
-	 * environment is over execve's limits (spawn_errno E2BIG; no
-	 * process was started, pid is 0). */
+	 * environment is over execve's limits (spawn_errno E2BIG). */
 	char spawn_detail[320];
 	int log_errno; /* first error writing the log (e.g. ENOSPC),
 	                      * else 0; output kept flowing regardless */
@@ -106,8 +106,10 @@ struct runner_result {
  * filled and must be released with runner_result_release().  Returns a
  * negative code when the attempt could not be supervised at all:
  * SC_ESOFTWARE for an empty argv, SC_EDATA for an env_add entry without
- * '=', SC_EIO when the log file cannot be opened, SC_EOS when a pipe,
- * fork or setup step (such as chdir to cwd) failed; out is then empty.
+ * '=', SC_EIO when the log file cannot be opened, SC_EOS when the
+ * watchdog, a pipe, the spawn or a setup step (such as entering cwd)
+ * failed, or the system is out of memory or processes; out is then
+ * empty.
  * Exactly runner_start(), runner_wait() on it alone until it is done,
  * runner_proc_finish().
  */
@@ -179,7 +181,8 @@ int runner_wait(struct runner_proc *const *procs, size_t n, int64_t timeout_ms,
  * ready for runner_proc_finish().  True for NULL. */
 bool runner_proc_done(const struct runner_proc *p);
 
-/* The agent's pid, which is also its process group id (-1 for NULL). */
+/* The agent's pid, which is also its process group id (-1 for NULL, 0
+ * when its program could not be executed). */
 int runner_proc_pid(const struct runner_proc *p);
 
 /*
@@ -198,43 +201,12 @@ int runner_proc_finish(
 void runner_result_release(struct runner_result *r);
 
 /*
- * Kill a process group left by a dead controller: SIGTERM, up to grace_ms
- * for it to go, then SIGKILL.  Returns 0 when no live (non-zombie) member
- * remains, SC_EOS when it could not be signalled or survived, and
- * SC_ESOFTWARE for pgid <= 1 or the caller's own group (never signalled).
- * Beware pid reuse: prefer runner_kill_stale_group() for a recorded pgid.
+ * For the reconcile of a dead controller's attempts; the same as
+ * pgroup_kill(), pgroup_starttime() and pgroup_kill_stale()
+ * (controller/pgroup.h), which see.
  */
 int runner_kill_group(int pgid, int64_t grace_ms);
-
-/*
- * The start time of process pid (clock ticks since boot, field 22 of
- * /proc/PID/stat): record it with the pid so that a later controller can
- * tell its own agent from an unrelated process that got the same pid.
- * Returns 0, or SC_EOS when the process does not exist.
- */
 int runner_proc_starttime(uint64_t *out, int pid);
-
-/*
- * runner_kill_group() for a group recorded earlier with the leader's
- * start time: the group is only signalled when its leader still is that
- * very process, or is gone while members of its group remain (a pid is
- * never reused while a process group of that id exists).  Returns 0 when
- * nothing of that agent is left running.
- */
 int runner_kill_stale_group(int pgid, uint64_t start_ticks, int64_t grace_ms);
-
-/*
- * The environment an agent gets: ours minus runner_scrubbed_env, with
- * add applied (the last entry for a name wins).  *out is a malloc'd
- * NULL-terminated array (free() it, not its strings: they are borrowed
- * from environ and add).  SC_EDATA for an add entry without '='.
- */
-int runner_env_build(
-    char ***out, const struct strlist *add, struct sc_err *err);
-
-/* The environment variables removed from every agent's environment
- * (NULL-terminated): they make agent CLIs refuse to nest or leak the
- * calling session's state.  env_add can set them again explicitly. */
-extern const char *const runner_scrubbed_env[];
 
 #endif
