@@ -17,6 +17,7 @@
 #include "controller/argv.h"
 #include "controller/attempt.h"
 #include "controller/attempt_run.h"
+#include "controller/pgroup.h"
 #include "controller/checks.h"
 #include "controller/console.h"
 #include "strategies/adapter.h"
@@ -325,7 +326,7 @@ on_start(void *ctx, int pid)
 	uint64_t ticks = 0;
 
 	ar->r.pid = pid;
-	if (runner_proc_starttime(&ticks, pid) < 0)
+	if (pgroup_starttime(&ticks, pid) < 0)
 		ticks = 0;
 	ar->r.pid_start = (int64_t)ticks;
 	ar->rc = db_attempt_set_pid(

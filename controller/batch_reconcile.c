@@ -15,6 +15,7 @@
 #include "controller/attempt.h"
 #include "controller/batch_run_int.h"
 #include "controller/console.h"
+#include "controller/pgroup.h"
 #include "controller/requeue.h"
 #include "state/fsutil.h"
 #include "state/gitwork.h"
@@ -129,7 +130,7 @@ batch_reconcile(struct batch *b, struct sc_err *err)
 		/* only the group we started: after a reboot the pid may
 		 * belong to someone else */
 		if (r->pid > 0 && r->pid_start > 0)
-			runner_kill_stale_group(
+			pgroup_kill_stale(
 			    (int)r->pid, (uint64_t)r->pid_start, 2000);
 		if (b->batch_id != r->batch_id) {
 			/* a branch that lags gets its catch-up commit before

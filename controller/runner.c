@@ -802,22 +802,3 @@ runner_result_release(struct runner_result *r)
 	free(r->tail);
 	memset(r, 0, sizeof(*r));
 }
-
-/* The group API of runner.h, kept for its callers: pgroup.h has it. */
-int
-runner_kill_group(int pgid, int64_t grace_ms)
-{
-	return pgroup_kill(pgid, grace_ms);
-}
-
-int
-runner_proc_starttime(uint64_t *out, int pid)
-{
-	return pgroup_starttime(out, pid);
-}
-
-int
-runner_kill_stale_group(int pgid, uint64_t start_ticks, int64_t grace_ms)
-{
-	return pgroup_kill_stale(pgid, start_ticks, grace_ms);
-}

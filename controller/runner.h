@@ -200,13 +200,4 @@ int runner_proc_finish(
 /* Free what out owns and zero it; NULL is a no-op. */
 void runner_result_release(struct runner_result *r);
 
-/*
- * For the reconcile of a dead controller's attempts; the same as
- * pgroup_kill(), pgroup_starttime() and pgroup_kill_stale()
- * (controller/pgroup.h), which see.
- */
-int runner_kill_group(int pgid, int64_t grace_ms);
-int runner_proc_starttime(uint64_t *out, int pid);
-int runner_kill_stale_group(int pgid, uint64_t start_ticks, int64_t grace_ms);
-
 #endif

@@ -26,7 +26,7 @@
  * instant (pkill -9 storyctl matches both) does an agent now outlive
  * them, where the death signal used to end the agent itself (never its
  * children); the next run's reconcile ends that group
- * (runner_kill_stale_group()).
+ * (pgroup_kill_stale()).
  *
  * Under valgrind the clone runs as a fork: posix_spawn cannot report a
  * failed exec then.  The program's lookup below finds a missing or

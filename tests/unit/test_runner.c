@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "controller/agentenv.h"
+#include "controller/pgroup.h"
 #include "controller/runner.h"
 #include "controller/spawn.h"
 #include "controller/watchdog.h"
@@ -1277,7 +1278,7 @@ test_kill_stale_group_leaderless(void **state)
 	assert_true(WIFEXITED(status));
 	gc = read_pid(pidfile);
 	assert_int_equal(kill(gc, 0), 0);
-	assert_int_equal(runner_kill_stale_group(leader, 12345, 100), 0);
+	assert_int_equal(pgroup_kill_stale(leader, 12345, 100), 0);
 	assert_true(child_gone(gc, 500));
 }
 
@@ -1296,23 +1297,23 @@ test_kill_stale_group_reused_pid(void **state)
 		_exit(127);
 	}
 	setpgid(pid, pid);
-	assert_int_equal(runner_proc_starttime(&ticks, pid), 0);
-	assert_int_equal(runner_kill_stale_group(pid, ticks + 1, 50), 0);
+	assert_int_equal(pgroup_starttime(&ticks, pid), 0);
+	assert_int_equal(pgroup_kill_stale(pid, ticks + 1, 50), 0);
 	assert_int_equal(kill(pid, 0), 0);
 	assert_int_equal(waitpid(pid, NULL, WNOHANG), 0);
-	assert_int_equal(runner_kill_stale_group(pid, ticks, 50), 0);
+	assert_int_equal(pgroup_kill_stale(pid, ticks, 50), 0);
 	assert_true(pid_gone(pid, 300));
 }
 
 static void
 test_kill_group_guards(void **state)
 {
-	assert_int_equal(runner_kill_group(0, 10), SC_ESOFTWARE);
-	assert_int_equal(runner_kill_group(1, 10), SC_ESOFTWARE);
-	assert_int_equal(runner_kill_group(-5, 10), SC_ESOFTWARE);
-	assert_int_equal(runner_kill_group(getpgrp(), 10), SC_ESOFTWARE);
+	assert_int_equal(pgroup_kill(0, 10), SC_ESOFTWARE);
+	assert_int_equal(pgroup_kill(1, 10), SC_ESOFTWARE);
+	assert_int_equal(pgroup_kill(-5, 10), SC_ESOFTWARE);
+	assert_int_equal(pgroup_kill(getpgrp(), 10), SC_ESOFTWARE);
 	/* An empty group is already gone. */
-	assert_int_equal(runner_kill_group(INT_MAX - 1, 10), 0);
+	assert_int_equal(pgroup_kill(INT_MAX - 1, 10), 0);
 }
 
 static void
@@ -1332,7 +1333,7 @@ test_kill_group_live(void **state)
 	setpgid(pid, pid);
 	sleep_ms(20);
 	t0 = mono_ms();
-	assert_int_equal(runner_kill_group(pid, 100), 0);
+	assert_int_equal(pgroup_kill(pid, 100), 0);
 	assert_true(mono_ms() - t0 >= 100); /* SIGTERM was ignored */
 	assert_true(pid_gone(pid, 300));
 }
