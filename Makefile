@@ -43,7 +43,7 @@ ALL_CFLAGS += $(SANFLAGS) -g -O1
 ALL_LDFLAGS += $(SANFLAGS)
 endif
 
-SRC_LIB  = $(wildcard strategies/*.c state/*.c) \
+SRC_LIB  = $(wildcard common/*.c strategies/*.c state/*.c) \
 	   $(filter-out controller/main.c,$(wildcard controller/*.c))
 OBJ_LIB  = $(SRC_LIB:%.c=$(BUILD)/obj/%.o)
 LIB      = $(BUILD)/libstoryctl.a

@@ -8,8 +8,8 @@
 #ifndef STORYCTL_AGENTENV_H
 #define STORYCTL_AGENTENV_H
 
-#include "strategies/err.h"
-#include "strategies/strlist.h"
+#include "common/err.h"
+#include "common/strlist.h"
 
 /*
  * The environment an agent gets: ours minus agentenv_scrubbed, with add

@@ -19,8 +19,8 @@
 
 #include <stdbool.h>
 
-#include "strategies/err.h"
-#include "strategies/strlist.h"
+#include "common/err.h"
+#include "common/strlist.h"
 
 /* The values for one attempt.  A NULL string expands to "". */
 struct argv_vars {

@@ -12,7 +12,7 @@
 
 #include "state/db.h"
 #include "strategies/classify.h"
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct batch; /* controller/batch_int.h */
 struct slot;

@@ -20,7 +20,7 @@
 #include "controller/config.h"
 #include "controller/runner.h"
 #include "controller/stories.h"
-#include "strategies/err.h"
+#include "common/err.h"
 
 enum batch_mode {
 	BATCH_RUN, /* continue the unfinished batch, or start one */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct capture {
 	char *buf; /* the ring of the last cap bytes */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "state/db.h"
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct attempt_run; /* controller/attempt_run.h */
 struct batch; /* controller/batch_int.h */

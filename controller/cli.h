@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct config;
 

@@ -20,10 +20,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "strategies/err.h"
-#include "strategies/model.h"
+#include "common/err.h"
+#include "common/model.h"
 #include "strategies/policy.h"
-#include "strategies/strlist.h"
+#include "common/strlist.h"
 
 #define CONFIG_FILE_NAME "storyctl.json"
 

@@ -8,8 +8,8 @@
 #ifndef STORYCTL_DISCOVER_H
 #define STORYCTL_DISCOVER_H
 
-#include "strategies/err.h"
-#include "strategies/strlist.h"
+#include "common/err.h"
+#include "common/strlist.h"
 
 enum layout {
 	LAYOUT_PLAIN,

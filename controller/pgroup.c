@@ -12,7 +12,7 @@
 
 #include "controller/clock.h"
 #include "controller/pgroup.h"
-#include "strategies/err.h"
+#include "common/err.h"
 
 /* Read one /proc/PID/stat: state, process group and start time. */
 static int

@@ -6,7 +6,7 @@
 #define STORYCTL_PROMPT_H
 
 #include "controller/argv.h"
-#include "strategies/err.h"
+#include "common/err.h"
 
 /* The built-in prompt template (placeholders as in argv templates). */
 extern const char prompt_default_template[];

@@ -37,8 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strategies/err.h"
-#include "strategies/strlist.h"
+#include "common/err.h"
+#include "common/strlist.h"
 
 struct runner_opts {
 	const char *const *argv; /* expanded, NULL-terminated */

@@ -40,7 +40,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 /*
  * The agent's output pipe: *rd for us (non-blocking: one loop serves

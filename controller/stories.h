@@ -12,8 +12,8 @@
 #include <stddef.h>
 
 #include "controller/config.h"
-#include "strategies/err.h"
-#include "strategies/model.h"
+#include "common/err.h"
+#include "common/model.h"
 #include "strategies/progress.h"
 
 #define STORY_MAX_BYTES (16 * 1024 * 1024)

@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 #include "strategies/waithint.h"
 
 /*

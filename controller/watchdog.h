@@ -30,7 +30,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct watchdog_entry {
 	int pgid; /* the agent's group; 0 while it is being spawned */

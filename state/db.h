@@ -29,8 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strategies/err.h"
-#include "strategies/model.h"
+#include "common/err.h"
+#include "common/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
 #define DB_SCHEMA_VERSION 4

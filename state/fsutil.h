@@ -8,7 +8,7 @@
 
 #include <sys/types.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 /* "a/b", with no second '/' when a ends in one; malloc'd, NULL when out
  * of memory. */

@@ -25,7 +25,7 @@
 
 #include <git2.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 /*
  * Pack ids[0..n) into one new pack in repo's object database, then

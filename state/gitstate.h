@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct gitstate;
 

@@ -48,7 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 /* Bytes for a commit id in hex plus the NUL. */
 #define GITWORK_HEXSZ 41

@@ -11,7 +11,7 @@
 
 #include <git2.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 /* who storyctl's reflog entries and work commits name */
 #define GITWORK_NAME "storyctl"

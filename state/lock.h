@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct state_lock;
 

@@ -13,7 +13,7 @@
 
 #include "state/db.h"
 #include "state/gitstate.h"
-#include "strategies/err.h"
+#include "common/err.h"
 
 /* The database and branch a controller writes, and the decision waiting
  * for its commit (group commit, below).  Fill with statebranch_init(). */

@@ -17,7 +17,7 @@
 
 #include <stdbool.h>
 
-#include "strategies/model.h"
+#include "common/model.h"
 
 /* A documented exit status of a CLI and what it means. */
 struct adapter_exit {

@@ -22,8 +22,8 @@
 #include <stddef.h>
 
 #include "strategies/adapter.h"
-#include "strategies/model.h"
-#include "strategies/strlist.h"
+#include "common/model.h"
+#include "common/strlist.h"
 #include "strategies/waithint.h"
 
 struct classify_input {

@@ -11,7 +11,7 @@
 #include "strategies/backoff.h"
 #include "strategies/decide.h"
 #include "strategies/duration.h"
-#include "strategies/err.h"
+#include "common/err.h"
 
 /* The plateau evidence found in a history. */
 struct plateau {

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "strategies/model.h"
+#include "common/model.h"
 #include "strategies/policy.h"
 
 /* One ended attempt of the story, as the strategy sees it. */

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "strategies/strlist.h"
+#include "common/strlist.h"
 
 enum strategy_kind { STRATEGY_ADAPTIVE = 0, STRATEGY_RETRY, STRATEGY_NONE };
 

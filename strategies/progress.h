@@ -26,7 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 #define PROGRESS_TASK_MAX 256
 

@@ -13,8 +13,8 @@
 
 #include <stddef.h>
 
-#include "strategies/err.h"
-#include "strategies/model.h"
+#include "common/err.h"
+#include "common/model.h"
 
 struct sched_story {
 	const char *id;

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "strategies/decide.h"
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct sim_opts {
 	const struct policy *policy;

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 struct sprint_entry {
 	char *key; /* "1-1-user-auth": the story's id and file name */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "strategies/err.h"
+#include "common/err.h"
 
 int
 err_set(struct sc_err *err, int code, const char *fmt, ...)

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strategies/strlist.h"
+#include "common/strlist.h"
 
 int
 strlist_pushn(struct strlist *l, const char *s, size_t len)

@@ -1,7 +1,7 @@
 /* model.c - see model.h. */
 #include <string.h>
 
-#include "strategies/model.h"
+#include "common/model.h"
 
 static const char *const outcome_names[OUTCOME__COUNT] = {
     [OUTCOME_NONE] = "running",
