@@ -257,20 +257,19 @@ gw_commit_open(struct gw_commit *c, git_commit **head, char *ex, size_t excap,
 	int rc;
 
 	/* libgit2 is initialised before any git_* call, even a name check */
-	if ((rc = gitwork_open(&c->repo, c->dir, err)) < 0)
-		return rc;
-	if ((c->branch != NULL &&
+	if ((rc = gitwork_open(&c->repo, c->dir, err)) < 0 ||
+	    (c->branch != NULL &&
 		(rc = gitwork_refname(refname, refcap, c->branch, err)) < 0) ||
 	    (rc = gitwork_exclude(ex, excap, git_repository_workdir(c->repo),
 		 exclude_dir, err)) < 0 ||
 	    (rc = gw_commit_target(&c->current, &c->bref, &c->parent, c->repo,
 		 c->dir, c->branch, refname, err)) < 0 ||
 	    (rc = gitwork_head_commit(head, c->repo, c->dir, err)) < 0)
-		return rc;
+		goto out;
 	if (git_repository_index(&c->idx, c->repo) < 0)
-		return err_set(
-		    err, SC_EIO, "%s: %s", c->dir, gitwork_git_msg());
-	return 0;
+		rc = err_set(err, SC_EIO, "%s: %s", c->dir, gitwork_git_msg());
+out:
+	return rc;
 }
 
 int
