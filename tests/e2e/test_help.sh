@@ -77,11 +77,17 @@ new_story "$P" 1.1-login 2
 new_story "$P" 1.2-logout 2
 new_story "$P" 2.1-report 2
 commit_all
+for c in show tasks; do
+	run_sc -C "$P" "$c" 1.1-logn
+	expect_match "$c of a misspelt story id: did you mean 1.1-login?" "$T_ERR" "no story '1.1-logn'.*; did you mean 1\.1-login\?"
+done
 ids=$("$STORYCTL" -C "$P" __complete args show | sort | tr '\n' ' ')
 check "__complete args show gives the config's ids before a batch" test "$ids" = "1.1-login 1.2-logout 2.1-report "
 ids=$(cd "$P" && "$STORYCTL" __complete values list --status | tr '\n' ' ')
 expect_match "__complete values list --status gives the statuses" "$ids" '^pending running done deferred escalated blocked invalid $'
 run_sc -C "$P" run 1.1-login
+run_sc -C "$P" requeue 1.1-logn
+expect_match "requeue of a misspelt story id: did you mean 1.1-login?" "$T_ERR" "no story '1.1-logn'.*; did you mean 1\.1-login\?"
 ids=$("$STORYCTL" -C "$P" __complete args show | tr '\n' ' ')
 check "after a batch, the ids are the batch's" test "$ids" = "1.1-login "
 rm -f "$P/.storyctl/state.db"*
