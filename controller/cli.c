@@ -13,8 +13,9 @@
 /* The usage line and summary of each command; the rest of its help is in
  * controller/help.c (docs/commands.md). */
 static const struct cli_command commands[] = {
-    {"init", "", "write a starter storyctl.json and ignore the state dir",
-	cmd_init, &help_init},
+    {"init", "[--json]",
+	"write a starter storyctl.json and ignore the state dir", cmd_init,
+	&help_init},
     {"check", "[--json]",
 	"every problem run would hit: config, stories, agents", cmd_check,
 	&help_check},

@@ -54,6 +54,10 @@ int cli_parse_int(int *out, const char *s, const char *what, int min, int max,
 int cli_want_help(const struct cli *cli, const struct cli_command *cmd,
     int argc, char **argv);
 
+/* The format_version every --json object carries: the top-level object,
+ * or each element of a top-level array (docs/json.md#versions). */
+#define CLI_JSON_FORMAT_VERSION 1
+
 /* Print j (not consumed) as indented JSON and a newline. */
 int cli_print_json(const struct cli *cli, const json_t *j, struct sc_err *err);
 

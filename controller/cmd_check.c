@@ -554,11 +554,11 @@ print_json(const struct cli *cli, struct check *c, const size_t *order,
 	for (k = 0; skipped != NULL && k < c->cfg.stories_skipped.n; k++)
 		json_array_append_new(
 		    skipped, json_string(c->cfg.stories_skipped.items[k]));
-	o = json_pack("{s:b, s:o, s:O, s:O, s:o, s:O, s:o}", "ok",
-	    c->nerrors == 0, "config",
-	    c->cfg.path ? json_string(c->cfg.path) : json_null(), "errors",
-	    c->errors, "warnings", c->warnings, "stories", stories, "agents",
-	    c->agents, "not_stories_yet", skipped);
+	o = json_pack("{s:i, s:b, s:o, s:O, s:O, s:o, s:O, s:o}",
+	    "format_version", CLI_JSON_FORMAT_VERSION, "ok", c->nerrors == 0,
+	    "config", c->cfg.path ? json_string(c->cfg.path) : json_null(),
+	    "errors", c->errors, "warnings", c->warnings, "stories", stories,
+	    "agents", c->agents, "not_stories_yet", skipped);
 	rc = o != NULL ? cli_print_json(cli, o, err)
 		       : err_set(err, SC_EOS, "out of memory");
 	json_decref(o);

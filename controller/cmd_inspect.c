@@ -21,6 +21,7 @@
 #include "state/lock.h"
 #include "state/render.h"
 #include "strategies/decide.h"
+#include "strategies/statusline.h"
 #include "strategies/suggest.h"
 
 /* --- list ------------------------------------------------------------ */
@@ -35,14 +36,107 @@ subtasks_cell(char *buf, size_t len, int completed, int total)
 		snprintf(buf, len, "-");
 }
 
+/* The id column is as wide as the longest id up to this, then an id is
+ * cut with an ellipsis (docs/commands.md#list). */
+#define LIST_ID_MAX 40
+#define ELLIPSIS "\xe2\x80\xa6" /* "…", one column */
+
+/* list --json: an array whose every element carries the format_version
+ * (docs/json.md#list); cost_usd null when no attempt reported one. */
+static int
+list_print_json(const struct cli *cli, const struct story_row *rows, size_t n,
+    struct sc_err *err)
+{
+	json_t *arr = json_array(), *o;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; arr != NULL && i < n; i++) {
+		o = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o, s:i, "
+			      "s:i, s:o}",
+		    "format_version", CLI_JSON_FORMAT_VERSION, "id", rows[i].id,
+		    "file", rows[i].file, "status", status_name(rows[i].status),
+		    "attempts", rows[i].attempts, "tasks_completed",
+		    rows[i].tasks_completed, "tasks_total", rows[i].tasks_total,
+		    "reason",
+		    rows[i].reason[0] ? json_string(rows[i].reason)
+				      : json_null(),
+		    "subtasks_completed", rows[i].subtasks_completed,
+		    "subtasks_total", rows[i].subtasks_total, "cost_usd",
+		    rows[i].cost_usd > 0 ? json_real(rows[i].cost_usd)
+					 : json_null());
+		if (o == NULL || json_array_append_new(arr, o) < 0) {
+			rc = err_set(err, SC_EOS, "out of memory");
+			goto out;
+		}
+	}
+	rc = arr ? cli_print_json(cli, arr, err)
+		 : err_set(err, SC_EOS, "out of memory");
+out:
+	json_decref(arr);
+	return rc;
+}
+
+/* Print s in a cell of width columns and a space: padded, or cut to
+ * width - 1 characters and an ellipsis (docs/commands.md#list). */
+static void
+list_cell(FILE *f, const char *s, size_t width)
+{
+	size_t w = statusline_width(s), chars = 0, i = 0;
+
+	if (w <= width) {
+		fprintf(f, "%s%*s ", s, (int)(width - w), "");
+		return;
+	}
+	/* ids are text: a cut falls between UTF-8 characters */
+	while (s[i] != '\0' && chars < width - 1) {
+		i++;
+		while (((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+		chars++;
+	}
+	fprintf(
+	    f, "%.*s%s%*s ", (int)i, s, ELLIPSIS, (int)(width - 1 - chars), "");
+}
+
+/* list's table: the id and cost columns as wide as their widest cell
+ * (docs/commands.md#list). */
+static void
+list_print_text(const struct cli *cli, const struct story_row *rows, size_t n)
+{
+	char tasks[32], sub[32], cost[32];
+	size_t i, idw = strlen("story"), w;
+
+	for (i = 0; i < n; i++) {
+		w = statusline_width(rows[i].id);
+		if (w > idw)
+			idw = w > LIST_ID_MAX ? LIST_ID_MAX : w;
+	}
+	list_cell(cli->out, "story", idw);
+	fprintf(cli->out, "%-10s %-8s %-7s %-8s %-8s %s\n", "status",
+	    "attempts", "tasks", "subtasks", "cost", "reason");
+	for (i = 0; i < n; i++) {
+		snprintf(tasks, sizeof(tasks), "%d/%d", rows[i].tasks_completed,
+		    rows[i].tasks_total);
+		subtasks_cell(sub, sizeof(sub), rows[i].subtasks_completed,
+		    rows[i].subtasks_total);
+		snprintf(cost, sizeof(cost), "-");
+		if (rows[i].cost_usd > 0)
+			snprintf(cost, sizeof(cost), "$%.2f", rows[i].cost_usd);
+		list_cell(cli->out, rows[i].id, idw);
+		fprintf(cli->out, "%-10s %-8d %-7s %-8s %-8s %s\n",
+		    status_name(rows[i].status), rows[i].attempts, tasks, sub,
+		    cost, rows[i].reason);
+	}
+}
+
 int
 cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct view v;
 	struct story_row *rows = NULL;
 	const char *status = NULL;
-	json_t *arr = NULL;
-	size_t n = 0, i;
+	size_t n = 0;
 	int json = 0, rc;
 
 	rc = view_parse_flags(
@@ -55,48 +149,14 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = view_stories(&rows, &n, &v, status, err);
 	if (rc < 0)
 		goto out;
-	if (json) {
-		arr = json_array();
-		/* docs/commands.md#list's fields, then the subtasks */
-		for (i = 0; arr != NULL && i < n; i++)
-			json_array_append_new(arr,
-			    json_pack("{s:s, s:s, s:i, "
-				      "s:i, s:i, s:o, s:i, s:i}",
-				"id", rows[i].id, "status",
-				status_name(rows[i].status), "attempts",
-				rows[i].attempts, "tasks_completed",
-				rows[i].tasks_completed, "tasks_total",
-				rows[i].tasks_total, "reason",
-				rows[i].reason[0] ? json_string(rows[i].reason)
-						  : json_null(),
-				"subtasks_completed",
-				rows[i].subtasks_completed, "subtasks_total",
-				rows[i].subtasks_total));
-		rc = arr ? cli_print_json(cli, arr, err)
-			 : err_set(err, SC_EOS, "out of memory");
-		goto out;
-	}
-	if (n == 0) {
+	if (json)
+		rc = list_print_json(cli, rows, n, err);
+	else if (n == 0)
 		fprintf(cli->out, "no stories%s%s\n",
 		    status ? " with status " : "", status ? status : "");
-		goto out;
-	}
-	fprintf(cli->out, "%-16s %-10s %-8s %-7s %-8s %-8s %s\n", "story",
-	    "status", "attempts", "tasks", "subtasks", "cost", "reason");
-	for (i = 0; i < n; i++) {
-		char tasks[32], sub[32], cost[32] = "-";
-		snprintf(tasks, sizeof(tasks), "%d/%d", rows[i].tasks_completed,
-		    rows[i].tasks_total);
-		subtasks_cell(sub, sizeof(sub), rows[i].subtasks_completed,
-		    rows[i].subtasks_total);
-		if (rows[i].cost_usd > 0)
-			snprintf(cost, sizeof(cost), "$%.2f", rows[i].cost_usd);
-		fprintf(cli->out, "%-16s %-10s %-8d %-7s %-8s %-8s %s\n",
-		    rows[i].id, status_name(rows[i].status), rows[i].attempts,
-		    tasks, sub, cost, rows[i].reason);
-	}
+	else
+		list_print_text(cli, rows, n);
 out:
-	json_decref(arr);
 	free(rows);
 	view_close(&v);
 	return rc;
@@ -192,6 +252,27 @@ show_next_line(const struct cli *cli, const struct attempt_row *a,
 	fprintf(cli->out, "\n");
 }
 
+/* show --json: the record the state branch keeps as stories/<id>.json
+ * (docs/state-branch.md), with the format_version first
+ * (docs/json.md#show); the branch's copy carries none. */
+static int
+show_print_json(const struct cli *cli, const struct story_row *st,
+    const struct attempt_row *rows, size_t n, struct sc_err *err)
+{
+	json_t *j = render_story_json(st, rows, n);
+	json_t *o =
+	    json_pack("{s:i}", "format_version", CLI_JSON_FORMAT_VERSION);
+	int rc;
+
+	if (j == NULL || o == NULL || json_object_update(o, j) != 0)
+		rc = err_set(err, SC_EOS, "out of memory");
+	else
+		rc = cli_print_json(cli, o, err);
+	json_decref(j);
+	json_decref(o);
+	return rc;
+}
+
 int
 cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
@@ -199,7 +280,6 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct story_row st;
 	struct attempt_row *rows = NULL;
 	const char *id = NULL;
-	json_t *j = NULL;
 	size_t n = 0, i;
 	int json = 0, rc;
 
@@ -219,9 +299,7 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			goto out;
 	}
 	if (json) {
-		j = render_story_json(&st, rows, n);
-		rc = j ? cli_print_json(cli, j, err)
-		       : err_set(err, SC_EOS, "out of memory");
+		rc = show_print_json(cli, &st, rows, n, err);
 		goto out;
 	}
 	fprintf(cli->out, "%s  %s  %d/%d tasks  ", st.id,
@@ -249,7 +327,6 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (n > 0 && rows[n - 1].log_path[0])
 		fprintf(cli->out, "last log: %s\n", rows[n - 1].log_path);
 out:
-	json_decref(j);
 	attempt_rows_free(rows, n);
 	view_close(&v);
 	return rc;

@@ -18,6 +18,7 @@
 #include "controller/prompt.h"
 #include "controller/runner.h"
 #include "controller/stories.h"
+#include "strategies/text.h"
 
 static json_t *
 strlist_json(const struct strlist *l)
@@ -107,25 +108,124 @@ init_stories(json_t *cfg, const struct discovery *d)
 	return rc;
 }
 
+/* A path as a JSON string: JSON strings are UTF-8, a path need not be;
+ * NULL gives null. */
+static json_t *
+path_json(const char *path)
+{
+	char buf[4096];
+
+	if (path == NULL)
+		return json_null();
+	text_clean(
+	    buf, sizeof(buf), path, strlen(path), TEXT_MARK_INVALID, NULL);
+	return json_string(buf);
+}
+
+/* layout's JSON spelling (docs/json.md#init) */
+static const char *
+layout_id(enum layout l)
+{
+	return l == LAYOUT_BMAD_V6 ? "bmad-v6"
+	    : l == LAYOUT_BMAD_V4  ? "bmad-v4"
+				   : "plain";
+}
+
+/* The configured agents and where their programs are on PATH, null
+ * when not found (docs/json.md#init). */
+static json_t *
+init_agents_json(const struct config *cfg)
+{
+	json_t *a = json_array();
+	char *path;
+	struct sc_err e;
+	int r;
+
+	for (r = ROLE_PRIMARY; a != NULL && r <= ROLE_FALLBACK; r++) {
+		const struct agent_conf *ag = &cfg->agents[r];
+		if (!ag->configured || ag->command.n == 0)
+			continue;
+		path = NULL;
+		(void)argv_resolve_program(&path, ag->command.items[0], &e);
+		json_array_append_new(a,
+		    json_pack("{s:s, s:s, s:o, s:o, s:o}", "role",
+			role_name((enum role)r), "name", ag->name, "preset",
+			ag->preset[0] ? json_string(ag->preset) : json_null(),
+			"program", path_json(ag->command.items[0]), "resolved",
+			path_json(path)));
+		free(path);
+	}
+	return a;
+}
+
+/* init --json: what init found and wrote (docs/json.md#init); loaded:
+ * the config just written loads, else e says why. */
+static int
+init_print_json(struct cli *cli, const struct discovery *d,
+    const struct config *cfg, bool loaded, const struct sc_err *e,
+    struct sc_err *err)
+{
+	char cwd[4096], where[4200];
+	json_t *o = NULL, *files = json_array();
+	size_t i;
+	int rc;
+
+	for (i = 0; files != NULL && i < d->files.n; i++)
+		json_array_append_new(files, path_json(d->files.items[i]));
+	if (getcwd(cwd, sizeof(cwd)) != NULL)
+		snprintf(where, sizeof(where), "%s/%s", cwd, CONFIG_FILE_NAME);
+	else
+		snprintf(where, sizeof(where), "%s", CONFIG_FILE_NAME);
+	o = json_pack("{s:i, s:o, s:s, s:o, s:o, s:o, s:O, s:o, s:o, s:i, "
+		      "s:o, s:s}",
+	    "format_version", CLI_JSON_FORMAT_VERSION, "config",
+	    path_json(where), "layout", layout_id(d->layout), "found_in",
+	    d->from[0] ? path_json(d->from) : json_null(), "sprint_status",
+	    path_json(d->sprint_status), "stories_glob", path_json(d->glob),
+	    "story_files", files, "loads", json_boolean(loaded), "stories",
+	    loaded ? json_integer((json_int_t)cfg->nstories) : json_null(),
+	    "not_stories_yet", loaded ? (int)cfg->stories_skipped.n : 0,
+	    "load_error", loaded ? json_null() : json_string(e->msg),
+	    "gitignore", ".storyctl/");
+	if (o != NULL)
+		json_object_set_new(
+		    o, "agents", loaded ? init_agents_json(cfg) : json_array());
+	rc = o ? cli_print_json(cli, o, err)
+	       : err_set(err, SC_EOS, "out of memory");
+	json_decref(o);
+	json_decref(files);
+	return rc;
+}
+
 /* What check will find with the config just written: the story count,
- * or why it cannot load (said now rather than at check). */
-static void
-init_summary(struct cli *cli, const struct discovery *d)
+ * or why it cannot load (said now rather than at check); as JSON with
+ * --json. */
+static int
+init_summary(
+    struct cli *cli, const struct discovery *d, bool json, struct sc_err *err)
 {
 	struct config cfg;
 	struct sc_err e;
+	bool loaded;
+	int rc = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
+	err_clear(&e);
+	loaded = config_load(&cfg, CONFIG_FILE_NAME, &e) == 0;
+	if (json) {
+		rc = init_print_json(cli, d, &cfg, loaded, &e, err);
+		goto out;
+	}
 	if (d->layout != LAYOUT_PLAIN)
 		fprintf(cli->out, "found a %s project: stories from %s\n",
 		    layout_name(d->layout), d->from);
-	if (config_load(&cfg, CONFIG_FILE_NAME, &e) < 0) {
+	if (!loaded) {
 		fprintf(cli->out,
 		    "wrote %s (primary claude, fallback codex) and ignored "
 		    ".storyctl/ in .gitignore\nnote: it does not load yet: "
 		    "%s\n",
 		    CONFIG_FILE_NAME, e.msg);
-		return;
+		goto out;
 	}
 	fprintf(cli->out, "wrote %s (%zu stor%s", CONFIG_FILE_NAME,
 	    cfg.nstories, cfg.nstories == 1 ? "y" : "ies");
@@ -135,7 +235,9 @@ init_summary(struct cli *cli, const struct discovery *d)
 	fprintf(cli->out,
 	    "; primary claude, fallback codex) and ignored .storyctl/ in "
 	    ".gitignore\nnext: storyctl check, then storyctl run\n");
+out:
 	config_release(&cfg);
+	return rc;
 }
 
 int
@@ -144,12 +246,16 @@ cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct discovery d;
 	json_t *cfg = NULL, *rest = NULL;
 	char *text = NULL;
-	int fd = -1, rc = 0;
+	int fd = -1, rc = 0, i, json = 0;
 	ssize_t len;
 
 	memset(&d, 0, sizeof(d));
-	if (argc > 1) {
-		return err_set(err, SC_EUSAGE, "init takes no arguments");
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") != 0)
+			return err_set(err, SC_EUSAGE,
+			    "init: unexpected argument '%s' (init [--json])",
+			    argv[i]);
+		json = 1;
 	}
 	if (access(CONFIG_FILE_NAME, F_OK) == 0)
 		return err_set(err, SC_EUSAGE,
@@ -189,7 +295,7 @@ cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = ignore_state_dir(".storyctl/", err);
 	if (rc < 0)
 		goto out;
-	init_summary(cli, &d);
+	rc = init_summary(cli, &d, json != 0, err);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -249,7 +355,8 @@ cmd_agents(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			    : json_null();
 			json_object_set_new(ag, role_name((enum role)r), one);
 		}
-		o = json_pack("{s:O, s:O, s:o}", "presets", pa, "agents", ag,
+		o = json_pack("{s:i, s:O, s:O, s:o}", "format_version",
+		    CLI_JSON_FORMAT_VERSION, "presets", pa, "agents", ag,
 		    "config", cfg.path ? json_string(cfg.path) : json_null());
 		rc = o ? cli_print_json(cli, o, err)
 		       : err_set(err, SC_EOS, "out of memory");

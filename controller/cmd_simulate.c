@@ -31,9 +31,13 @@ print_json(const struct cli *cli, const struct sim_row *rows, size_t n,
 		return err_set(err, SC_EOS, "out of memory");
 	for (i = 0; i < n; i++) {
 		const struct sim_row *r = &rows[i];
-		o = json_pack("{s:i, s:s, s:s, s:i, s:o, s:s, s:I, s:o, s:o}",
-		    "attempt", r->attempt, "role", role_name(r->role),
-		    "outcome", outcome_name(r->outcome), "tasks_completed",
+		/* an array: each row carries the version
+		 * (docs/json.md#versions) */
+		o = json_pack(
+		    "{s:i, s:i, s:s, s:s, s:i, s:o, s:s, s:I, s:o, s:o}",
+		    "format_version", CLI_JSON_FORMAT_VERSION, "attempt",
+		    r->attempt, "role", role_name(r->role), "outcome",
+		    outcome_name(r->outcome), "tasks_completed",
 		    r->tasks_completed, "decision",
 		    r->d.decision == DECISION_NONE
 			? json_null()

@@ -128,37 +128,45 @@ status_gather(struct status_facts *sf, struct view *v, struct sc_err *err)
 	return 0;
 }
 
-/* status --json (docs/commands.md). */
+/* One running attempt as status --json shows it (docs/json.md#status). */
+static json_t *
+status_running_json(const struct attempt_row *a, bool alive)
+{
+	return json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:b, s:i, s:i}",
+	    "story", a->story_id, "attempt", a->attempt, "role",
+	    role_name(a->role), "agent", a->agent, "tasks_completed",
+	    a->tasks_completed, "tasks_total", a->tasks_total, "started_at",
+	    render_time_json(a->started_ms), "controller_alive", alive,
+	    "subtasks_completed", a->subtasks_completed, "subtasks_total",
+	    a->subtasks_total);
+}
+
+/* status --json: `running` is an array, one entry per slot at work
+ * (docs/json.md#status). */
 static int
 status_print_json(struct cli *cli, const struct view *v,
     const struct status_facts *sf, struct sc_err *err)
 {
-	const struct attempt_row *cur = sf->cur;
-	json_t *o = NULL, *c = NULL, *running = json_null(),
+	json_t *o = NULL, *c = NULL, *running = json_array(),
 	       *wait = json_null();
 	size_t i;
 	int rc;
 
-	if (cur != NULL)
-		running = json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:b, "
-				    "s:i, s:i}",
-		    "story", cur->story_id, "attempt", cur->attempt, "role",
-		    role_name(cur->role), "agent", cur->agent,
-		    "tasks_completed", cur->tasks_completed, "tasks_total",
-		    cur->tasks_total, "started_at",
-		    render_time_json(cur->started_ms), "controller_alive",
-		    sf->pid > 0, "subtasks_completed", cur->subtasks_completed,
-		    "subtasks_total", cur->subtasks_total);
+	for (i = 0; running != NULL && i < sf->nrun; i++)
+		if (v->have_batch && sf->run[i].batch_id == v->batch.id)
+			json_array_append_new(running,
+			    status_running_json(&sf->run[i], sf->pid > 0));
 	if (sf->wait_story != NULL)
 		wait = json_pack("{s:s, s:i, s:o, s:I}", "story",
 		    sf->wait_story, "attempt", sf->wait_attempt, "until",
 		    render_time_json(sf->wait_until), "delay_ms",
 		    (json_int_t)(sf->wait_until - sf->now));
 	c = json_object();
-	for (i = 0; i < STATUS__COUNT; i++)
+	for (i = 0; c != NULL && i < STATUS__COUNT; i++)
 		json_object_set_new(c, status_name((enum story_status)i),
 		    json_integer(sf->counts[i]));
-	o = json_pack("{s:o, s:o, s:o, s:o, s:i, s:O, s:O, s:f}", "batch",
+	o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:i, s:O, s:O, s:f}",
+	    "format_version", CLI_JSON_FORMAT_VERSION, "batch",
 	    v->have_batch ? json_integer(v->batch.id) : json_null(), "state",
 	    v->have_batch ? json_string(v->batch.status) : json_null(),
 	    "controller_pid", sf->pid > 0 ? json_integer(sf->pid) : json_null(),
@@ -177,11 +185,12 @@ status_print_json(struct cli *cli, const struct view *v,
 	return rc;
 }
 
-/* status's "now:" line: the attempt running in this batch. */
+/* One "now:" line per attempt running in this batch
+ * (docs/commands.md#status). */
 static void
-status_print_running(struct cli *cli, const struct status_facts *sf)
+status_print_running(struct cli *cli, const struct status_facts *sf,
+    const struct attempt_row *cur)
 {
-	const struct attempt_row *cur = sf->cur;
 	char buf[64], sub[48] = "";
 
 	clock_fmt_duration(buf, sizeof(buf), sf->now - cur->started_ms);
@@ -215,8 +224,9 @@ status_print_text(
 			fprintf(cli->out, ", %d %s", sf->counts[i],
 			    status_name((enum story_status)i));
 	fprintf(cli->out, "\n");
-	if (sf->cur != NULL)
-		status_print_running(cli, sf);
+	for (i = 0; sf->cur != NULL && i < sf->nrun; i++)
+		if (sf->run[i].batch_id == v->batch.id)
+			status_print_running(cli, sf, &sf->run[i]);
 	for (i = 0; i < 2; i++) {
 		if (sf->pause_until[i] == 0)
 			continue;

@@ -101,9 +101,10 @@ print_json(const struct cli *cli, const struct story_conf *sc,
 	json_t *o;
 	int rc;
 
-	o = json_pack("{s:s, s:s, s:o, s:b, s:i, s:i, s:i, s:i, s:i, s:o, "
-		      "s:b}",
-	    "story", sc->id, "file", sc->file, "heading",
+	o = json_pack("{s:i, s:s, s:s, s:o, s:b, s:i, s:i, s:i, s:i, s:i, "
+		      "s:o, s:b}",
+	    "format_version", CLI_JSON_FORMAT_VERSION, "story", sc->id, "file",
+	    sc->file, "heading",
 	    p->heading[0] != '\0' ? json_string(p->heading) : json_null(),
 	    "whole_file", p->whole_file, "tasks_completed", p->tasks_completed,
 	    "tasks_total", p->tasks_total, "subtasks_completed",

@@ -15,7 +15,7 @@
 	}
 #define OPT_JSON(what) \
 	{ \
-		"--json", "print " what " as JSON (docs/commands.md)", NULL \
+		"--json", "print " what " as JSON (docs/json.md)", NULL \
 	}
 
 /* the readers' exits: they only read the database */
@@ -55,7 +55,8 @@ const struct help_item help_exit_codes[] = {
     HELP_END,
 };
 
-static const struct help_item init_opts[] = {OPT_HELP, HELP_END};
+static const struct help_item init_opts[] = {
+    OPT_JSON("what it found and wrote"), OPT_HELP, HELP_END};
 static const struct help_item init_exits[] = {
     {"0", "storyctl.json written", NULL},
     {"64", "storyctl.json exists already, or an argument was given", NULL},
@@ -66,13 +67,17 @@ static const struct help_item init_examples[] = {
     {"storyctl init", "write storyctl.json for the stories found here", NULL},
     {"storyctl init && storyctl check", "write it, then see what run would do",
 	NULL},
+    {"storyctl init --json | jq .layout", "the layout it found, for a script",
+	NULL},
     HELP_END,
 };
 const struct cli_help help_init = {
     "Write a starter storyctl.json in the current directory: the\n"
     "claude preset as the primary agent and codex as the fallback,\n"
     "the adaptive policy, and the story files found in the usual\n"
-    "places.  The state dir is added to .gitignore.",
+    "places.  The state dir is added to .gitignore.  With --json it\n"
+    "says as JSON what it found and wrote: the layout, the story\n"
+    "files, the agents and where their programs are.",
     init_opts, init_exits, init_examples, NULL};
 
 static const struct help_item check_opts[] = {
@@ -185,8 +190,9 @@ static const struct help_item status_examples[] = {
     HELP_END,
 };
 const struct cli_help help_status = {
-    "The batch at a glance: how many stories have each status, what\n"
-    "runs now, the next wait, agents paused by a usage limit, and the\n"
+    "The batch at a glance: how many stories have each status, every\n"
+    "story running now (one line each), the next wait, agents paused by a "
+    "usage limit, and the\n"
     "money spent.  It only reads, so it works beside a running batch.",
     status_opts, read_exits, status_examples, NULL};
 
@@ -208,7 +214,9 @@ static const struct help_item list_examples[] = {
 const struct cli_help help_list = {
     "One line per story of the latest batch (before the first batch,\n"
     "of the config): status, attempts, tasks and subtasks done, and\n"
-    "the reason of the last decision.",
+    "the reason of the last decision.  The story column is as wide as\n"
+    "the longest id, up to 40 columns; a longer id is cut with an\n"
+    "ellipsis.  --json adds each story's file and cost.",
     list_opts, read_exits, list_examples, NULL};
 
 static const struct help_item show_opts[] = {

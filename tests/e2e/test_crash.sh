@@ -78,7 +78,7 @@ if wait_for 10 attempt_running 1 && wait_for 10 one_checked; then
 		[ "$(sql "SELECT count(*) FROM attempts WHERE outcome = 'running'")" = 1 ]
 	run_sc -C "$P" status --json
 	expect_json "kill -9: status shows the running attempt, controller gone" \
-		'.running.story == "s1" and .running.attempt == 1 and .running.controller_alive == false and .controller_pid == null'
+		'.running[0].story == "s1" and .running[0].attempt == 1 and .running[0].controller_alive == false and .controller_pid == null'
 	run_sc -C "$P" status
 	expect_match "kill -9: status text says the controller is gone" \
 		"$T_OUT" 'now: s1 attempt 1\b.*controller gone'
@@ -137,7 +137,7 @@ if wait_for 10 attempt_running 1; then
 	done
 	run_sc -C "$P" status --json
 	expect_json "second controller: status still works beside it" \
-		".controller_pid == $first and .running.attempt == 1 and .running.controller_alive == true"
+		".controller_pid == $first and .running[0].attempt == 1 and .running[0].controller_alive == true"
 	check "second controller: the first still runs" alive "$first"
 	: >"$PIDS/go"
 	wait_bg 20

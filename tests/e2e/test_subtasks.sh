@@ -74,7 +74,7 @@ live_sub() {
 check "the heartbeat records the subtasks while the agents run" wait_for 20 live_sub
 run_sc -C "$P" status --json
 expect_json "status --json: the running attempt's subtasks" \
-	'.running.subtasks_completed == 1 and .running.subtasks_total == 2 and .running.tasks_completed == 0'
+	'.running[0].subtasks_completed == 1 and .running[0].subtasks_total == 2 and .running[0].tasks_completed == 0'
 kill -KILL "$BG"
 wait "$BG" 2>/dev/null
 check "the agents are gone after the controller" wait_for 15 bash -c '! pgrep -f -- "sim-agent .*$1/.storyctl/worktrees" >/dev/null' _ "$P"
