@@ -27,7 +27,7 @@ check "no terminal escapes when not a terminal" bash -c '! printf "%s" "$1" | gr
 
 run_sc -C "$P" list --json
 expect_json "list --json is an array of the documented fields" \
-	'length == 5 and all(.[]; keys == (["attempts","id","reason","status","subtasks_completed","subtasks_total","tasks_completed","tasks_total"]))'
+	'length == 5 and all(.[]; keys == (["attempts","cost_usd","file","format_version","id","reason","status","subtasks_completed","subtasks_total","tasks_completed","tasks_total"]))'
 expect_json "done first time" '.[] | select(.id=="a-done") | .status=="done" and .attempts==1 and .tasks_completed==3'
 expect_json "plateau deferred at attempt 4" '.[] | select(.id=="b-plateau") | .status=="deferred" and .attempts==4 and (.reason|test("^D8: plateau confirmed at 5/9 by primary \\(a3\\) and fallback \\(a4\\)"))'
 expect_json "network drop then done" '.[] | select(.id=="c-network") | .status=="done" and .attempts==2'
