@@ -461,20 +461,70 @@ print_story_state(FILE *f, const struct cstory *cs)
 	fprintf(f, "\n");
 }
 
+/* The widest id and file the table shows whole; longer ones are cut
+ * with an ellipsis, so that one very long name does not push every line
+ * off the screen (docs/configuration.md#check). */
+#define CHECK_ID_MAX 64
+#define CHECK_FILE_MAX 80
+
+/* Characters of UTF-8 s (continuation bytes not counted): the columns
+ * it takes for the ids and paths of a story table. */
+static size_t
+cell_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s != '\0'; s++)
+		w += !text_utf8_cont((unsigned char)*s);
+	return w;
+}
+
+/* s in a column of width characters: padded with spaces, or cut to
+ * width - 1 and an ellipsis, at the end (ids) or, keep_end, at the
+ * start (paths, whose file name is at the end). */
+static void
+print_cell(FILE *f, const char *s, size_t width, bool keep_end)
+{
+	size_t w = cell_width(s), skip, i;
+	const char *p = s;
+
+	if (w <= width) {
+		fprintf(f, "%s%*s", s, (int)(width - w), "");
+		return;
+	}
+	if (keep_end) {
+		/* drop the first w - (width - 1) characters */
+		skip = w - (width - 1);
+		for (i = 0; *p != '\0'; p++) {
+			if (!text_utf8_cont((unsigned char)*p) && i++ == skip)
+				break;
+		}
+		fprintf(f, "\u2026%s", p);
+		return;
+	}
+	for (i = 0; *p != '\0'; p++) {
+		if (!text_utf8_cont((unsigned char)*p) && i++ == width - 1)
+			break;
+	}
+	fprintf(f, "%.*s\u2026", (int)(p - s), s);
+}
+
 /* The stories in run order, then the sprint's entries without a file. */
 static void
 print_stories(FILE *f, const struct check *c, const size_t *order)
 {
-	size_t k, i, wid = 2, wfile = 4;
+	size_t k, i, wid = 2, wfile = 4, w;
 	const struct cstory *cs;
 
-	/* columns as wide as the longest id and file, so that none
-	 * runs into the next */
+	/* columns as wide as the longest id and file, up to a cap, so
+	 * that none runs into the next */
 	for (i = 0; i < c->n; i++) {
-		if (strlen(c->st[i].sc->id) > wid)
-			wid = strlen(c->st[i].sc->id);
-		if (strlen(c->st[i].sc->file) > wfile)
-			wfile = strlen(c->st[i].sc->file);
+		w = cell_width(c->st[i].sc->id);
+		if (w > wid)
+			wid = w < CHECK_ID_MAX ? w : CHECK_ID_MAX;
+		w = cell_width(c->st[i].sc->file);
+		if (w > wfile)
+			wfile = w < CHECK_FILE_MAX ? w : CHECK_FILE_MAX;
 	}
 	if (c->n == 0)
 		fprintf(f, "stories: none\n");
@@ -482,8 +532,11 @@ print_stories(FILE *f, const struct check *c, const size_t *order)
 		fprintf(f, "stories (%zu, in this order):\n", c->n);
 	for (k = 0; k < c->n; k++) {
 		cs = &c->st[order[k]];
-		fprintf(f, "  %3zu  %-*s %-*s ", k + 1, (int)wid, cs->sc->id,
-		    (int)wfile, cs->sc->file);
+		fprintf(f, "  %3zu  ", k + 1);
+		print_cell(f, cs->sc->id, wid, false);
+		fputc(' ', f);
+		print_cell(f, cs->sc->file, wfile, true);
+		fputc(' ', f);
 		print_story_state(f, cs);
 	}
 	/* a sprint's entries without a story file: run skips them too */

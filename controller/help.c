@@ -235,20 +235,49 @@ const struct cli_help help_show = {
     show_opts, show_exits, show_examples, "@ids"};
 
 static const struct help_item log_opts[] = {
-    {"-f, --follow", "keep printing new events while a batch runs", NULL},
-    OPT_JSON("the events"),
+    {"-f, --follow",
+	"keep printing new events while a controller runs the batch;\n"
+	"ends (exit 0) once the batch has ended and its last events\n"
+	"are printed",
+	NULL},
+    {"-n N", "only the last N events (N a whole number, 0 or more)", NULL},
+    {"--since WHEN",
+	"only the events from WHEN on: a UTC time as log prints it\n"
+	"(2026-11-24T21:00:00Z) or a duration back from now, whole\n"
+	"numbers with ms, s, m, h or d (30m, 2h, 1h30m)",
+	"30m 1h 2h 1d"},
+    {"--json",
+	"print each event as one JSON object on a line of its own\n"
+	"(id, batch, time, story, kind, message), with or without\n"
+	"--follow (docs/commands.md)",
+	NULL},
     OPT_HELP,
+    HELP_END,
+};
+static const struct help_item log_exits[] = {
+    {"0", "printed; with --follow, the batch has ended", NULL},
+    {"64",
+	"a bad command line (a bad -n or --since), no storyctl.json\n"
+	"found, or no such STORY (with a suggestion)",
+	NULL},
+    {"65", "storyctl.json is not valid", NULL},
+    {"74", "the state database cannot be read", NULL},
     HELP_END,
 };
 static const struct help_item log_examples[] = {
     {"storyctl log", "what happened, oldest first", NULL},
-    {"storyctl log --follow", "watch a batch from another terminal", NULL},
+    {"storyctl log --follow",
+	"watch a batch from another terminal, until it ends", NULL},
+    {"storyctl log 1.2 -n 5", "the last five events of story 1.2", NULL},
+    {"storyctl log --since 2h --json | jq -r .message",
+	"the messages of the last two hours", NULL},
     HELP_END,
 };
 const struct cli_help help_log = {
-    "The event log of the latest batch: every start, outcome and\n"
-    "decision, with its time and story.",
-    log_opts, read_exits, log_examples, NULL};
+    "The event log of the latest batch, oldest first: every start,\n"
+    "outcome and decision, with its time and story; all of it, one\n"
+    "STORY's events, the last N or those since a time.",
+    log_opts, log_exits, log_examples, "@ids"};
 
 static const struct help_item requeue_opts[] = {OPT_HELP, HELP_END};
 static const struct help_item requeue_exits[] = {
