@@ -32,8 +32,10 @@ struct log_opts {
 static json_t *
 event_json(const struct event_row *e)
 {
-	return json_pack("{s:I, s:I, s:o, s:o, s:s, s:s}", "id",
-	    (json_int_t)e->id, "batch", (json_int_t)e->batch_id, "time",
+	/* each line carries the version (docs/json.md#versions) */
+	return json_pack("{s:i, s:I, s:I, s:o, s:o, s:s, s:s}",
+	    "format_version", CLI_JSON_FORMAT_VERSION, "id", (json_int_t)e->id,
+	    "batch", (json_int_t)e->batch_id, "time",
 	    render_time_json(e->ts_ms), "story",
 	    e->story_id[0] ? json_string(e->story_id) : json_null(), "kind",
 	    e->kind, "message", e->message);

@@ -37,7 +37,7 @@ new_story "$P" c1 1 '<!-- sim *: checkall; cost 0.25 -->'
 new_story "$P" c2 2 '<!-- sim *: check 1 -->'
 commit_all
 run_sc -C "$P" run
-for args in "status --json" "list --json" "show c1 --json" "tasks c1 --json" \
+for args in "status --json" "list --json" "log --json -n 1" "show c1 --json" "tasks c1 --json" \
 	"check --json" "agents --json" "simulate --json incomplete:3 success"; do
 	# shellcheck disable=SC2086
 	run_sc -C "$P" $args
