@@ -4,6 +4,9 @@
 VERSION   = 0.1.0
 PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= cc
@@ -58,7 +61,7 @@ DEPS_OK  = $(BUILD)/.deps-ok
 .SECONDARY:
 
 .PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
-	lint bench check-agents
+	lint bench check-agents man
 all: $(BIN)
 
 $(DEPS_OK): scripts/deps
@@ -118,12 +121,29 @@ valgrind: $(UNIT_BIN)
 bench: $(BIN)
 	@scripts/bench $(BIN)
 
+# The binary, the man page and the bash and zsh completion
+# (docs/commands.md#help-man-page-completion).
 install: $(BIN)
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	install -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/storyctl
+	install -m 0644 man/storyctl.1 $(DESTDIR)$(MANDIR)/man1/storyctl.1
+	install -m 0644 scripts/completion/storyctl.bash \
+		$(DESTDIR)$(BASHCOMPDIR)/storyctl
+	install -m 0644 scripts/completion/_storyctl \
+		$(DESTDIR)$(ZSHCOMPDIR)/_storyctl
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/storyctl
+	rm -f $(DESTDIR)$(BINDIR)/storyctl \
+		$(DESTDIR)$(MANDIR)/man1/storyctl.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/storyctl \
+		$(DESTDIR)$(ZSHCOMPDIR)/_storyctl
+
+# man/storyctl.1 is generated from the help table (controller/help.c) and
+# kept in git, so installing needs no build tool; tests/e2e/test_help.sh
+# fails when it is stale.
+man: $(BIN)
+	$(BIN) __man >man/storyctl.1
 
 fmt:
 	clang-format -i $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/fault/*.c)

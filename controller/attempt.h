@@ -1,7 +1,8 @@
 /*
  * attempt.h - one story in one slot, attempt after attempt
- * (docs/design.md#life): what batch.c calls to start, supervise and
- * close a slot's attempts and to record their decisions.
+ * (docs/design.md#life): what batch*.c call to start, supervise and
+ * close a slot's attempts.  The decision and its record are
+ * attempt_decide.h's.
  */
 #ifndef STORYCTL_ATTEMPT_H
 #define STORYCTL_ATTEMPT_H
@@ -10,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "state/db.h"
-#include "strategies/classify.h"
 #include "common/err.h"
+/* what the batch also calls to close a story and for its breaker */
+#include "controller/attempt_decide.h"
 
 struct batch; /* controller/batch_int.h */
 struct slot;
@@ -35,23 +36,5 @@ void slot_handles(
 /* Kill and forget a running attempt (on an error: start-up reconciles
  * its row later). */
 void slot_abandon(struct batch *b, struct slot *sl);
-
-/* Decide after an attempt whose outcome is already in r (r->outcome, the
- * progress fields), fill r's decision fields and st's status, record
- * both in one transaction and commit the state branch (deferred: group
- * commit, state/statebranch.h).  *transient_zero (when not NULL):
- * breaker_transient_zero() over the history the decision read, so that
- * the breaker need not read it again. */
-int attempt_decide_record(bool *transient_zero, struct batch *b,
-    struct attempt_row *r, struct story_row *st,
-    const struct classification *cls, int64_t hint_ms, struct sc_err *err);
-/* Close a story without running anything (invalid, blocked, already
- * done): status, reason, an event, a state-branch commit. */
-int attempt_settle(struct batch *b, struct story_row *st,
-    enum story_status status, const char *reason, const char *kind,
-    struct sc_err *err);
-/* Did story st end with zero progress and only transient failures? */
-int attempt_transient_zero(
-    struct batch *b, const struct story_row *st, bool *out, struct sc_err *err);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * attempt_run.h - an attempt between its start and its end, shared by
- * attempt.c (the agent) and checks.c (its gates and reviewers), and read
- * by console.c for the live status line.  Data only.
+ * attempt*.c (the agent) and checks.c (its gates and reviewers), and
+ * read by console.c for the live status line.  Data, and one accessor
+ * of it.
  */
 #ifndef STORYCTL_ATTEMPT_RUN_H
 #define STORYCTL_ATTEMPT_RUN_H
@@ -53,5 +54,12 @@ struct attempt_run {
 	struct sc_err err; /* what a callback failed with */
 	int rc;
 };
+
+/* The tree slot sl's story must stay in: its worktree, or the project. */
+static inline const char *
+slot_root(const struct batch *b, const struct slot *sl)
+{
+	return sl->worktree != NULL ? sl->worktree : b->cfg->root;
+}
 
 #endif

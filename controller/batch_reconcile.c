@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "controller/attempt.h"
+#include "controller/attempt_decide.h"
 #include "controller/batch_run_int.h"
 #include "controller/console.h"
 #include "controller/pgroup.h"
@@ -99,6 +99,52 @@ close_left_running(struct attempt_row *r, const struct progress *pr,
 	    r->stalled_task, sizeof(r->stalled_task), "%s", pr->stalled_task);
 }
 
+/* Close attempt r that a dead controller left running and decide it
+ * (docs/state.md): its progress as the story file shows it now. */
+static int
+reconcile_one(struct batch *b, struct attempt_row *r, int64_t stop_pid,
+    const char *stop_why, struct sc_err *err)
+{
+	char *wt = NULL;
+	struct story_row st;
+	struct progress pr;
+	const struct story *s;
+	int found = 0;
+	int rc;
+
+	rc = db_story_get(b->db, &st, &found, r->batch_id, r->story_id, err);
+	if (rc < 0 || !found)
+		goto out;
+	s = batch_story_by_id(b->o, r->story_id);
+	memset(&pr, 0, sizeof(pr));
+	pr.tasks_completed = r->tasks_completed;
+	pr.tasks_total = r->tasks_total;
+	pr.subtasks_completed = r->subtasks_completed;
+	pr.subtasks_total = r->subtasks_total;
+	if (s != NULL && recovered_progress(&pr, &wt, b, s) < 0) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	close_left_running(
+	    r, &pr, b->o->clock.now_ms(b->o->clock.ctx), stop_pid, stop_why);
+	console_line(b,
+	    "%s: attempt %d was left running by a %s "
+	    "controller (pid %lld): closed as %s",
+	    r->story_id, r->attempt,
+	    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
+	    (long long)r->controller_pid, outcome_name(r->outcome));
+	rc = attempt_decide_record(NULL, b, r, &st, NULL, -1, err);
+	if (rc < 0)
+		goto out;
+	/* decided final: its work is committed and its worktree goes,
+	 * exactly as after a live decision */
+	if (wt != NULL && !batch_status_open(st.status))
+		rc = batch_worktree_settle(b, &st, wt, err);
+out:
+	free(wt);
+	return rc;
+}
+
 /*
  * A `running` attempt whose controller is gone (we hold the lock, so
  * every one is): kill its process group if it survived, close it as a
@@ -108,15 +154,10 @@ close_left_running(struct attempt_row *r, const struct progress *pr,
 int
 batch_reconcile(struct batch *b, struct sc_err *err)
 {
-	char *wt = NULL;
 	const char *stop_why = "";
 	int64_t stop_pid;
 	struct attempt_row *rows = NULL;
-	struct story_row st;
-	struct progress pr;
-	const struct story *s;
 	size_t n = 0, i;
-	int found = 0;
 	int64_t keep = b->batch_id;
 	int rc;
 
@@ -141,41 +182,7 @@ batch_reconcile(struct batch *b, struct sc_err *err)
 			if (rc < 0)
 				goto out;
 		}
-		rc = db_story_get(
-		    b->db, &st, &found, r->batch_id, r->story_id, err);
-		if (rc < 0)
-			goto out;
-		if (!found)
-			continue;
-		s = batch_story_by_id(b->o, r->story_id);
-		memset(&pr, 0, sizeof(pr));
-		pr.tasks_completed = r->tasks_completed;
-		pr.tasks_total = r->tasks_total;
-		pr.subtasks_completed = r->subtasks_completed;
-		pr.subtasks_total = r->subtasks_total;
-		free(wt);
-		wt = NULL;
-		if (s != NULL)
-			rc = recovered_progress(&pr, &wt, b, s);
-		if (rc < 0) {
-			rc = err_set(err, SC_EOS, "out of memory");
-			goto out;
-		}
-		close_left_running(r, &pr, b->o->clock.now_ms(b->o->clock.ctx),
-		    stop_pid, stop_why);
-		console_line(b,
-		    "%s: attempt %d was left running by a %s "
-		    "controller (pid %lld): closed as %s",
-		    r->story_id, r->attempt,
-		    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
-		    (long long)r->controller_pid, outcome_name(r->outcome));
-		rc = attempt_decide_record(NULL, b, r, &st, NULL, -1, err);
-		if (rc < 0)
-			goto out;
-		/* decided final: its work is committed and its worktree goes,
-		 * exactly as after a live decision */
-		if (wt != NULL && !batch_status_open(st.status))
-			rc = batch_worktree_settle(b, &st, wt, err);
+		rc = reconcile_one(b, r, stop_pid, stop_why, err);
 		if (rc < 0)
 			goto out;
 	}
@@ -184,7 +191,6 @@ out:
 	if (rc == 0)
 		lock_clear_stop(b->lock);
 	b->batch_id = keep;
-	free(wt);
 	attempt_rows_free(rows, n);
 	return rc;
 }

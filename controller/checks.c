@@ -276,70 +276,77 @@ reviewer_transient(const struct batch *b, const struct runner_result *res)
 	    cls.outcome == OUTCOME_RATE_LIMIT || cls.outcome == OUTCOME_TIMEOUT;
 }
 
+/* Reviewer j (number i + 1) after a wait at time now (stopped: the
+ * batch is stopping): start its retry
+ * when due, collect it when done, and retry a transient failure with
+ * backoff before it counts as "no" (docs/verification.md).  *open: it
+ * is still running or will run again. */
 static int
-review_service(
-    struct batch *b, struct attempt_run *ar, int *verdict, struct sc_err *err)
+reviewer_service(bool *open, struct batch *b, struct attempt_run *ar,
+    struct check_job *j, size_t i, int64_t now, bool stopped,
+    struct sc_err *err)
 {
 	const struct review_conf *rv = &b->cfg->review;
-	struct review_vote *votes = NULL;
-	struct review_tally t;
-	int64_t now = b->o->clock.now_ms(b->o->clock.ctx), d;
-	char reasons[2048];
-	bool stopped = b->o->stop != NULL && *b->o->stop;
-	size_t i, open = 0;
+	int64_t d;
 	int rc;
 
-	for (i = 0; i < ar->njobs; i++) {
-		struct check_job *j = &ar->jobs[i];
-		if (j->resolved)
-			continue;
-		if (j->handle == NULL && j->next_ms > 0 && j->next_ms <= now &&
-		    !stopped) {
-			j->next_ms = 0;
-			rc = job_start(b, ar, j,
-			    b->cfg->agents[ROLE_PRIMARY].timeout_s, err);
-			if (rc < 0)
-				return rc;
-		}
-		rc = job_collect(b, j, err);
+	*open = false;
+	if (j->handle == NULL && j->next_ms > 0 && j->next_ms <= now &&
+	    !stopped) {
+		j->next_ms = 0;
+		rc = job_start(
+		    b, ar, j, b->cfg->agents[ROLE_PRIMARY].timeout_s, err);
 		if (rc < 0)
 			return rc;
-		if (rc == 0) {
-			if (j->handle == NULL && stopped)
-				j->resolved = true;
-			open += !j->resolved;
-			continue;
-		}
-		review_parse(&j->vote, j->res.tail, j->res.tail_len);
-		if (j->vote.verdict == REVIEW_NONE &&
-		    (j->res.exit_code != 0 || j->res.term_signal != 0 ||
-			j->res.timed_out) &&
-		    reviewer_transient(b, &j->res) && j->tries <= rv->retries &&
-		    !stopped) {
-			/* retried with backoff before it counts as "no" */
-			d = backoff_delay_ms(
-			    &b->cfg->policy.backoff, j->tries - 1);
-			d = backoff_jitter_ms(d, b->cfg->policy.backoff.jitter,
-			    b->o->clock.random01(b->o->clock.ctx));
-			j->next_ms = now + (d > 0 ? d : 1);
-			console_line(b,
-			    "%s: attempt %d: reviewer %zu failed "
-			    "(transient), retry %d of %d",
-			    ar->r.story_id, ar->r.attempt, i + 1, j->tries,
-			    rv->retries);
-			open++;
-			continue;
-		}
-		j->resolved = true;
 	}
-	if (open > 0)
+	rc = job_collect(b, j, err);
+	if (rc < 0)
+		return rc;
+	if (rc == 0) {
+		if (j->handle == NULL && stopped)
+			j->resolved = true;
+		*open = !j->resolved;
 		return 0;
+	}
+	review_parse(&j->vote, j->res.tail, j->res.tail_len);
+	if (j->vote.verdict == REVIEW_NONE &&
+	    (j->res.exit_code != 0 || j->res.term_signal != 0 ||
+		j->res.timed_out) &&
+	    reviewer_transient(b, &j->res) && j->tries <= rv->retries &&
+	    !stopped) {
+		d = backoff_delay_ms(&b->cfg->policy.backoff, j->tries - 1);
+		d = backoff_jitter_ms(d, b->cfg->policy.backoff.jitter,
+		    b->o->clock.random01(b->o->clock.ctx));
+		j->next_ms = now + (d > 0 ? d : 1);
+		console_line(b,
+		    "%s: attempt %d: reviewer %zu failed "
+		    "(transient), retry %d of %d",
+		    ar->r.story_id, ar->r.attempt, i + 1, j->tries,
+		    rv->retries);
+		*open = true;
+		return 0;
+	}
+	j->resolved = true;
+	return 0;
+}
+
+/* Every reviewer has voted: the panel's consensus, and on a "no" its
+ * reasons for the next attempt's prompt. */
+static int
+review_conclude(
+    struct batch *b, struct attempt_run *ar, int *verdict, struct sc_err *err)
+{
+	struct review_vote *votes = NULL;
+	struct review_tally t;
+	char reasons[2048];
+	size_t i;
+
 	votes = calloc(ar->njobs, sizeof(*votes));
 	if (votes == NULL)
 		return err_set(err, SC_EOS, "out of memory");
 	for (i = 0; i < ar->njobs; i++)
 		votes[i] = ar->jobs[i].vote;
-	review_tally(&t, votes, ar->njobs, rv->quorum);
+	review_tally(&t, votes, ar->njobs, b->cfg->review.quorum);
 	snprintf(ar->r.consensus, sizeof(ar->r.consensus), "%s", t.consensus);
 	console_line(b, "%s: attempt %d: review %s (%s)", ar->r.story_id,
 	    ar->r.attempt, t.consensus,
@@ -358,6 +365,30 @@ review_service(
 	}
 	free(votes);
 	return 0;
+}
+
+static int
+review_service(
+    struct batch *b, struct attempt_run *ar, int *verdict, struct sc_err *err)
+{
+	int64_t now = b->o->clock.now_ms(b->o->clock.ctx);
+	bool stopped = b->o->stop != NULL && *b->o->stop;
+	size_t i, nopen = 0;
+	bool open;
+	int rc;
+
+	for (i = 0; i < ar->njobs; i++) {
+		if (ar->jobs[i].resolved)
+			continue;
+		rc = reviewer_service(
+		    &open, b, ar, &ar->jobs[i], i, now, stopped, err);
+		if (rc < 0)
+			return rc;
+		nopen += open;
+	}
+	if (nopen > 0)
+		return 0;
+	return review_conclude(b, ar, verdict, err);
 }
 
 int

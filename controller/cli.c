@@ -7,37 +7,46 @@
 
 #include "controller/cli.h"
 #include "controller/config.h"
+#include "controller/help.h"
+#include "strategies/suggest.h"
 
+/* The usage line and summary of each command; the rest of its help is in
+ * controller/help.c (docs/commands.md). */
 static const struct cli_command commands[] = {
     {"init", "", "write a starter storyctl.json and ignore the state dir",
-	cmd_init},
+	cmd_init, &help_init},
     {"check", "[--json]",
-	"validate config, stories and agents: every problem run would hit",
-	cmd_check},
+	"every problem run would hit: config, stories, agents", cmd_check,
+	&help_check},
     {"tasks", "STORY [--json]",
-	"the lines of a story that were counted as tasks, and why", cmd_tasks},
+	"the lines of a story that were counted as tasks, and why", cmd_tasks,
+	&help_tasks},
     {"run", "[-j N] [--include-drafts] [STORY...]",
-	"start a batch, drafts left out (or continue the unfinished one)",
-	cmd_run},
-    {"resume", "[-j N]", "continue the unfinished batch", cmd_resume},
-    {"status", "[--json]", "the batch at a glance", cmd_status},
+	"start a batch (or continue the unfinished one)", cmd_run, &help_run},
+    {"resume", "[-j N]", "continue the unfinished batch", cmd_resume,
+	&help_resume},
+    {"status", "[--json]", "the batch at a glance", cmd_status, &help_status},
     {"list", "[--status S] [--json]",
-	"stories with status, attempts, "
-	"progress, reason",
-	cmd_list},
+	"stories with status, attempts, progress, reason", cmd_list,
+	&help_list},
     {"show", "STORY [--json]",
-	"one story's attempts with the reason of "
-	"each decision",
-	cmd_show},
-    {"log", "[--follow] [--json]", "the event log", cmd_log},
+	"one story's attempts with the reason of each decision", cmd_show,
+	&help_show},
+    {"log", "[--follow] [-n N] [--since WHEN] [--json] [STORY]",
+	"the event log", cmd_log, &help_log},
     {"requeue", "STORY",
-	"put a deferred, escalated or blocked story back "
-	"to pending",
-	cmd_requeue},
+	"put a deferred, escalated or blocked story back to pending",
+	cmd_requeue, &help_requeue},
     {"simulate", "[--tasks N] [--json] OUTCOME[:TASKS]...",
-	"feed a hypothetical attempt history through the policy", cmd_simulate},
-    {"agents", "[--json]", "list presets and the configured agents",
-	cmd_agents},
+	"feed a hypothetical attempt history through the policy", cmd_simulate,
+	&help_simulate},
+    {"agents", "[--json]", "list presets and the configured agents", cmd_agents,
+	&help_agents},
+    {"help", "[COMMAND]", "list the commands, or one command's help", cmd_help,
+	&help_help},
+    {"__complete", "WHAT [COMMAND [OPTION]]", "words for the shell completion",
+	cmd_complete, NULL},
+    {"__man", "", "print the man page", cmd_man, NULL},
 };
 
 const struct cli_command *
@@ -56,6 +65,46 @@ cli_command_find(const char *name)
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
 	return NULL;
+}
+
+/* Whether a is b with two neighbouring letters swapped ("stauts"): the
+ * commonest typo, which edit distance counts as two changes and so may
+ * tie with an unrelated word ("lsit": init and list). */
+static int
+swapped(const char *a, const char *b)
+{
+	size_t i, len = strlen(a);
+
+	if (len != strlen(b))
+		return 0;
+	for (i = 0; i < len && a[i] == b[i]; i++)
+		;
+	return i + 1 < len && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+	    strcmp(a + i + 2, b + i + 2) == 0;
+}
+
+int
+cli_command_unknown(const char *name, struct sc_err *err)
+{
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	size_t i, n = 0;
+	int best = -1;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (commands[i].name[0] != '_')
+			names[n++] = commands[i].name;
+	for (i = 0; i < n && best < 0; i++)
+		if (swapped(name, names[i]))
+			best = (int)i;
+	if (best < 0)
+		best = suggest_closest(name, names, n);
+	if (best >= 0)
+		return err_set(err, SC_EUSAGE,
+		    "unknown command '%s'; did you mean %s? (see storyctl "
+		    "help)",
+		    name, names[best]);
+	return err_set(
+	    err, SC_EUSAGE, "unknown command '%s' (see storyctl help)", name);
 }
 
 int
@@ -142,10 +191,7 @@ cli_want_help(
 			break;
 		if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
-			fprintf(cli->out,
-			    "usage: storyctl [-C DIR] [-c CONFIG] "
-			    "%s %s\n\n%s\n",
-			    cmd->name, cmd->usage, cmd->summary);
+			help_print_command(cli->out, cmd);
 			return 1;
 		}
 	}

@@ -13,6 +13,7 @@
 #include "common/err.h"
 
 struct config;
+struct cli_help;
 
 struct cli {
 	const char *config_path; /* -c FILE, or NULL to search */
@@ -27,6 +28,9 @@ struct cli_command {
 	const char *usage; /* arguments, for the help text */
 	const char *summary; /* one line */
 	int (*run)(struct cli *cli, int argc, char **argv, struct sc_err *err);
+	/* the full help (controller/help.c); a name starting with '_' is a
+	 * command for the completion scripts, left out of every list */
+	const struct cli_help *help;
 };
 
 /* Load the config: -c FILE, else storyctl.json in the current directory
@@ -45,7 +49,8 @@ int cli_opt_value(const char **out, int argc, char **argv, int *i,
 int cli_parse_int(int *out, const char *s, const char *what, int min, int max,
     struct sc_err *err);
 
-/* Print a command's help when argv holds -h/--help; returns 1 if so. */
+/* Print a command's help (controller/help.c) when argv holds -h/--help
+ * before any "--"; returns 1 if so. */
 int cli_want_help(const struct cli *cli, const struct cli_command *cmd,
     int argc, char **argv);
 
@@ -67,6 +72,9 @@ int cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err);
+int cmd_help(struct cli *cli, int argc, char **argv, struct sc_err *err);
+int cmd_complete(struct cli *cli, int argc, char **argv, struct sc_err *err);
+int cmd_man(struct cli *cli, int argc, char **argv, struct sc_err *err);
 
 /* Every configured agent, gate and reviewer argv template is valid and
  * its program can be found (PATH or an executable path): SC_EUNAVAIL
@@ -75,5 +83,8 @@ int cmd_run_check_agents(const struct config *cfg, struct sc_err *err);
 
 const struct cli_command *cli_commands(size_t *n);
 const struct cli_command *cli_command_find(const char *name);
+/* SC_EUSAGE "unknown command 'NAME'", with "; did you mean X?" when a
+ * command is close (strategies/suggest.c). */
+int cli_command_unknown(const char *name, struct sc_err *err);
 
 #endif

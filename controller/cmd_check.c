@@ -405,15 +405,12 @@ print_problems(FILE *f, const char *title, json_t *list)
 	}
 }
 
+/* check's header: the config, the state, the policy, the agents. */
 static void
-print_text(FILE *f, struct check *c, const size_t *order)
+print_header(FILE *f, const struct config *cfg)
 {
-	const struct config *cfg = &c->cfg;
-	size_t k, i, wid = 2, wfile = 4, skipped = 0;
 	int r;
 
-	for (i = 0; i < c->n; i++)
-		skipped += c->st[i].skipped;
 	fprintf(f, "config: %s\nstate:  %s (branch %s)\n", cfg->path,
 	    cfg->state_dir, cfg->git.state_branch);
 	fprintf(f,
@@ -437,46 +434,126 @@ print_text(FILE *f, struct check *c, const size_t *order)
 		print_argv(f, &a->command);
 		fprintf(f, "\n");
 	}
-	/* columns as wide as the longest id and file, so that none
-	 * runs into the next */
+}
+
+/* One story's line after its number, id and file. */
+static void
+print_story_state(FILE *f, const struct cstory *cs)
+{
+	const struct progress *p = &cs->pr;
+
+	if (!cs->read_ok) {
+		fprintf(f, "UNREADABLE\n");
+		return;
+	}
+	fprintf(f, "%d/%d tasks", p->tasks_completed, p->tasks_total);
+	if (p->subtasks_total > 0)
+		fprintf(f, ", %d/%d subtasks", p->subtasks_completed,
+		    p->subtasks_total);
+	if (cs->skipped) {
+		fprintf(f, "  DRAFT: skipped\n");
+		return;
+	}
+	if (cs->draft)
+		fprintf(f, "  DRAFT (included)");
+	if (p->tasks_total == 0)
+		fprintf(f, "  INVALID: %s", progress_no_tasks_reason(p));
+	fprintf(f, "\n");
+}
+
+/* The widest id and file the table shows whole; longer ones are cut
+ * with an ellipsis, so that one very long name does not push every line
+ * off the screen (docs/configuration.md#check). */
+#define CHECK_ID_MAX 64
+#define CHECK_FILE_MAX 80
+
+/* Characters of UTF-8 s (continuation bytes not counted): the columns
+ * it takes for the ids and paths of a story table. */
+static size_t
+cell_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s != '\0'; s++)
+		w += !text_utf8_cont((unsigned char)*s);
+	return w;
+}
+
+/* s in a column of width characters: padded with spaces, or cut to
+ * width - 1 and an ellipsis, at the end (ids) or, keep_end, at the
+ * start (paths, whose file name is at the end). */
+static void
+print_cell(FILE *f, const char *s, size_t width, bool keep_end)
+{
+	size_t w = cell_width(s), skip, i;
+	const char *p = s;
+
+	if (w <= width) {
+		fprintf(f, "%s%*s", s, (int)(width - w), "");
+		return;
+	}
+	if (keep_end) {
+		/* drop the first w - (width - 1) characters */
+		skip = w - (width - 1);
+		for (i = 0; *p != '\0'; p++) {
+			if (!text_utf8_cont((unsigned char)*p) && i++ == skip)
+				break;
+		}
+		fprintf(f, "\u2026%s", p);
+		return;
+	}
+	for (i = 0; *p != '\0'; p++) {
+		if (!text_utf8_cont((unsigned char)*p) && i++ == width - 1)
+			break;
+	}
+	fprintf(f, "%.*s\u2026", (int)(p - s), s);
+}
+
+/* The stories in run order, then the sprint's entries without a file. */
+static void
+print_stories(FILE *f, const struct check *c, const size_t *order)
+{
+	size_t k, i, wid = 2, wfile = 4, w;
+	const struct cstory *cs;
+
+	/* columns as wide as the longest id and file, up to a cap, so
+	 * that none runs into the next */
 	for (i = 0; i < c->n; i++) {
-		if (strlen(c->st[i].sc->id) > wid)
-			wid = strlen(c->st[i].sc->id);
-		if (strlen(c->st[i].sc->file) > wfile)
-			wfile = strlen(c->st[i].sc->file);
+		w = cell_width(c->st[i].sc->id);
+		if (w > wid)
+			wid = w < CHECK_ID_MAX ? w : CHECK_ID_MAX;
+		w = cell_width(c->st[i].sc->file);
+		if (w > wfile)
+			wfile = w < CHECK_FILE_MAX ? w : CHECK_FILE_MAX;
 	}
 	if (c->n == 0)
 		fprintf(f, "stories: none\n");
 	else
 		fprintf(f, "stories (%zu, in this order):\n", c->n);
 	for (k = 0; k < c->n; k++) {
-		const struct cstory *cs = &c->st[order[k]];
-		const struct progress *p = &cs->pr;
-		fprintf(f, "  %3zu  %-*s %-*s ", k + 1, (int)wid, cs->sc->id,
-		    (int)wfile, cs->sc->file);
-		if (!cs->read_ok) {
-			fprintf(f, "UNREADABLE\n");
-			continue;
-		}
-		fprintf(f, "%d/%d tasks", p->tasks_completed, p->tasks_total);
-		if (p->subtasks_total > 0)
-			fprintf(f, ", %d/%d subtasks", p->subtasks_completed,
-			    p->subtasks_total);
-		if (cs->skipped) {
-			fprintf(f, "  DRAFT: skipped\n");
-			continue;
-		}
-		if (cs->draft)
-			fprintf(f, "  DRAFT (included)");
-		if (p->tasks_total == 0)
-			fprintf(
-			    f, "  INVALID: %s", progress_no_tasks_reason(p));
-		fprintf(f, "\n");
+		cs = &c->st[order[k]];
+		fprintf(f, "  %3zu  ", k + 1);
+		print_cell(f, cs->sc->id, wid, false);
+		fputc(' ', f);
+		print_cell(f, cs->sc->file, wfile, true);
+		fputc(' ', f);
+		print_story_state(f, cs);
 	}
 	/* a sprint's entries without a story file: run skips them too */
 	for (k = 0; k < c->cfg.stories_skipped.n; k++)
 		fprintf(f, "%s  skipping %s\n", k == 0 ? "\n" : "",
 		    c->cfg.stories_skipped.items[k]);
+}
+
+static void
+print_text(FILE *f, struct check *c, const size_t *order)
+{
+	size_t i, skipped = 0;
+
+	for (i = 0; i < c->n; i++)
+		skipped += c->st[i].skipped;
+	print_header(f, &c->cfg);
+	print_stories(f, c, order);
 	print_problems(f, "warnings", c->warnings);
 	print_problems(f, "errors", c->errors);
 	if (c->nerrors == 0)
@@ -543,6 +620,62 @@ print_json(const struct cli *cli, struct check *c, const size_t *order,
 
 /* --- the command --------------------------------------------------------- */
 
+/* c's per-story records, one per configured story. */
+static int
+check_alloc_stories(struct check *c, struct sc_err *err)
+{
+	size_t i;
+
+	c->n = c->cfg.nstories;
+	c->st = calloc(c->n + 1, sizeof(*c->st));
+	if (c->st == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	for (i = 0; i < c->n; i++) {
+		c->st[i].sc = &c->cfg.stories[i];
+		c->st[i].warnings = json_array();
+		c->st[i].errors = json_array();
+	}
+	return 0;
+}
+
+/* The order run would take the stories in; on a dependency problem
+ * (reported) the config's order. */
+static int
+check_order(size_t **order, struct check *c, struct sc_err *err)
+{
+	struct sc_err e;
+	size_t i;
+
+	err_clear(&e);
+	if (stories_order(order, &c->cfg, &e) < 0) {
+		problem(c, NULL, false, e.code, true, "%s", e.msg);
+		free(*order);
+		*order = calloc(c->n + 1, sizeof(**order));
+		for (i = 0; *order != NULL && i < c->n; i++)
+			(*order)[i] = i;
+	}
+	if (*order == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	return 0;
+}
+
+static void
+check_release(struct check *c)
+{
+	size_t i;
+
+	for (i = 0; c->st != NULL && i < c->n; i++) {
+		json_decref(c->st[i].warnings);
+		json_decref(c->st[i].errors);
+		free(c->st[i].status_line);
+	}
+	free(c->st);
+	json_decref(c->errors);
+	json_decref(c->warnings);
+	json_decref(c->agents);
+	config_release(&c->cfg);
+}
+
 int
 cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
@@ -576,35 +709,18 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		}
 		goto out;
 	}
-	c.n = c.cfg.nstories;
-	c.st = calloc(c.n + 1, sizeof(*c.st));
-	if (c.st == NULL) {
-		rc = err_set(err, SC_EOS, "out of memory");
+	rc = check_alloc_stories(&c, err);
+	if (rc < 0)
 		goto out;
-	}
-	for (i = 0; i < c.n; i++) {
-		c.st[i].sc = &c.cfg.stories[i];
-		c.st[i].warnings = json_array();
-		c.st[i].errors = json_array();
-	}
 	/* in the order run checks: stories, agents, the repository */
 	check_stories(&c);
 	check_agents(&c);
 	check_git(&c);
 	check_story_shapes(&c);
 	check_prompt_sizes(&c);
-	err_clear(&e);
-	if (stories_order(&order, &c.cfg, &e) < 0) {
-		problem(&c, NULL, false, e.code, true, "%s", e.msg);
-		free(order);
-		order = calloc(c.n + 1, sizeof(*order));
-		for (i = 0; order != NULL && i < c.n; i++)
-			order[i] = i;
-	}
-	if (order == NULL) {
-		rc = err_set(err, SC_EOS, "out of memory");
+	rc = check_order(&order, &c, err);
+	if (rc < 0)
 		goto out;
-	}
 	if (json) {
 		rc = print_json(cli, &c, order, err);
 		if (rc < 0)
@@ -620,16 +736,7 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			err_prefix(err, "%zu problems; the first", c.nerrors);
 	}
 out:
-	for (i = 0; c.st != NULL && i < c.n; i++) {
-		json_decref(c.st[i].warnings);
-		json_decref(c.st[i].errors);
-		free(c.st[i].status_line);
-	}
-	free(c.st);
 	free(order);
-	json_decref(c.errors);
-	json_decref(c.warnings);
-	json_decref(c.agents);
-	config_release(&c.cfg);
+	check_release(&c);
 	return rc;
 }

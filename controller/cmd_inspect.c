@@ -1,6 +1,6 @@
 /*
- * cmd_inspect.c - the morning commands: status, list, show, log and
- * requeue.  They read the database (WAL lets them run beside a working
+ * cmd_inspect.c - the morning commands list, show and requeue (status
+ * and log have files of their own: cmd_status.c, cmd_log.c).  They read the database (WAL lets them run beside a working
  * controller) and print for people, or JSON with --json.
  */
 #include <errno.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "controller/cli.h"
+#include "controller/view.h"
 #include "controller/clock.h"
 #include "controller/config.h"
 #include "controller/requeue.h"
@@ -21,152 +22,6 @@
 #include "state/render.h"
 #include "strategies/decide.h"
 #include "strategies/suggest.h"
-
-/* What every inspect command starts from: the config, the database (or
- * none yet) and the latest batch (or none yet). */
-struct view {
-	struct config cfg;
-	struct db *db;
-	struct batch_row batch;
-	int have_batch;
-};
-
-/* write: the command changes the record (requeue); the others open the
- * database read-only (docs/state.md#opening). */
-static int
-view_open(struct view *v, const struct cli *cli, bool write, struct sc_err *err)
-{
-	struct stat sb;
-	char path[4096];
-	int rc;
-
-	memset(v, 0, sizeof(*v));
-	rc = cli_load_config(&v->cfg, cli, false, err);
-	if (rc < 0)
-		return rc;
-	snprintf(path, sizeof(path), "%s/state.db", v->cfg.state_dir);
-	if (stat(path, &sb) < 0)
-		return 0; /* nothing has run yet */
-	rc = write ? db_open(&v->db, v->cfg.state_dir, err)
-		   : db_open_readonly(&v->db, v->cfg.state_dir, err);
-	if (rc < 0)
-		return rc;
-	return db_batch_latest(v->db, &v->batch, &v->have_batch, err);
-}
-
-static void
-view_close(struct view *v)
-{
-	db_close(v->db);
-	config_release(&v->cfg);
-}
-
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Stories of the latest batch; before the first batch, the config's
- * stories as they stand (pending, or invalid without tasks). */
-static int
-view_stories(struct story_row **out, size_t *n, struct view *v,
-    const char *status, struct sc_err *err)
-{
-	struct story *s = NULL;
-	struct story_row *rows = NULL;
-	size_t ns = 0, i, k = 0;
-	int rc;
-
-	*out = NULL;
-	*n = 0;
-	if (v->have_batch)
-		return db_story_list(v->db, out, n, v->batch.id, status, err);
-	rc = stories_load(&s, &ns, &v->cfg, err);
-	if (rc < 0)
-		return rc;
-	rows = calloc(ns + 1, sizeof(*rows));
-	if (rows == NULL) {
-		stories_free(s, ns);
-		return err_set(err, SC_EOS, "out of memory");
-	}
-	for (i = 0; i < ns; i++) {
-		struct story_row *r = &rows[k];
-		snprintf(r->id, sizeof(r->id), "%s", s[i].id);
-		snprintf(r->file, sizeof(r->file), "%s", s[i].file);
-		r->position = (int)i;
-		r->status = s[i].load_status;
-		snprintf(r->reason, sizeof(r->reason), "%s",
-		    s[i].reason != NULL ? s[i].reason : "");
-		r->tasks_completed = s[i].tasks_completed;
-		r->tasks_total = s[i].tasks_total;
-		r->subtasks_completed = s[i].subtasks_completed;
-		r->subtasks_total = s[i].subtasks_total;
-		if (status == NULL ||
-		    strcmp(status, status_name(r->status)) == 0)
-			k++;
-	}
-	stories_free(s, ns);
-	*out = rows;
-	*n = k;
-	return 0;
-}
-
-static int
-parse_flags(const char *cmd, int argc, char **argv, int *json, int *follow,
-    const char **status, const char **story, struct sc_err *err)
-{
-	enum story_status st;
-	int i, r;
-
-	for (i = 1; i < argc; i++) {
-		if (json != NULL && strcmp(argv[i], "--json") == 0) {
-			*json = 1;
-			continue;
-		}
-		if (follow != NULL &&
-		    (strcmp(argv[i], "--follow") == 0 ||
-			strcmp(argv[i], "-f") == 0)) {
-			*follow = 1;
-			continue;
-		}
-		if (status != NULL) {
-			r = cli_opt_value(
-			    status, argc, argv, &i, "--status", err);
-			if (r < 0)
-				return r;
-			if (r == 1) {
-				if (status_parse(&st, *status) < 0)
-					return err_set(err, SC_EUSAGE,
-					    "%s: "
-					    "unknown status '%s' (pending, "
-					    "running, done, deferred, "
-					    "escalated, "
-					    "blocked, invalid)",
-					    cmd, *status);
-				continue;
-			}
-		}
-		if (argv[i][0] == '-')
-			return err_set(err, SC_EUSAGE,
-			    "%s: unknown option '%s'", cmd, argv[i]);
-		if (story != NULL && *story == NULL) {
-			*story = argv[i];
-			continue;
-		}
-		return err_set(err, SC_EUSAGE, "%s: unexpected argument '%s'",
-		    cmd, argv[i]);
-	}
-	if (story != NULL && *story == NULL)
-		return err_set(err, SC_EUSAGE,
-		    "%s: which story? (storyctl %s "
-		    "STORY)",
-		    cmd, cmd);
-	return 0;
-}
 
 /* --- list ------------------------------------------------------------ */
 
@@ -190,7 +45,8 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	size_t n = 0, i;
 	int json = 0, rc;
 
-	rc = parse_flags("list", argc, argv, &json, NULL, &status, NULL, err);
+	rc = view_parse_flags(
+	    "list", argc, argv, &json, NULL, &status, NULL, err);
 	if (rc < 0)
 		return rc;
 	rc = view_open(&v, cli, false, err);
@@ -247,59 +103,6 @@ out:
 }
 
 /* --- show ------------------------------------------------------------ */
-
-/* "no story ID in ...; did you mean X?" (docs/stories.md "Ids"): the
- * nearest of the stories the command could have meant. */
-static int
-no_such_story(struct view *v, const char *id, struct sc_err *err)
-{
-	struct story_row *rows = NULL;
-	struct suggest sg;
-	size_t n = 0, i;
-	int best = -1;
-
-	if (view_stories(&rows, &n, v, NULL, err) == 0) {
-		suggest_init(&sg, id);
-		for (i = 0; i < n && i < INT_MAX; i++)
-			suggest_add(&sg, rows[i].id, (int)i);
-		best = suggest_best(&sg);
-	}
-	err_set(err, SC_EUSAGE, "no story '%s'%s%s%s%s", id,
-	    v->have_batch ? " in the latest batch" : " in the config",
-	    best >= 0 ? "; did you mean " : "", best >= 0 ? rows[best].id : "",
-	    best >= 0 ? "?" : "");
-	free(rows);
-	return SC_EUSAGE;
-}
-
-static int
-find_story(
-    struct story_row *st, struct view *v, const char *id, struct sc_err *err)
-{
-	struct story_row *rows = NULL;
-	size_t n = 0, i;
-	int found = 0, rc;
-
-	if (v->have_batch) {
-		rc = db_story_get(v->db, st, &found, v->batch.id, id, err);
-		if (rc < 0)
-			return rc;
-	} else {
-		rc = view_stories(&rows, &n, v, NULL, err);
-		if (rc < 0)
-			return rc;
-		for (i = 0; i < n && !found; i++) {
-			if (strcmp(rows[i].id, id) == 0) {
-				*st = rows[i];
-				found = 1;
-			}
-		}
-		free(rows);
-	}
-	if (!found)
-		return no_such_story(v, id, err);
-	return 0;
-}
 
 /* The last max_lines lines of text, indented under an attempt. */
 static void
@@ -400,13 +203,13 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	size_t n = 0, i;
 	int json = 0, rc;
 
-	rc = parse_flags("show", argc, argv, &json, NULL, NULL, &id, err);
+	rc = view_parse_flags("show", argc, argv, &json, NULL, NULL, &id, err);
 	if (rc < 0)
 		return rc;
 	rc = view_open(&v, cli, false, err);
 	if (rc < 0)
 		goto out;
-	rc = find_story(&st, &v, id, err);
+	rc = view_find_story(&st, &v, id, err);
 	if (rc < 0)
 		goto out;
 	if (v.have_batch) {
@@ -452,268 +255,6 @@ out:
 	return rc;
 }
 
-/* --- status ---------------------------------------------------------- */
-
-/* The next attempt after row a waits until *until (> now): the decision
- * stored with a (docs/state.md), or for a row from before schema 4 the
- * same rules read from it. */
-static bool
-next_wait(
-    int64_t *until, int *attempt, const struct attempt_row *a, int64_t now)
-{
-	int64_t t =
-	    a->next_attempt > 0 ? a->not_before_ms : a->ended_ms + a->delay_ms;
-
-	if (t <= now)
-		return false;
-	*until = t;
-	*attempt = a->next_attempt > 0
-	    ? a->next_attempt
-	    : decide_next_attempt(a->attempt, a->counted);
-	return true;
-}
-
-int
-cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
-{
-	struct view v;
-	struct attempt_row *run = NULL, last;
-	struct story_row *rows = NULL;
-	size_t nrun = 0, n = 0, i;
-	int counts[STATUS__COUNT] = {0};
-	json_t *o = NULL, *c = NULL, *running = json_null(),
-	       *wait = json_null();
-	const struct attempt_row *cur = NULL;
-	int64_t pid = 0, wait_until = 0, tnow = now_ms();
-	int64_t pause_until[2] = {0, 0};
-	const char *wait_story = NULL;
-	int wait_attempt = 0;
-	double cost = 0;
-	int json = 0, found, rc;
-	char buf[64];
-
-	memset(&last, 0, sizeof(last));
-	rc = parse_flags("status", argc, argv, &json, NULL, NULL, NULL, err);
-	if (rc < 0)
-		return rc;
-	rc = view_open(&v, cli, false, err);
-	if (rc < 0)
-		goto out;
-	rc = view_stories(&rows, &n, &v, NULL, err);
-	if (rc < 0)
-		goto out;
-	for (i = 0; i < n; i++) {
-		counts[rows[i].status]++;
-		cost += rows[i].cost_usd;
-	}
-	if (v.have_batch) {
-		lock_holder_pid(v.cfg.state_dir, &pid);
-		rc = db_attempts_running(v.db, &run, &nrun, err);
-		if (rc < 0)
-			goto out;
-		for (i = 0; i < nrun; i++)
-			if (run[i].batch_id == v.batch.id)
-				cur = &run[i];
-		/* the decision stored with each pending story's last row
-		 * since its requeue: one indexed row, not the history (a
-		 * story whose only attempt was not counted waits too) */
-		for (i = 0; i < n && cur == NULL && pid > 0; i++) {
-			if (rows[i].status != STATUS_PENDING)
-				continue;
-			attempt_row_release(&last);
-			found = 0;
-			rc = db_attempt_last(v.db, &last, &found, v.batch.id,
-			    rows[i].id, rows[i].seq_base, false, err);
-			if (rc < 0)
-				goto out;
-			if (found &&
-			    next_wait(
-				&wait_until, &wait_attempt, &last, tnow)) {
-				wait_story = rows[i].id;
-				break;
-			}
-		}
-	}
-	for (i = 0; v.have_batch && i < 2; i++) {
-		char key[32], *val = NULL;
-		snprintf(key, sizeof(key), "pause.%s", role_name((enum role)i));
-		if (db_meta_get(v.db, key, &val, NULL) == 0 && val != NULL)
-			pause_until[i] = strtoll(val, NULL, 10);
-		free(val);
-		if (pause_until[i] <= tnow)
-			pause_until[i] = 0;
-	}
-	if (cur != NULL)
-		running = json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:b, "
-				    "s:i, s:i}",
-		    "story", cur->story_id, "attempt", cur->attempt, "role",
-		    role_name(cur->role), "agent", cur->agent,
-		    "tasks_completed", cur->tasks_completed, "tasks_total",
-		    cur->tasks_total, "started_at",
-		    render_time_json(cur->started_ms), "controller_alive",
-		    pid > 0, "subtasks_completed", cur->subtasks_completed,
-		    "subtasks_total", cur->subtasks_total);
-	if (wait_story != NULL)
-		wait = json_pack("{s:s, s:i, s:o, s:I}", "story", wait_story,
-		    "attempt", wait_attempt, "until",
-		    render_time_json(wait_until), "delay_ms",
-		    (json_int_t)(wait_until - tnow));
-	if (json) {
-		c = json_object();
-		for (i = 0; i < STATUS__COUNT; i++)
-			json_object_set_new(c,
-			    status_name((enum story_status)i),
-			    json_integer(counts[i]));
-		o = json_pack("{s:o, s:o, s:o, s:o, s:i, s:O, s:O, s:f}",
-		    "batch",
-		    v.have_batch ? json_integer(v.batch.id) : json_null(),
-		    "state",
-		    v.have_batch ? json_string(v.batch.status) : json_null(),
-		    "controller_pid", pid > 0 ? json_integer(pid) : json_null(),
-		    "counts", c, "stories", (int)n, "running", running,
-		    "next_wait", wait, "cost_usd", cost);
-		c = NULL;
-		if (o != NULL)
-			json_object_set_new(o, "paused",
-			    json_pack("{s:o, s:o}", "primary",
-				render_time_json(pause_until[0]), "fallback",
-				render_time_json(pause_until[1])));
-		rc = o ? cli_print_json(cli, o, err)
-		       : err_set(err, SC_EOS, "out of memory");
-		goto out;
-	}
-	if (!v.have_batch)
-		fprintf(cli->out, "no batch has run yet\n");
-	else
-		fprintf(cli->out, "batch %lld: %s%s\n", (long long)v.batch.id,
-		    v.batch.status, pid > 0 ? " (controller running)" : "");
-	fprintf(cli->out, "stories: %zu", n);
-	for (i = 0; i < STATUS__COUNT; i++)
-		if (counts[i])
-			fprintf(cli->out, ", %d %s", counts[i],
-			    status_name((enum story_status)i));
-	fprintf(cli->out, "\n");
-	if (cur != NULL) {
-		char sub[48] = "";
-		clock_fmt_duration(buf, sizeof(buf), tnow - cur->started_ms);
-		if (cur->subtasks_total > 0)
-			snprintf(sub, sizeof(sub), " (%d/%d subtasks)",
-			    cur->subtasks_completed, cur->subtasks_total);
-		fprintf(cli->out,
-		    "now: %s attempt %d, %s (%s), %d/%d tasks%s, "
-		    "%s%s\n",
-		    cur->story_id, cur->attempt, role_name(cur->role),
-		    cur->agent, cur->tasks_completed, cur->tasks_total, sub,
-		    buf, pid > 0 ? "" : " (controller gone: resume closes it)");
-	}
-	for (i = 0; i < 2; i++) {
-		if (pause_until[i] == 0)
-			continue;
-		clock_fmt_iso(buf, sizeof(buf), pause_until[i]);
-		fprintf(cli->out,
-		    "%s agent paused by its usage limit until %s\n",
-		    role_name((enum role)i), buf);
-	}
-	if (wait_story != NULL) {
-		clock_fmt_duration(buf, sizeof(buf), wait_until - tnow);
-		fprintf(cli->out, "next wait: %s attempt %d in %s\n",
-		    wait_story, wait_attempt, buf);
-	}
-out:
-	json_decref(o);
-	json_decref(c);
-	json_decref(running);
-	json_decref(wait);
-	free(rows);
-	attempt_rows_free(run, nrun);
-	attempt_row_release(&last);
-	view_close(&v);
-	return rc;
-}
-
-/* --- log ------------------------------------------------------------- */
-
-static json_t *
-event_json(const struct event_row *e)
-{
-	return json_pack("{s:I, s:I, s:o, s:o, s:s, s:s}", "id",
-	    (json_int_t)e->id, "batch", (json_int_t)e->batch_id, "time",
-	    render_time_json(e->ts_ms), "story",
-	    e->story_id[0] ? json_string(e->story_id) : json_null(), "kind",
-	    e->kind, "message", e->message);
-}
-
-static void
-event_line(const struct cli *cli, const struct event_row *e)
-{
-	char t[32];
-
-	clock_fmt_iso(t, sizeof(t), e->ts_ms);
-	fprintf(cli->out, "%s %-10s %s%s%s\n", t, e->kind, e->story_id,
-	    e->story_id[0] ? " " : "", e->message);
-}
-
-int
-cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err)
-{
-	struct view v;
-	struct event_row *ev = NULL;
-	size_t n = 0, i;
-	int64_t after = 0;
-	json_t *arr = NULL, *one;
-	int json = 0, follow = 0, rc;
-	char *line;
-
-	rc = parse_flags("log", argc, argv, &json, &follow, NULL, NULL, err);
-	if (rc < 0)
-		return rc;
-	rc = view_open(&v, cli, false, err);
-	if (rc < 0 || !v.have_batch) {
-		if (rc == 0 && json)
-			fprintf(cli->out, "[]\n");
-		goto out;
-	}
-	if (json && !follow)
-		arr = json_array();
-	for (;;) {
-		rc = db_events_list(v.db, &ev, &n, v.batch.id, after, err);
-		if (rc < 0)
-			goto out;
-		for (i = 0; i < n; i++) {
-			after = ev[i].id;
-			if (!json) {
-				event_line(cli, &ev[i]);
-				continue;
-			}
-			one = event_json(&ev[i]);
-			if (arr != NULL) {
-				json_array_append_new(arr, one);
-				continue;
-			}
-			/* --follow --json: one object per line */
-			line = one ? json_dumps(one, JSON_COMPACT) : NULL;
-			if (line != NULL)
-				fprintf(cli->out, "%s\n", line);
-			free(line);
-			json_decref(one);
-		}
-		event_rows_free(ev, n);
-		ev = NULL;
-		n = 0;
-		if (!follow)
-			break;
-		fflush(cli->out);
-		sleep(1);
-	}
-	if (arr != NULL)
-		rc = cli_print_json(cli, arr, err);
-out:
-	json_decref(arr);
-	event_rows_free(ev, n);
-	view_close(&v);
-	return rc;
-}
-
 /* --- requeue --------------------------------------------------------- */
 
 int
@@ -726,7 +267,8 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	int freed = 0;
 	int rc;
 
-	rc = parse_flags("requeue", argc, argv, NULL, NULL, NULL, &id, err);
+	rc =
+	    view_parse_flags("requeue", argc, argv, NULL, NULL, NULL, &id, err);
 	if (rc < 0)
 		return rc;
 	rc = view_open(&v, cli, true, err);
@@ -736,7 +278,7 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		rc = err_set(err, SC_EUSAGE, "requeue: no batch has run yet");
 		goto out;
 	}
-	rc = find_story(&st, &v, id, err);
+	rc = view_find_story(&st, &v, id, err);
 	if (rc < 0)
 		goto out;
 	if (st.status != STATUS_DEFERRED && st.status != STATUS_ESCALATED &&
@@ -749,7 +291,7 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	}
 	snprintf(msg, sizeof(msg), "requeued from %s (%.400s)",
 	    status_name(st.status), st.reason);
-	rc = requeue_story(v.db, &st, msg, now_ms(), err);
+	rc = requeue_story(v.db, &st, msg, view_now_ms(), err);
 	if (rc == 0)
 		rc = requeue_dependents(
 		    v.db, &v.cfg, v.batch.id, id, st.updated_ms, &freed, err);

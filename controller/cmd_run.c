@@ -134,6 +134,110 @@ summary(const struct cli *cli, const struct batch_result *res)
 		    "'storyctl/story/*'\n");
 }
 
+/* What run and resume were given on the command line. */
+struct run_args {
+	char **only; /* the stories named, argv's strings */
+	size_t nonly;
+	int jobs;
+	bool include_drafts;
+};
+
+/* -j N, -jN or --jobs N at argv[*i]: 1 and args->jobs set, 0 when
+ * argv[*i] is something else. */
+static int
+parse_jobs(
+    struct run_args *args, int argc, char **argv, int *i, struct sc_err *err)
+{
+	const char *v = NULL;
+	int r, rc;
+
+	r = cli_opt_value(&v, argc, argv, i, "-j", err);
+	if (r == 0 && strncmp(argv[*i], "-j", 2) == 0 && argv[*i][2] != '\0') {
+		v = argv[*i] + 2; /* -j4 */
+		r = 1;
+	}
+	if (r == 0)
+		r = cli_opt_value(&v, argc, argv, i, "--jobs", err);
+	if (r != 1)
+		return r;
+	rc = cli_parse_int(&args->jobs, v, "-j", 1, 64, err);
+	return rc < 0 ? rc : 1;
+}
+
+/* run [-j N] [--include-drafts] [STORY...], resume [-j N]
+ * (docs/commands.md). */
+static int
+parse_run_args(struct run_args *args, int argc, char **argv,
+    enum batch_mode mode, struct sc_err *err)
+{
+	int i, r;
+
+	args->only = calloc((size_t)argc + 1, sizeof(*args->only));
+	if (args->only == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	for (i = 1; i < argc; i++) {
+		r = parse_jobs(args, argc, argv, &i, err);
+		if (r < 0)
+			return r;
+		if (r == 1)
+			continue;
+		/* a draft (Status: Draft) runs too (docs/stories.md) */
+		if (mode == BATCH_RUN &&
+		    strcmp(argv[i], "--include-drafts") == 0) {
+			args->include_drafts = true;
+			continue;
+		}
+		if (argv[i][0] == '-')
+			return err_set(err, SC_EUSAGE,
+			    "%s: unknown option '%s'", argv[0], argv[i]);
+		if (mode == BATCH_RESUME)
+			return err_set(err, SC_EUSAGE,
+			    "resume takes no stories "
+			    "(use 'storyctl run STORY')");
+		args->only[args->nonly++] = argv[i];
+	}
+	return 0;
+}
+
+/* The batch's options: the real clock, runner and signals. */
+static void
+run_opts_fill(struct batch_opts *o, const struct cli *cli,
+    const struct config *cfg, struct story *stories, size_t nstories,
+    const struct run_args *args, enum batch_mode mode)
+{
+	memset(o, 0, sizeof(*o));
+	o->cfg = cfg;
+	o->stories = stories;
+	o->nstories = nstories;
+	o->only = args->only;
+	o->nonly = args->nonly;
+	o->mode = mode;
+	clock_real(&o->clock);
+	o->run_agent = batch_real_runner;
+	batch_real_ops(&o->agent_ops);
+	o->jobs = args->jobs;
+	o->out = cli->out;
+	o->tty = cli->tty;
+	o->color = cli->color;
+	o->stop = &stop_flag;
+	o->wake_fd = wake_pipe[0];
+	o->kill_grace_ms_override = -1;
+}
+
+/* The exit status of a batch that ran (docs/commands.md#exit-codes). */
+static int
+run_exit_status(const struct batch_result *res)
+{
+	if (res->interrupted)
+		return 128 + (stop_signal ? stop_signal : SIGINT);
+	if (res->stopped)
+		return 75;
+	if (res->counts[STATUS_DEFERRED] || res->counts[STATUS_ESCALATED] ||
+	    res->counts[STATUS_BLOCKED] || res->counts[STATUS_INVALID])
+		return 3;
+	return 0;
+}
+
 static int
 run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
     struct sc_err *err)
@@ -142,85 +246,26 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	struct story *stories = NULL;
 	struct batch_opts o;
 	struct batch_result res;
-	char **only = NULL;
-	size_t nstories = 0, nonly = 0;
-	const char *v = NULL;
-	bool include_drafts = false;
-	int i, r, jobs = 1, rc = 0;
+	struct run_args args = {NULL, 0, 1, false};
+	size_t nstories = 0;
+	int rc;
 
 	memset(&cfg, 0, sizeof(cfg));
-	memset(&o, 0, sizeof(o));
-	only = calloc((size_t)argc + 1, sizeof(*only));
-	if (only == NULL)
-		return err_set(err, SC_EOS, "out of memory");
-	for (i = 1; i < argc; i++) {
-		r = cli_opt_value(&v, argc, argv, &i, "-j", err);
-		if (r == 0 && strncmp(argv[i], "-j", 2) == 0 &&
-		    argv[i][2] != '\0') {
-			v = argv[i] + 2; /* -j4 */
-			r = 1;
-		}
-		if (r == 0)
-			r = cli_opt_value(&v, argc, argv, &i, "--jobs", err);
-		if (r < 0) {
-			rc = r;
-			goto out;
-		}
-		if (r == 1) {
-			rc = cli_parse_int(&jobs, v, "-j", 1, 64, err);
-			if (rc < 0)
-				goto out;
-			continue;
-		}
-		/* a draft (Status: Draft) runs too (docs/stories.md) */
-		if (mode == BATCH_RUN &&
-		    strcmp(argv[i], "--include-drafts") == 0) {
-			include_drafts = true;
-			continue;
-		}
-		if (argv[i][0] == '-') {
-			rc = err_set(err, SC_EUSAGE, "%s: unknown option '%s'",
-			    argv[0], argv[i]);
-			goto out;
-		}
-		if (mode == BATCH_RESUME) {
-			rc = err_set(err, SC_EUSAGE,
-			    "resume takes no stories "
-			    "(use 'storyctl run STORY')");
-			goto out;
-		}
-		only[nonly++] = argv[i];
-	}
-	rc = cli_load_config(&cfg, cli, false, err);
+	rc = parse_run_args(&args, argc, argv, mode, err);
+	if (rc == 0)
+		rc = cli_load_config(&cfg, cli, false, err);
 	if (rc < 0)
 		goto out;
-	if (include_drafts)
+	if (args.include_drafts)
 		cfg.include_drafts = true;
 	rc = stories_load(&stories, &nstories, &cfg, err);
+	if (rc == 0)
+		rc = cmd_run_check_agents(&cfg, err);
+	if (rc == 0)
+		rc = signals_install(err);
 	if (rc < 0)
 		goto out;
-	rc = cmd_run_check_agents(&cfg, err);
-	if (rc < 0)
-		goto out;
-	rc = signals_install(err);
-	if (rc < 0)
-		goto out;
-	o.cfg = &cfg;
-	o.stories = stories;
-	o.nstories = nstories;
-	o.only = only;
-	o.nonly = nonly;
-	o.mode = mode;
-	clock_real(&o.clock);
-	o.run_agent = batch_real_runner;
-	batch_real_ops(&o.agent_ops);
-	o.jobs = jobs;
-	o.out = cli->out;
-	o.tty = cli->tty;
-	o.color = cli->color;
-	o.stop = &stop_flag;
-	o.wake_fd = wake_pipe[0];
-	o.kill_grace_ms_override = -1;
+	run_opts_fill(&o, cli, &cfg, stories, nstories, &args, mode);
 	rc = batch_run(&res, &o, err);
 	if (rc < 0)
 		goto out;
@@ -229,17 +274,11 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 		goto out;
 	}
 	summary(cli, &res);
-	if (res.interrupted)
-		rc = 128 + (stop_signal ? stop_signal : SIGINT);
-	else if (res.stopped)
-		rc = 75;
-	else if (res.counts[STATUS_DEFERRED] || res.counts[STATUS_ESCALATED] ||
-	    res.counts[STATUS_BLOCKED] || res.counts[STATUS_INVALID])
-		rc = 3;
+	rc = run_exit_status(&res);
 out:
 	stories_free(stories, nstories);
 	config_release(&cfg);
-	free(only);
+	free(args.only);
 	return rc;
 }
 

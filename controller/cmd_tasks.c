@@ -14,6 +14,7 @@
 #include "controller/stories.h"
 #include "state/fsutil.h"
 #include "strategies/progress.h"
+#include "strategies/suggest.h"
 #include "strategies/text.h"
 
 /* The story named by id, or by its file as configured. */
@@ -27,6 +28,28 @@ story_find(const struct config *cfg, const char *name)
 		if (strcmp(cfg->stories[i].file, name) == 0)
 			k = (int)i;
 	return k;
+}
+
+/* "no story X in the config", with the nearest id when one is close
+ * (docs/stories.md#ids), as show and requeue say it. */
+static int
+no_such_story(const struct config *cfg, const char *name, struct sc_err *err)
+{
+	struct suggest sg;
+	size_t i;
+	int best;
+
+	suggest_init(&sg, name);
+	for (i = 0; i < cfg->nstories && i < INT_MAX; i++)
+		suggest_add(&sg, cfg->stories[i].id, (int)i);
+	best = suggest_best(&sg);
+	if (best >= 0)
+		return err_set(err, SC_EUSAGE,
+		    "tasks: no story '%s' in the config; did you mean %s?",
+		    name, cfg->stories[best].id);
+	return err_set(err, SC_EUSAGE,
+	    "tasks: no story '%s' in the config (storyctl check lists them)",
+	    name);
 }
 
 /* A story file that leads out of the root is refused as stories_load()
@@ -165,10 +188,7 @@ cmd_tasks(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	k = story_find(&cfg, name);
 	if (k < 0) {
-		rc = err_set(err, SC_EUSAGE,
-		    "tasks: no story '%s' in the config (storyctl check lists "
-		    "them)",
-		    name);
+		rc = no_such_story(&cfg, name, err);
 		goto out;
 	}
 	sc = &cfg.stories[k];

@@ -1,6 +1,7 @@
 /*
- * main.c - storyctl's entry point: global options, the command table,
- * and the one place that prints a fatal error and picks the exit code.
+ * main.c - storyctl's entry point: global options, finding the command
+ * (with a suggestion when it is unknown), and the one place that prints
+ * a fatal error and picks the exit code.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,34 +10,7 @@
 #include <unistd.h>
 
 #include "controller/cli.h"
-
-static void
-usage(FILE *f)
-{
-	const struct cli_command *cmds;
-	size_t n, i;
-
-	cmds = cli_commands(&n);
-	fprintf(f,
-	    "usage: storyctl [-C DIR] [-c CONFIG] COMMAND [ARGS]\n\n"
-	    "storyctl runs coding agents over a batch of story files, "
-	    "overnight, and\ndecides after every attempt whether to retry, "
-	    "defer or escalate.\n\ncommands:\n");
-	for (i = 0; i < n; i++)
-		fprintf(f, "  %-10s %s\n", cmds[i].name, cmds[i].summary);
-	fprintf(f,
-	    "\noptions:\n"
-	    "  -C DIR       run as if started in DIR\n"
-	    "  -c CONFIG    use CONFIG instead of searching for "
-	    "storyctl.json\n"
-	    "  -h, --help   this help; 'storyctl COMMAND --help' for one "
-	    "command\n"
-	    "  --version    print the version\n\n"
-	    "exit codes: 0 ok, 3 some stories not done, 64 usage, 65 bad "
-	    "data,\n69 agent cannot run, 74 I/O error on the state (disk "
-	    "full, read-only;\nfix it, then resume), 75 stopped (resumable), "
-	    "130/143 interrupted\n");
-}
+#include "controller/help.h"
 
 int
 main(int argc, char **argv)
@@ -60,7 +34,7 @@ main(int argc, char **argv)
 			i += 2;
 		} else if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
-			usage(stdout);
+			help_print_overview(stdout);
 			return 0;
 		} else if (strcmp(argv[i], "--version") == 0) {
 			printf("storyctl %s\n", STORYCTL_VERSION);
@@ -74,7 +48,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (i >= argc) {
-		usage(stderr);
+		help_print_overview(stderr);
 		rc = SC_EUSAGE;
 		err.msg[0] = '\0';
 		goto out;
@@ -90,11 +64,8 @@ main(int argc, char **argv)
 	nc = getenv("NO_COLOR");
 	cli.color = cli.tty && (nc == NULL || nc[0] == '\0');
 	cmd = cli_command_find(argv[i]);
-	if (cmd == NULL || cmd->run == NULL) {
-		rc = err_set(&err, SC_EUSAGE,
-		    "%s command '%s' (see storyctl "
-		    "--help)",
-		    cmd == NULL ? "unknown" : "not yet available:", argv[i]);
+	if (cmd == NULL) {
+		rc = cli_command_unknown(argv[i], &err);
 		goto out;
 	}
 	if (cli_want_help(&cli, cmd, argc - i, argv + i))

@@ -108,6 +108,38 @@ db_bind_attempt(struct db_bind *b, const struct attempt_row *r, bool running)
 	db_bind_int_or_null(b, r->next_attempt > 0 ? r->not_before_ms : 0, 0);
 }
 
+/* A column that may be NULL into *dst (NULL then); -1 when out of
+ * memory. */
+static int
+col_dup_opt(char **dst, sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return 0;
+	*dst = db_col_dup(st, i);
+	return *dst == NULL ? -1 : 0;
+}
+
+/* The names an attempt row stores, parsed into *out; -1 when one is not
+ * a name this version knows (docs/state.md#attempts). */
+static int
+attempt_names(struct attempt_row *out, const char *role, const char *outcome,
+    const char *code, const char *decision, const char *next_role)
+{
+	int rc = 0;
+
+	/* the running outcome's name is not a parseable outcome */
+	if (outcome != NULL && strcmp(outcome, outcome_name(OUTCOME_NONE)) == 0)
+		out->outcome = OUTCOME_NONE;
+	else if (outcome_parse(&out->outcome, outcome) < 0)
+		rc = -1;
+	if ((code != NULL && errcode_parse(&out->error_code, code) < 0) ||
+	    role_parse(&out->role, role) < 0 ||
+	    decision_parse(&out->decision, decision) < 0 ||
+	    (next_role != NULL && role_parse(&out->next_role, next_role) < 0))
+		rc = -1;
+	return rc;
+}
+
 /* A row of ATTEMPT_COLS into a zeroed *out. */
 static int
 db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
@@ -124,10 +156,8 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	out->counted = sqlite3_column_int(st, i++) != 0;
 	role = (const char *)sqlite3_column_text(st, i++);
 	db_col_copy(st, i++, out->agent, sizeof(out->agent));
-	if (sqlite3_column_type(st, i) != SQLITE_NULL &&
-	    (out->argv_json = db_col_dup(st, i)) == NULL)
-		return db_oom(db, err);
-	i++;
+	if (col_dup_opt(&out->argv_json, st, i++) < 0)
+		goto oom;
 	out->pid = db_col_int(st, i++, 0);
 	out->pid_start = db_col_int(st, i++, 0);
 	out->controller_pid = db_col_int(st, i++, 0);
@@ -149,21 +179,15 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	out->timeout_factor = sqlite3_column_double(st, i++);
 	out->poll_factor = sqlite3_column_double(st, i++);
 	out->cost_usd = sqlite3_column_double(st, i++);
-	if (sqlite3_column_type(st, i) != SQLITE_NULL &&
-	    (out->result_text = db_col_dup(st, i)) == NULL)
-		return db_oom(db, err);
-	i++;
+	if (col_dup_opt(&out->result_text, st, i++) < 0)
+		goto oom;
 	db_col_copy(st, i++, out->gate, sizeof(out->gate));
 	out->gate_exit = (int)db_col_int(st, i++, -1);
-	if (sqlite3_column_type(st, i) != SQLITE_NULL &&
-	    (out->gate_output = db_col_dup(st, i)) == NULL)
-		return db_oom(db, err);
-	i++;
+	if (col_dup_opt(&out->gate_output, st, i++) < 0)
+		goto oom;
 	db_col_copy(st, i++, out->consensus, sizeof(out->consensus));
-	if (sqlite3_column_type(st, i) != SQLITE_NULL &&
-	    (out->review_notes = db_col_dup(st, i)) == NULL)
-		return db_oom(db, err);
-	i++;
+	if (col_dup_opt(&out->review_notes, st, i++) < 0)
+		goto oom;
 	out->subtasks_completed = sqlite3_column_int(st, i++);
 	out->subtasks_total = sqlite3_column_int(st, i++);
 	db_col_copy(st, i++, out->session_id, sizeof(out->session_id));
@@ -171,24 +195,15 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	next_role = (const char *)sqlite3_column_text(st, i++);
 	out->not_before_ms = db_col_int(st, i++, 0);
 
-	/* the running outcome's name is not a parseable outcome */
-	if (outcome != NULL && strcmp(outcome, outcome_name(OUTCOME_NONE)) == 0)
-		out->outcome = OUTCOME_NONE;
-	else if (outcome_parse(&out->outcome, outcome) < 0)
-		goto bad;
-	if (code != NULL && errcode_parse(&out->error_code, code) < 0)
-		goto bad;
-	if (role_parse(&out->role, role) < 0 ||
-	    decision_parse(&out->decision, decision) < 0)
-		goto bad;
-	if (next_role != NULL && role_parse(&out->next_role, next_role) < 0)
-		goto bad;
+	if (attempt_names(out, role, outcome, code, decision, next_role) < 0)
+		return err_set(err, SC_EIO,
+		    "%s: attempt row %lld: unknown role, outcome, error code "
+		    "or "
+		    "decision name",
+		    db->path, (long long)out->id);
 	return 0;
-bad:
-	return err_set(err, SC_EIO,
-	    "%s: attempt row %lld: unknown role, outcome, error code or "
-	    "decision name",
-	    db->path, (long long)out->id);
+oom:
+	return db_oom(db, err);
 }
 
 int
@@ -383,13 +398,45 @@ out:
 	return ret;
 }
 
+/* The UPDATE of a running attempt's row with its end; refused when the
+ * row is not running
+ * (docs/state.md#what-one-decision-writes). */
+static int
+db_attempt_end_row(
+    struct db *db, const struct attempt_row *r, struct sc_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct db_bind b = {0};
+	int ret;
+
+	if ((ret = db_prep(db, &st, SQL_ATTEMPT_FINISH, err)) < 0)
+		goto out;
+	b.st = st;
+	db_bind_attempt(&b, r, false);
+	db_bind_int(&b, r->id);
+	if ((ret = db_bind_check(db, &b, err)) < 0 ||
+	    (ret = db_step_done(db, st, err,
+		 "cannot record the end of "
+		 "attempt %d of story %.128s",
+		 r->attempt, r->story_id)) < 0)
+		goto out;
+	if (sqlite3_changes(db->h) == 0)
+		/* ended already (or never begun): writing it again could
+		 * count it twice */
+		ret = err_set(err, SC_EIO,
+		    "%s: attempt %d of story %.128s "
+		    "(row %lld) is not running",
+		    db->path, r->attempt, r->story_id, (long long)r->id);
+out:
+	db_done(st);
+	return ret;
+}
+
 int
 db_attempt_finish(struct db *db, const struct attempt_row *r,
     const struct story_row *s, const char *event_kind, const char *event_msg,
     struct sc_err *err)
 {
-	sqlite3_stmt *st = NULL;
-	struct db_bind b = {0};
 	int64_t ts;
 	int ret, lazy = 0, defer = db->defer_next;
 
@@ -406,28 +453,8 @@ db_attempt_finish(struct db *db, const struct attempt_row *r,
 	lazy = defer && db->tx_depth == 0 && db_relaxed(db, 1) == 0;
 	if ((ret = db_tx_begin(db, err)) < 0)
 		goto out;
-	if ((ret = db_prep(db, &st, SQL_ATTEMPT_FINISH, err)) < 0)
+	if ((ret = db_attempt_end_row(db, r, err)) < 0)
 		goto out;
-	b.st = st;
-	db_bind_attempt(&b, r, false);
-	db_bind_int(&b, r->id);
-	if ((ret = db_bind_check(db, &b, err)) < 0 ||
-	    (ret = db_step_done(db, st, err,
-		 "cannot record the end of "
-		 "attempt %d of story %.128s",
-		 r->attempt, r->story_id)) < 0)
-		goto out;
-	if (sqlite3_changes(db->h) == 0) {
-		/* ended already (or never begun): writing it again could
-		 * count it twice */
-		ret = err_set(err, SC_EIO,
-		    "%s: attempt %d of story %.128s "
-		    "(row %lld) is not running",
-		    db->path, r->attempt, r->story_id, (long long)r->id);
-		goto out;
-	}
-	db_done(st);
-	st = NULL;
 	if (s != NULL && (ret = db_story_write(db, s, err)) < 0)
 		goto out;
 	if (event_kind != NULL) {
@@ -444,7 +471,6 @@ db_attempt_finish(struct db *db, const struct attempt_row *r,
 	if (ret == 0 && lazy)
 		db->unsynced = 1;
 out:
-	db_done(st);
 	if (ret < 0)
 		db_tx_rollback(db);
 	if (lazy && db_relaxed(db, 0) < 0 && ret == 0)

@@ -144,30 +144,21 @@ gitwork_strip_root(const char *abs, const char *root)
 	return NULL;
 }
 
-/*
- * Normalise exclude_dir into ex (exlen bytes): relative to workdir, no
- * "./" in front, no '/' at the end; "" when there is nothing to exclude.
- */
-int
-gitwork_exclude(char *ex, size_t exlen, const char *workdir,
-    const char *exclude_dir, struct sc_err *err)
+/* exclude_dir p relative to workdir, without "./" or '/' in front
+ * (real, PATH_MAX bytes, holds p resolved when it has to be); NULL when
+ * it is outside the work tree. */
+static const char *
+exclude_relative(char *real, const char *p, const char *workdir)
 {
-	char real[PATH_MAX];
-	const char *p = exclude_dir, *c, *slash;
-	size_t n, k;
+	const char *c;
 
-	ex[0] = '\0';
-	if (p == NULL || *p == '\0')
-		return 0;
 	if (p[0] == '/') {
 		c = gitwork_strip_root(p, workdir);
 		if (c == NULL && realpath(p, real) != NULL)
 			c = gitwork_strip_root(real, workdir);
-		if (c == NULL)
-			return 0; /* outside the work tree: nothing to do */
 		p = c;
 	}
-	for (;;) {
+	while (p != NULL) {
 		if (p[0] == '.' && p[1] == '/')
 			p += 2;
 		else if (p[0] == '/')
@@ -175,32 +166,71 @@ gitwork_exclude(char *ex, size_t exlen, const char *workdir,
 		else
 			break;
 	}
-	n = strlen(p);
-	while (n > 0 && p[n - 1] == '/')
-		n--;
-	if (n == 0 || (n == 1 && p[0] == '.'))
-		return err_set(err, SC_EDATA,
-		    "exclude dir %s: names the whole work tree", exclude_dir);
-	if (n >= exlen)
-		return err_set(
-		    err, SC_EDATA, "exclude dir %s: too long", exclude_dir);
-	memcpy(ex, p, n);
-	ex[n] = '\0';
+	return p;
+}
+
+/* Whether every '/'-separated part of ex is a name: not empty, "." or
+ * "..". */
+static bool
+exclude_parts_ok(const char *ex)
+{
+	const char *c, *slash;
+	size_t k;
+
 	for (c = ex;; c = slash + 1) {
 		slash = strchr(c, '/');
 		k = slash != NULL ? (size_t)(slash - c) : strlen(c);
 		if (k == 0 || (k == 1 && c[0] == '.') ||
-		    (k == 2 && c[0] == '.' && c[1] == '.')) {
-			ex[0] = '\0';
-			return err_set(err, SC_EDATA,
-			    "exclude dir %s: must not contain empty, '.' or "
-			    "'..' parts",
-			    exclude_dir);
-		}
+		    (k == 2 && c[0] == '.' && c[1] == '.'))
+			return false;
 		if (slash == NULL)
-			break;
+			return true;
 	}
-	return 0;
+}
+
+/*
+ * Normalise exclude_dir into ex (exlen bytes): relative to workdir, no
+ * "./" in front, no '/' at the end; "" when there is nothing to exclude
+ * (docs/git-work.md).
+ */
+int
+gitwork_exclude(char *ex, size_t exlen, const char *workdir,
+    const char *exclude_dir, struct sc_err *err)
+{
+	char real[PATH_MAX];
+	const char *p;
+	size_t n;
+	int rc = 0;
+
+	ex[0] = '\0';
+	if (exclude_dir == NULL || *exclude_dir == '\0')
+		goto out;
+	p = exclude_relative(real, exclude_dir, workdir);
+	if (p == NULL)
+		goto out; /* outside the work tree: nothing to do */
+	n = strlen(p);
+	while (n > 0 && p[n - 1] == '/')
+		n--;
+	if (n == 0 || (n == 1 && p[0] == '.')) {
+		rc = err_set(err, SC_EDATA,
+		    "exclude dir %s: names the whole work tree", exclude_dir);
+		goto out;
+	}
+	if (n >= exlen) {
+		rc = err_set(
+		    err, SC_EDATA, "exclude dir %s: too long", exclude_dir);
+		goto out;
+	}
+	memcpy(ex, p, n);
+	ex[n] = '\0';
+	if (!exclude_parts_ok(ex)) {
+		ex[0] = '\0';
+		rc = err_set(err, SC_EDATA,
+		    "exclude dir %s: must not contain empty, '.' or '..' parts",
+		    exclude_dir);
+	}
+out:
+	return rc;
 }
 
 /* Is the work-tree-relative path (a directory may end in '/') ex itself

@@ -134,22 +134,155 @@ gw_nothing_to_commit(int *out, git_repository *repo, const git_oid *tree_id,
 	return 0;
 }
 
+/*
+ * Stage everything but the excluded dir ex into idx and write its tree
+ * into *tree_id.  An untracked file that head's or parent's tree holds
+ * is refused first (gitwork_check_untracked).
+ */
+static int
+gw_index_tree(git_oid *tree_id, git_index *idx, git_commit *head,
+    git_commit *parent, const char *ex, const char *dir, struct sc_err *err)
+{
+	git_tree *trees[2] = {NULL, NULL};
+	int rc = 0;
+
+	if ((head != NULL && git_commit_tree(&trees[0], head) < 0) ||
+	    (parent != NULL && git_commit_tree(&trees[1], parent) < 0)) {
+		rc = err_set(err, SC_EIO, "%s: %s", dir, gitwork_git_msg());
+		goto out;
+	}
+	if ((rc = gitwork_check_untracked(idx, trees, 2, ex, dir, err)) < 0 ||
+	    (rc = gw_stage_all(idx, ex, dir, err)) < 0)
+		goto out;
+	if (git_index_write_tree(tree_id, idx) < 0)
+		rc = err_set(err, SC_EIO, "%s: cannot write a tree: %s", dir,
+		    gitwork_git_msg());
+out:
+	git_tree_free(trees[0]);
+	git_tree_free(trees[1]);
+	return rc;
+}
+
+/* What one commit is made of (gitwork_commit_all). */
+struct gw_commit {
+	git_repository *repo;
+	git_index *idx;
+	git_reference *bref; /* the other branch's ref, or NULL */
+	git_commit *parent;
+	const char *dir, *branch, *refname, *cmsg;
+	int current; /* onto HEAD, else onto branch */
+};
+
+/* Move the branch that is not checked out to id, only if it still points
+ * where it did (compare-and-swap), with git's reflog message. */
+static int
+gw_move_branch(const struct gw_commit *c, const git_oid *id, struct sc_err *err)
+{
+	git_reference *newref = NULL;
+	git_oid expect;
+	char rlmsg[256];
+	int rc = 0, grc;
+
+	snprintf(rlmsg, sizeof(rlmsg), "commit: %.*s",
+	    (int)strcspn(c->cmsg, "\n"), c->cmsg);
+	/* the zero id means "must not exist" */
+	if (c->bref != NULL)
+		git_oid_cpy(&expect, git_reference_target(c->bref));
+	else
+		memset(&expect, 0, sizeof(expect));
+	grc = git_reference_create_matching(
+	    &newref, c->repo, c->refname, id, 1, &expect, rlmsg);
+	if (grc < 0)
+		rc = err_set(err, SC_EIO, "%s: branch %s: %s%s", c->dir,
+		    c->branch, gitwork_git_msg(),
+		    grc == GIT_EMODIFIED || grc == GIT_EEXISTS
+			? " (moved by another writer)"
+			: "");
+	git_reference_free(newref);
+	return rc;
+}
+
+/* Commit tree_id on c's parent into *id and move the branch to it. */
+static int
+gw_commit_create(git_oid *id, const struct gw_commit *c, const git_oid *tree_id,
+    int64_t now_s, struct sc_err *err)
+{
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	const git_commit *parents[1] = {c->parent};
+	int rc = 0;
+
+	if (git_tree_lookup(&tree, c->repo, tree_id) < 0 ||
+	    git_signature_new(
+		&sig, GITWORK_NAME, GITWORK_EMAIL, (git_time_t)now_s, 0) < 0) {
+		rc = err_set(err, SC_EIO, "%s: %s", c->dir, gitwork_git_msg());
+		goto out;
+	}
+	/* onto HEAD, libgit2 moves HEAD only if it still points at
+	 * parents[0] and writes git's own "commit: ..." reflog entry */
+	if (git_commit_create(id, c->repo, c->current ? "HEAD" : NULL, sig, sig,
+		NULL, c->cmsg, tree, c->parent != NULL ? 1 : 0, parents) < 0) {
+		rc = c->current ? err_set(err, SC_EIO, "%s: cannot commit: %s",
+				      c->dir, gitwork_git_msg())
+				: err_set(err, SC_EIO, "%s: branch %s: %s",
+				      c->dir, c->branch, gitwork_git_msg());
+		goto out;
+	}
+	if (!c->current) {
+		rc = gw_move_branch(c, id, err);
+		goto out;
+	}
+	/* after the ref moved: a failure here leaves the work staged
+	 * against the new commit, i.e. clean */
+	if (git_index_write(c->idx) < 0)
+		rc = err_set(err, SC_EIO,
+		    "%s: committed but cannot write the index: %s", c->dir,
+		    gitwork_git_msg());
+out:
+	git_signature_free(sig);
+	git_tree_free(tree);
+	return rc;
+}
+
+/*
+ * Open c->dir's repository and find where the commit goes: the branch's
+ * ref name into refname, the excluded dir into ex, c's target and
+ * parent, HEAD's commit into *head (NULL on an unborn branch) and the
+ * index.
+ */
+static int
+gw_commit_open(struct gw_commit *c, git_commit **head, char *ex, size_t excap,
+    char *refname, size_t refcap, const char *exclude_dir, struct sc_err *err)
+{
+	int rc;
+
+	/* libgit2 is initialised before any git_* call, even a name check */
+	if ((rc = gitwork_open(&c->repo, c->dir, err)) < 0 ||
+	    (c->branch != NULL &&
+		(rc = gitwork_refname(refname, refcap, c->branch, err)) < 0) ||
+	    (rc = gitwork_exclude(ex, excap, git_repository_workdir(c->repo),
+		 exclude_dir, err)) < 0 ||
+	    (rc = gw_commit_target(&c->current, &c->bref, &c->parent, c->repo,
+		 c->dir, c->branch, refname, err)) < 0 ||
+	    (rc = gitwork_head_commit(head, c->repo, c->dir, err)) < 0)
+		goto out;
+	if (git_repository_index(&c->idx, c->repo) < 0)
+		rc = err_set(err, SC_EIO, "%s: %s", c->dir, gitwork_git_msg());
+out:
+	return rc;
+}
+
 int
 gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
     const char *branch, const char *exclude_dir, const char *msg, int64_t now_s,
     struct sc_err *err)
 {
-	git_repository *repo = NULL;
-	git_index *idx = NULL;
-	git_reference *bref = NULL, *newref = NULL;
-	git_commit *parent = NULL, *head = NULL;
-	git_tree *tree = NULL, *trees[2] = {NULL, NULL};
-	git_signature *sig = NULL;
-	const git_commit *parents[1];
-	git_oid tree_id, id, expect;
-	char ex[PATH_MAX], refname[GITWORK_REFMAX], rlmsg[256];
+	struct gw_commit c = {0};
+	git_commit *head = NULL;
+	git_oid tree_id, id;
+	char ex[PATH_MAX], refname[GITWORK_REFMAX];
 	char *cmsg = NULL;
-	int rc = 0, grc, current = 0, nothing = 0;
+	int rc = 0, nothing = 0;
 
 	if (out_committed != NULL)
 		*out_committed = 0;
@@ -166,107 +299,37 @@ gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
 		goto out;
 	}
 	refname[0] = '\0';
-	/* libgit2 is initialised before any git_* call, even a name check */
-	if ((rc = gitwork_open(&repo, dir, err)) < 0)
-		goto out;
-	if ((branch != NULL &&
-		(rc = gitwork_refname(refname, sizeof(refname), branch, err)) <
-		    0) ||
-	    (rc = gitwork_exclude(ex, sizeof(ex), git_repository_workdir(repo),
-		 exclude_dir, err)) < 0 ||
-	    (rc = gw_commit_target(&current, &bref, &parent, repo, dir, branch,
-		 refname, err)) < 0 ||
-	    (rc = gitwork_head_commit(&head, repo, dir, err)) < 0)
-		goto out;
-	if (git_repository_index(&idx, repo) < 0 ||
-	    (head != NULL && git_commit_tree(&trees[0], head) < 0) ||
-	    (parent != NULL && git_commit_tree(&trees[1], parent) < 0)) {
-		rc = err_set(err, SC_EIO, "%s: %s", dir, gitwork_git_msg());
-		goto out;
-	}
-	if ((rc = gitwork_check_untracked(idx, trees, 2, ex, dir, err)) < 0 ||
-	    (rc = gw_stage_all(idx, ex, dir, err)) < 0)
-		goto out;
-	if (git_index_write_tree(&tree_id, idx) < 0) {
-		rc = err_set(err, SC_EIO, "%s: cannot write a tree: %s", dir,
-		    gitwork_git_msg());
-		goto out;
-	}
-	if ((rc = gw_nothing_to_commit(
-		 &nothing, repo, &tree_id, parent, dir, err)) < 0)
+	c.dir = dir;
+	c.branch = branch;
+	c.refname = refname;
+	c.cmsg = cmsg;
+	if ((rc = gw_commit_open(&c, &head, ex, sizeof(ex), refname,
+		 sizeof(refname), exclude_dir, err)) < 0 ||
+	    (rc = gw_index_tree(
+		 &tree_id, c.idx, head, c.parent, ex, dir, err)) < 0 ||
+	    (rc = gw_nothing_to_commit(
+		 &nothing, c.repo, &tree_id, c.parent, dir, err)) < 0)
 		goto out;
 	if (nothing) {
 		/* keep the refreshed stat data, as `git add -A` would */
-		if (current && git_index_write(idx) < 0)
+		if (c.current && git_index_write(c.idx) < 0)
 			rc = err_set(err, SC_EIO,
 			    "%s: cannot write the index: %s", dir,
 			    gitwork_git_msg());
 		goto out;
 	}
-	if (git_tree_lookup(&tree, repo, &tree_id) < 0 ||
-	    git_signature_new(
-		&sig, GITWORK_NAME, GITWORK_EMAIL, (git_time_t)now_s, 0) < 0) {
-		rc = err_set(err, SC_EIO, "%s: %s", dir, gitwork_git_msg());
+	if ((rc = gw_commit_create(&id, &c, &tree_id, now_s, err)) < 0)
 		goto out;
-	}
-	parents[0] = parent;
-	if (current) {
-		/* libgit2 moves HEAD only if it still points at parents[0]
-		 * and writes git's own "commit: ..." reflog entry */
-		if (git_commit_create(&id, repo, "HEAD", sig, sig, NULL, cmsg,
-			tree, parent != NULL ? 1 : 0, parents) < 0) {
-			rc = err_set(err, SC_EIO, "%s: cannot commit: %s", dir,
-			    gitwork_git_msg());
-			goto out;
-		}
-		/* after the ref moved: a failure here leaves the work
-		 * staged against the new commit, i.e. clean */
-		if (git_index_write(idx) < 0) {
-			rc = err_set(err, SC_EIO,
-			    "%s: committed but cannot write the index: %s", dir,
-			    gitwork_git_msg());
-			goto out;
-		}
-	} else {
-		if (git_commit_create(&id, repo, NULL, sig, sig, NULL, cmsg,
-			tree, parent != NULL ? 1 : 0, parents) < 0) {
-			rc = err_set(err, SC_EIO, "%s: branch %s: %s", dir,
-			    branch, gitwork_git_msg());
-			goto out;
-		}
-		snprintf(rlmsg, sizeof(rlmsg), "commit: %.*s",
-		    (int)strcspn(cmsg, "\n"), cmsg);
-		/* compare-and-swap: the zero id means "must not exist" */
-		if (bref != NULL)
-			git_oid_cpy(&expect, git_reference_target(bref));
-		else
-			memset(&expect, 0, sizeof(expect));
-		grc = git_reference_create_matching(
-		    &newref, repo, refname, &id, 1, &expect, rlmsg);
-		if (grc < 0) {
-			rc = err_set(err, SC_EIO, "%s: branch %s: %s%s", dir,
-			    branch, gitwork_git_msg(),
-			    grc == GIT_EMODIFIED || grc == GIT_EEXISTS
-				? " (moved by another writer)"
-				: "");
-			goto out;
-		}
-	}
 	*out_committed = 1;
 	if (out_hex != NULL)
 		git_oid_tostr(out_hex, GITWORK_HEXSZ, &id);
 out:
-	git_signature_free(sig);
-	git_tree_free(tree);
-	git_tree_free(trees[0]);
-	git_tree_free(trees[1]);
 	git_commit_free(head);
-	git_commit_free(parent);
-	git_reference_free(newref);
-	git_reference_free(bref);
-	git_index_free(idx);
+	git_commit_free(c.parent);
+	git_reference_free(c.bref);
+	git_index_free(c.idx);
 	gitwork_close(
-	    repo); /* NULL when gitwork_open() was not reached or failed */
+	    c.repo); /* NULL when gitwork_open() was not reached or failed */
 	free(cmsg);
 	return rc;
 }

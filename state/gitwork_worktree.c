@@ -244,6 +244,39 @@ gw_undo_add(git_repository *repo, const char *wname, const char *path,
 		(void)git_branch_delete(bref);
 }
 
+/* Add the work tree wname at path on bref, once everything that can be
+ * refused was checked; empty says path is an empty directory to take
+ * over (docs/git-work.md). */
+static int
+gw_worktree_create(git_worktree **added, git_repository *repo,
+    const char *wname, const char *path, const char *branch,
+    git_reference *bref, int empty, struct sc_err *err)
+{
+	git_worktree_add_options o;
+	int rc = 0;
+
+	if (empty && rmdir(path) != 0) {
+		rc = err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	/* mkdir -p dirname(path): libgit2 1.5 creates only the last part */
+	if ((rc = fsutil_mkdir_parents(path, 0777, err)) < 0)
+		goto out;
+	if (git_worktree_add_options_init(
+		&o, GIT_WORKTREE_ADD_OPTIONS_VERSION) < 0) {
+		rc = err_set(err, SC_ESOFTWARE, "worktree %s: %s", wname,
+		    gitwork_git_msg());
+		goto out;
+	}
+	o.ref = bref;
+	if (git_worktree_add(added, repo, wname, path, &o) < 0)
+		rc = err_set(err, SC_EIO,
+		    "worktree %s: cannot add at %s on branch %s: %s", wname,
+		    path, branch, gitwork_git_msg());
+out:
+	return rc;
+}
+
 int
 gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
     const char *branch, const char *base, struct sc_err *err)
@@ -251,7 +284,6 @@ gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
 	git_repository *repo = NULL;
 	git_worktree *wt = NULL, *added = NULL;
 	git_reference *bref = NULL;
-	git_worktree_add_options o;
 	char wname[NAME_MAX + 1], refname[GITWORK_REFMAX];
 	int rc = 0, made_branch = 0, empty = 0;
 
@@ -279,24 +311,8 @@ gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
 	    (rc = gw_worktree_branch(&bref, &made_branch, repo, branch, refname,
 		 base, repo_dir, err)) < 0)
 		goto out;
-	if (empty && rmdir(path) != 0)
-		rc = err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
-	if (rc == 0)
-		/* mkdir -p dirname(path): libgit2 1.5 creates only the last
-		 * part */
-		rc = fsutil_mkdir_parents(path, 0777, err);
-	if (rc == 0 &&
-	    git_worktree_add_options_init(
-		&o, GIT_WORKTREE_ADD_OPTIONS_VERSION) < 0)
-		rc = err_set(err, SC_ESOFTWARE, "worktree %s: %s", wname,
-		    gitwork_git_msg());
-	if (rc == 0) {
-		o.ref = bref;
-		if (git_worktree_add(&added, repo, wname, path, &o) < 0)
-			rc = err_set(err, SC_EIO,
-			    "worktree %s: cannot add at %s on branch %s: %s",
-			    wname, path, branch, gitwork_git_msg());
-	}
+	rc = gw_worktree_create(
+	    &added, repo, wname, path, branch, bref, empty, err);
 	if (rc < 0)
 		gw_undo_add(repo, wname, path, bref, made_branch);
 out:

@@ -135,47 +135,90 @@ is_upper_or_digit(int c)
 	return (c >= 'A' && c <= 'Z') || text_is_digit(c);
 }
 
-/*
- * A provider key that is the whole word w[0..n).  The body length and
- * character class checks keep ordinary hyphenated words out.
- */
+/* What the body of a provider key (the word after its prefix) must be. */
+enum key_body {
+	KB_ANY,
+	KB_DIGIT, /* at least one digit */
+	KB_ALNUM, /* letters and digits only */
+	KB_IDENT, /* letters, digits and '_' */
+	KB_UPPER_DIGIT /* capitals and digits only */
+};
+
+/* Provider key prefixes, tried in order; the first that starts the word
+ * decides.  The body length and character class keep ordinary
+ * hyphenated words out (docs/reliability.md). */
+static const struct {
+	const char *prefix;
+	size_t min_body;
+	size_t max_body; /* 0: no limit */
+	enum key_body body;
+} prefix_keys[] = {
+    /* Anthropic sk-ant-api03-..., OpenAI sk-..., sk-proj-... */
+    {"sk-", 20, 0, KB_DIGIT},
+    /* Stripe */
+    {"sk_live_", 16, 0, KB_ALNUM},
+    {"sk_test_", 16, 0, KB_ALNUM},
+    {"rk_live_", 16, 0, KB_ALNUM},
+    {"rk_test_", 16, 0, KB_ALNUM},
+    /* Google API keys are 39 characters */
+    {"AIza", 35, 0, KB_ANY},
+    /* GitHub */
+    {"ghp_", 30, 0, KB_ALNUM},
+    {"gho_", 30, 0, KB_ALNUM},
+    {"ghu_", 30, 0, KB_ALNUM},
+    {"ghs_", 30, 0, KB_ALNUM},
+    {"ghr_", 30, 0, KB_ALNUM},
+    {"github_pat_", 22, 0, KB_IDENT},
+    {"glpat-", 20, 0, KB_ANY},
+    /* Slack */
+    {"xoxb-", 10, 0, KB_DIGIT},
+    {"xoxp-", 10, 0, KB_DIGIT},
+    {"xoxa-", 10, 0, KB_DIGIT},
+    {"xoxr-", 10, 0, KB_DIGIT},
+    {"xoxs-", 10, 0, KB_DIGIT},
+    {"xoxe-", 10, 0, KB_DIGIT},
+    {"xapp-", 10, 0, KB_DIGIT},
+    /* AWS access key ids are 20 characters */
+    {"AKIA", 16, 16, KB_UPPER_DIGIT},
+    {"ASIA", 16, 16, KB_UPPER_DIGIT},
+    {"hf_", 30, 0, KB_ALNUM},
+    {"npm_", 36, 0, KB_ALNUM},
+};
+
+static int
+body_ok(const char *b, size_t n, enum key_body kb)
+{
+	switch (kb) {
+	case KB_DIGIT:
+		return any_digit(b, n);
+	case KB_ALNUM:
+		return all_of(b, n, text_is_alnum);
+	case KB_IDENT:
+		return all_of(b, n, text_is_ident);
+	case KB_UPPER_DIGIT:
+		return all_of(b, n, is_upper_or_digit);
+	case KB_ANY:
+	default:
+		return 1;
+	}
+}
+
+/* A provider key that is the whole word w[0..n) (prefix_keys). */
 static int
 match_prefix_word(const char *w, size_t n)
 {
-	static const char *const gh[] = {
-	    "ghp_", "gho_", "ghu_", "ghs_", "ghr_"};
-	static const char *const slack[] = {
-	    "xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-", "xoxe-", "xapp-"};
-	static const char *const stripe[] = {
-	    "sk_live_", "sk_test_", "rk_live_", "rk_test_"};
-	size_t k;
+	size_t k, pl;
 
-	/* Anthropic sk-ant-api03-..., OpenAI sk-..., sk-proj-... */
-	if (has_prefix(w, n, "sk-"))
-		return n - 3 >= 20 && any_digit(w + 3, n - 3);
-	for (k = 0; k < sizeof(stripe) / sizeof(stripe[0]); k++)
-		if (has_prefix(w, n, stripe[k]))
-			return n - 8 >= 16 &&
-			    all_of(w + 8, n - 8, text_is_alnum);
-	if (has_prefix(w, n, "AIza"))
-		return n >= 39;
-	for (k = 0; k < sizeof(gh) / sizeof(gh[0]); k++)
-		if (has_prefix(w, n, gh[k]))
-			return n - 4 >= 30 &&
-			    all_of(w + 4, n - 4, text_is_alnum);
-	if (has_prefix(w, n, "github_pat_"))
-		return n - 11 >= 22 && all_of(w + 11, n - 11, text_is_ident);
-	if (has_prefix(w, n, "glpat-"))
-		return n - 6 >= 20;
-	for (k = 0; k < sizeof(slack) / sizeof(slack[0]); k++)
-		if (has_prefix(w, n, slack[k]))
-			return n - 5 >= 10 && any_digit(w + 5, n - 5);
-	if (has_prefix(w, n, "AKIA") || has_prefix(w, n, "ASIA"))
-		return n == 20 && all_of(w + 4, 16, is_upper_or_digit);
-	if (has_prefix(w, n, "hf_"))
-		return n - 3 >= 30 && all_of(w + 3, n - 3, text_is_alnum);
-	if (has_prefix(w, n, "npm_"))
-		return n - 4 >= 36 && all_of(w + 4, n - 4, text_is_alnum);
+	for (k = 0; k < sizeof(prefix_keys) / sizeof(prefix_keys[0]); k++) {
+		if (!has_prefix(w, n, prefix_keys[k].prefix))
+			continue;
+		pl = strlen(prefix_keys[k].prefix);
+		if (n - pl < prefix_keys[k].min_body ||
+		    (prefix_keys[k].max_body != 0 &&
+			n - pl > prefix_keys[k].max_body))
+			return 0;
+		return body_ok(w + pl, n - pl, prefix_keys[k].body);
+	}
 	return 0;
 }
 
@@ -283,6 +326,109 @@ static const char *const secret_keys[] = {
     "authorization",
 };
 
+/* Whether the word s[0..n) names a secret (secret_keys). */
+static int
+secret_key(const char *s, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(secret_keys) / sizeof(secret_keys[0]); k++)
+		if (has_suffix_ci(s, n, secret_keys[k]))
+			return 1;
+	return 0;
+}
+
+/* Past ":", ":=", "=" or "=>" at j; 0 when none is there. */
+static size_t
+skip_operator(const char *s, size_t len, size_t j)
+{
+	if (j >= len || (s[j] != ':' && s[j] != '='))
+		return 0;
+	if (j + 1 < len && s[j + 1] == (s[j] == ':' ? '=' : '>'))
+		return j + 2;
+	return j + 1;
+}
+
+/* From the end of a key at j, past its closing quote, the separator
+ * (":", ":=", "=", "=>") and the value's opening quote, kept in *quote
+ * (0 when unquoted).  Returns where the value starts, or 0 when no
+ * separator follows the key. */
+static size_t
+skip_separator(const char *s, size_t len, size_t j, char *quote)
+{
+	*quote = 0;
+	if (j < len && s[j] == '\\')
+		j++;
+	if (j < len && (s[j] == '"' || s[j] == '\''))
+		j++;
+	j = skip_operator(s, len, skip_blanks(s, len, j));
+	if (j == 0)
+		return 0;
+	j = skip_blanks(s, len, j);
+	if (j + 1 < len && s[j] == '\\' &&
+	    (s[j + 1] == '"' || s[j + 1] == '\''))
+		j++;
+	if (j < len && (s[j] == '"' || s[j] == '\''))
+		*quote = s[j++];
+	return j;
+}
+
+/* Past an authorization scheme at j, kept in the output:
+ * "Authorization: Bearer [REDACTED]". */
+static size_t
+skip_scheme(const char *s, size_t len, size_t j)
+{
+	static const char *const schemes[] = {
+	    "bearer", "basic", "token", "bot", "digest"};
+	size_t w, k;
+
+	for (w = j; w < len && is_word((unsigned char)s[w]); w++)
+		;
+	if (w >= len || (s[w] != ' ' && s[w] != '\t'))
+		return j;
+	for (k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
+		if (equals_ci(s + j, w - j, schemes[k]))
+			return skip_blanks(s, len, w);
+	return j;
+}
+
+/* A quoted value from v to the quote: its end, or 0 when it is short or
+ * holds a blank (prose, not a key). */
+static size_t
+quoted_value(const char *s, size_t len, size_t v, char quote)
+{
+	size_t j = v;
+
+	while (j < len && s[j] != quote && s[j] != '\\' && s[j] != '\n' &&
+	    s[j] != '\r') {
+		if (s[j] == ' ' || s[j] == '\t')
+			return 0;
+		j++;
+	}
+	return j - v < REDACT_MIN_VALUE ? 0 : j;
+}
+
+/* An unquoted value from v: its end, or 0 when it is short, a variable
+ * reference, code, or (unless auth) holds no digit. */
+static size_t
+bare_value(const char *s, size_t len, size_t v, int auth)
+{
+	size_t j = v, k;
+
+	if (j < len && s[j] == '$')
+		return 0; /* a variable reference, not a value */
+	while (j < len && is_value((unsigned char)s[j]))
+		j++;
+	/* base64 padding */
+	for (k = 0; k < 2 && j < len && s[j] == '='; k++)
+		j++;
+	if (j - v < REDACT_MIN_VALUE || (!auth && !any_digit(s + v, j - v)))
+		return 0;
+	if (j < len && (s[j] == '(' || s[j] == '['))
+		return 0; /* code: api_key = os.environ["..."] */
+	return j;
+}
+
 /*
  * A key/value pair whose key is the word [i, e): the value is [*rs, *re).
  * Accepts `key: v`, `key=v`, `key := v`, `key => v`, `"key": "v"`,
@@ -292,77 +438,24 @@ static int
 match_keyvalue(
     const char *s, size_t len, size_t i, size_t e, size_t *rs, size_t *re)
 {
-	size_t j = e, v, k, w;
-	int auth, blank = 0;
-	char quote = 0;
+	size_t v, end;
+	int auth;
+	char quote;
 
-	for (k = 0; k < sizeof(secret_keys) / sizeof(secret_keys[0]); k++)
-		if (has_suffix_ci(s + i, e - i, secret_keys[k]))
-			break;
-	if (k == sizeof(secret_keys) / sizeof(secret_keys[0]))
+	if (!secret_key(s + i, e - i))
 		return 0;
 	auth = has_suffix_ci(s + i, e - i, "authorization");
-	/* closing quote of the key */
-	if (j < len && s[j] == '\\')
-		j++;
-	if (j < len && (s[j] == '"' || s[j] == '\''))
-		j++;
-	j = skip_blanks(s, len, j);
-	if (j < len && s[j] == ':') {
-		j++;
-		if (j < len && s[j] == '=')
-			j++;
-	} else if (j < len && s[j] == '=') {
-		j++;
-		if (j < len && s[j] == '>')
-			j++;
-	} else {
+	v = skip_separator(s, len, e, &quote);
+	if (v == 0)
 		return 0;
-	}
-	j = skip_blanks(s, len, j);
-	if (j + 1 < len && s[j] == '\\' &&
-	    (s[j + 1] == '"' || s[j + 1] == '\''))
-		j++;
-	if (j < len && (s[j] == '"' || s[j] == '\''))
-		quote = s[j++];
-	if (auth) {
-		/* keep the scheme: "Authorization: Bearer [REDACTED]" */
-		for (w = j; w < len && is_word((unsigned char)s[w]); w++)
-			;
-		if (w < len && (s[w] == ' ' || s[w] == '\t') &&
-		    (equals_ci(s + j, w - j, "bearer") ||
-			equals_ci(s + j, w - j, "basic") ||
-			equals_ci(s + j, w - j, "token") ||
-			equals_ci(s + j, w - j, "bot") ||
-			equals_ci(s + j, w - j, "digest")))
-			j = skip_blanks(s, len, w);
-	}
-	v = j;
-	if (quote) {
-		while (j < len && s[j] != quote && s[j] != '\\' &&
-		    s[j] != '\n' && s[j] != '\r') {
-			if (s[j] == ' ' || s[j] == '\t')
-				blank = 1;
-			j++;
-		}
-		if (j - v < REDACT_MIN_VALUE || blank)
-			return 0;
-	} else {
-		if (j < len && s[j] == '$')
-			return 0; /* a variable reference, not a value */
-		while (j < len && is_value((unsigned char)s[j]))
-			j++;
-		/* base64 padding */
-		for (k = 0; k < 2 && j < len && s[j] == '='; k++)
-			j++;
-		if (j - v < REDACT_MIN_VALUE ||
-		    (!auth && !any_digit(s + v, j - v)))
-			return 0;
-		if (j < len && (s[j] == '(' || s[j] == '['))
-			return 0; /* code: api_key = os.environ["..."] */
-	}
+	if (auth)
+		v = skip_scheme(s, len, v);
+	end = quote ? quoted_value(s, len, v, quote)
+		    : bare_value(s, len, v, auth);
+	if (end == 0)
+		return 0;
 	*rs = v;
-	*re = j;
+	*re = end;
 	return 1;
 }
 
@@ -379,9 +472,7 @@ match_url(const char *s, size_t len, size_t i, size_t *rs, size_t *re)
 	for (j = i + 3; j < len; j++) {
 		unsigned char c = (unsigned char)s[j];
 
-		if (c == '/' || c == '@' || c == ' ' || c == '\t' ||
-		    c == '\n' || c == '\r' || c == '"' || c == '\'' ||
-		    c == '<' || c == '>' || c == '\0')
+		if (c == '\0' || strchr("/@ \t\n\r\"'<>", c) != NULL)
 			break;
 		if (c == ':' && colon == 0)
 			colon = j;

@@ -99,6 +99,56 @@ static const struct kind_class classes[] = {
 };
 
 /*
+ * The kind of every line of the window into kinds[] and the index of
+ * each kind's newest line into newest[] (-1 when none); returns the
+ * newest line with a built-in kind (the anchor of the error block), or
+ * -1 (docs/classification.md#precedence).
+ */
+static int
+text_kinds(enum kind *kinds, int *newest, const struct classify_input *in,
+    const struct classify_line *v, int n)
+{
+	int i, anchor = -1;
+
+	for (i = 0; i < K__COUNT; i++)
+		newest[i] = -1;
+	for (i = 0; i < n; i++) {
+		kinds[i] = K_NONE;
+		if (v[i].skip || stack_frame(in->tail + v[i].off, v[i].len))
+			continue;
+		kinds[i] =
+		    classify_line_kind(in, in->tail + v[i].off, v[i].len);
+		if (kinds[i] != K_NONE && newest[kinds[i]] < 0)
+			newest[kinds[i]] = i;
+		if (anchor < 0 && kinds[i] != K_NONE &&
+		    kinds[i] != K_USER_PERM && kinds[i] != K_USER_NET)
+			anchor = i;
+	}
+	return anchor;
+}
+
+/* The line of the kind of class cl that wins (-1 when none): the first
+ * kind listed, or the newest line when cl->newest_wins
+ * (docs/classification.md#precedence). */
+static int
+class_pick(
+    const struct kind_class *cl, const int *newest, const int *newest_block)
+{
+	size_t j;
+	int i, bi = -1;
+
+	for (j = 0; j < 6 && cl->kinds[j] != K_NONE; j++) {
+		i = cl->whole_window ? newest[cl->kinds[j]]
+				     : newest_block[cl->kinds[j]];
+		if (i < 0)
+			continue;
+		if (bi < 0 || (cl->newest_wins && i < bi))
+			bi = i;
+	}
+	return bi;
+}
+
+/*
  * Resolve the kinds of the window's lines.  User patterns count anywhere
  * in the window; the built-in kinds only in the newest error block (the
  * newest line with a kind and the CLASSIFY_BLOCK - 1 lines above it), so
@@ -112,24 +162,12 @@ text_decide(struct classification *out, const struct classify_input *in,
 	const struct kind_class *cl;
 	enum kind kinds[CLASSIFY_WINDOW];
 	int newest[K__COUNT], newest_block[K__COUNT];
-	enum kind k, best;
-	size_t ci, j;
-	int i, bi, anchor = -1;
+	size_t ci;
+	int i, bi, anchor;
 
+	anchor = text_kinds(kinds, newest, in, v, n);
 	for (i = 0; i < K__COUNT; i++)
-		newest[i] = newest_block[i] = -1;
-	for (i = 0; i < n; i++) {
-		kinds[i] = K_NONE;
-		if (v[i].skip || stack_frame(in->tail + v[i].off, v[i].len))
-			continue;
-		kinds[i] =
-		    classify_line_kind(in, in->tail + v[i].off, v[i].len);
-		if (kinds[i] != K_NONE && newest[kinds[i]] < 0)
-			newest[kinds[i]] = i;
-		if (anchor < 0 && kinds[i] != K_NONE &&
-		    kinds[i] != K_USER_PERM && kinds[i] != K_USER_NET)
-			anchor = i;
-	}
+		newest_block[i] = -1;
 	for (i = anchor; anchor >= 0 && i < n && i < anchor + CLASSIFY_BLOCK;
 	     i++)
 		if (kinds[i] != K_NONE && newest_block[kinds[i]] < 0)
@@ -138,22 +176,11 @@ text_decide(struct classification *out, const struct classify_input *in,
 		cl = &classes[ci];
 		if (cl->needs_hint && !c->has_hint)
 			continue;
-		best = K_NONE;
-		bi = -1;
-		for (j = 0; j < 6 && cl->kinds[j] != K_NONE; j++) {
-			k = cl->kinds[j];
-			i = cl->whole_window ? newest[k] : newest_block[k];
-			if (i < 0)
-				continue;
-			if (best == K_NONE || (cl->newest_wins && i < bi)) {
-				best = k;
-				bi = i;
-			}
-		}
-		if (best == K_NONE)
+		bi = class_pick(cl, newest, newest_block);
+		if (bi < 0)
 			continue;
 		decide(out,
-		    classify_kind_code(best,
+		    classify_kind_code(kinds[bi],
 			classify_builtin_kind(in->tail + v[bi].off, v[bi].len),
 			c),
 		    in->tail + v[bi].off, v[bi].len);
@@ -162,23 +189,14 @@ text_decide(struct classification *out, const struct classify_input *in,
 	return false;
 }
 
-void
-classify_window(struct classification *out, const struct classify_input *in,
-    struct classify_line *lines, int n)
+/* The reset time the tail names into out->hint, and what the newest line
+ * says of a delay into *c (docs/classification.md#wait-hints). */
+static void
+window_hints(struct classification *out, struct ctx *c, const char *tail,
+    size_t tlen, const struct classify_line *lines, int n)
 {
-	struct sextra sx;
-	struct sres sr;
 	struct waithint wh;
-	struct ctx c;
-	const char *tail = in->tail;
-	size_t tlen = tail != NULL ? in->tail_len : 0;
-	enum error_code code;
-	bool clean, done;
 
-	memset(out, 0, sizeof(*out));
-	memset(&sr, 0, sizeof(sr));
-	if (tail == NULL)
-		tail = "";
 	waithint_parse(&out->hint, tail, tlen);
 	if (out->hint.kind == WAITHINT_NONE &&
 	    text_ci_has(tail, tlen, "exhausted your daily quota", false)) {
@@ -187,6 +205,122 @@ classify_window(struct classification *out, const struct classify_input *in,
 		snprintf(out->hint.zone, sizeof(out->hint.zone), "%s",
 		    "America/Los_Angeles");
 	}
+	memset(c, 0, sizeof(*c));
+	c->has_hint = out->hint.kind != WAITHINT_NONE;
+	if (n > 0 &&
+	    waithint_parse(
+		&wh, tail + lines[n - 1].off, tlen - lines[n - 1].off) &&
+	    wh.kind == WAITHINT_DELAY) {
+		c->delay_hint = true;
+		c->delay_ms = wh.delay_ms;
+	}
+}
+
+static void
+decide_sres(
+    struct classification *out, enum error_code code, const struct sres *sr)
+{
+	decide(out, code, sr->msg, sr->msg != NULL ? strlen(sr->msg) : 0);
+}
+
+/* A run that exited cleanly: the story file is the evidence, so a run
+ * that checked every box is done even if its last API call failed
+ * (docs/classification.md#order-of-decision). */
+static void
+decide_clean(struct classification *out, const struct classify_input *in,
+    const struct sres *sr, const struct ctx *c)
+{
+	enum error_code code;
+	bool done =
+	    in->tasks_total > 0 && in->tasks_completed == in->tasks_total;
+
+	if (done && !in->gate_failed) {
+		out->outcome = OUTCOME_SUCCESS;
+		out->code = ERRC_NONE;
+	} else if (done) {
+		decide(out, ERRC_GATE_FAILED, NULL, 0);
+	} else if (sr->ev == EV_ERR) {
+		/* exit 0 but the final result says it failed */
+		code = classify_structured_code(in, sr, c);
+		decide_sres(out, code != ERRC_NONE ? code : ERRC_CRASH, sr);
+	} else {
+		decide(out, ERRC_INCOMPLETE, NULL, 0);
+	}
+}
+
+/* A failed run whose final result or error event decides; returns true
+ * when it did (docs/classification.md#structured-results). */
+static bool
+decide_structured(struct classification *out, const struct classify_input *in,
+    const struct sres *sr, const struct sextra *sx, const struct ctx *c)
+{
+	enum error_code code;
+
+	if (sr->ev != EV_ERR && sr->ev != EV_ERROR_EVENT)
+		return false;
+	if (sx->wall) {
+		/* the structured wall decides before any wording: with a
+		 * reset it is a usage limit to wait for, without one a
+		 * limit no wait lifts */
+		decide_sres(out,
+		    sx->wall_reset > 0 ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED,
+		    sr);
+		if (sx->wall_reset > 0) {
+			memset(&out->hint, 0, sizeof(out->hint));
+			out->hint.kind = WAITHINT_EPOCH;
+			out->hint.epoch_s = sx->wall_reset;
+		}
+		return true;
+	}
+	code = classify_structured_code(in, sr, c);
+	if (code == ERRC_NONE)
+		return false;
+	decide_sres(out, code, sr);
+	/* claude waited the server's retry-after before it gave up: the
+	 * next attempt waits at least as long */
+	if (code == ERRC_RATE_LIMIT && sx->retry_429_ms > 0 &&
+	    out->hint.kind == WAITHINT_NONE) {
+		out->hint.kind = WAITHINT_DELAY;
+		out->hint.delay_ms = sx->retry_429_ms;
+	}
+	return true;
+}
+
+/* A failed run that nothing named: how it ended. */
+static void
+decide_fallback(struct classification *out, const struct classify_input *in,
+    const struct sres *sr)
+{
+	enum error_code code;
+
+	if (in->timed_out)
+		code = ERRC_TIMEOUT;
+	else if (in->stalled)
+		code = ERRC_STALLED;
+	else
+		code = ERRC_CRASH;
+	if (sr->ev == EV_ERR || sr->ev == EV_ERROR_EVENT)
+		decide_sres(out, code, sr);
+	else
+		decide(out, code, NULL, 0);
+}
+
+void
+classify_window(struct classification *out, const struct classify_input *in,
+    struct classify_line *lines, int n)
+{
+	struct sextra sx;
+	struct sres sr;
+	struct ctx c;
+	const char *tail = in->tail;
+	size_t tlen = tail != NULL ? in->tail_len : 0;
+	enum error_code code;
+
+	memset(out, 0, sizeof(*out));
+	memset(&sr, 0, sizeof(sr));
+	if (tail == NULL)
+		tail = "";
+	window_hints(out, &c, tail, tlen, lines, n);
 	out->retry_on_matched = classify_user_any(in->retry_on, tail, tlen);
 	if (in->interrupted) {
 		decide(out, ERRC_INTERRUPTED, NULL, 0);
@@ -194,67 +328,13 @@ classify_window(struct classification *out, const struct classify_input *in,
 	}
 
 	classify_structured_find(&sr, &sx, lines, n);
-	memset(&c, 0, sizeof(c));
-	c.has_hint = out->hint.kind != WAITHINT_NONE;
-	if (n > 0 &&
-	    waithint_parse(
-		&wh, tail + lines[n - 1].off, tlen - lines[n - 1].off) &&
-	    wh.kind == WAITHINT_DELAY) {
-		c.delay_hint = true;
-		c.delay_ms = wh.delay_ms;
-	}
-
-	clean = in->exit_code == 0 && in->term_signal == 0 && !in->timed_out &&
-	    !in->stalled;
-	done = in->tasks_total > 0 && in->tasks_completed == in->tasks_total;
-	if (clean) {
-		/* the story file is the evidence: a run that checked every
-		 * box is done even if its last API call failed */
-		if (done && !in->gate_failed) {
-			out->outcome = OUTCOME_SUCCESS;
-			out->code = ERRC_NONE;
-		} else if (done) {
-			decide(out, ERRC_GATE_FAILED, NULL, 0);
-		} else if (sr.ev == EV_ERR) {
-			/* exit 0 but the final result says it failed */
-			code = classify_structured_code(in, &sr, &c);
-			decide(out, code != ERRC_NONE ? code : ERRC_CRASH,
-			    sr.msg, sr.msg != NULL ? strlen(sr.msg) : 0);
-		} else {
-			decide(out, ERRC_INCOMPLETE, NULL, 0);
-		}
+	if (in->exit_code == 0 && in->term_signal == 0 && !in->timed_out &&
+	    !in->stalled) {
+		decide_clean(out, in, &sr, &c);
 		goto out;
 	}
-
-	if (sx.wall && (sr.ev == EV_ERR || sr.ev == EV_ERROR_EVENT)) {
-		/* the structured wall decides before any wording: with a
-		 * reset it is a usage limit to wait for, without one a
-		 * limit no wait lifts (docs/classification.md#structured-results) */
-		decide(out,
-		    sx.wall_reset > 0 ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED,
-		    sr.msg, sr.msg != NULL ? strlen(sr.msg) : 0);
-		if (sx.wall_reset > 0) {
-			memset(&out->hint, 0, sizeof(out->hint));
-			out->hint.kind = WAITHINT_EPOCH;
-			out->hint.epoch_s = sx.wall_reset;
-		}
+	if (decide_structured(out, in, &sr, &sx, &c))
 		goto out;
-	}
-	if (sr.ev == EV_ERR || sr.ev == EV_ERROR_EVENT) {
-		code = classify_structured_code(in, &sr, &c);
-		if (code != ERRC_NONE) {
-			decide(out, code, sr.msg,
-			    sr.msg != NULL ? strlen(sr.msg) : 0);
-			/* claude waited the server's retry-after before it
-			 * gave up: the next attempt waits at least as long */
-			if (code == ERRC_RATE_LIMIT && sx.retry_429_ms > 0 &&
-			    out->hint.kind == WAITHINT_NONE) {
-				out->hint.kind = WAITHINT_DELAY;
-				out->hint.delay_ms = sx.retry_429_ms;
-			}
-			goto out;
-		}
-	}
 	/* a documented exit status of the CLI (gemini 41: its auth) says
 	 * more than the words around it */
 	code = adapter_exit_code(in->adapter, in->exit_code, NULL);
@@ -264,18 +344,8 @@ classify_window(struct classification *out, const struct classify_input *in,
 		    n > 0 ? lines[0].len : 0);
 		goto out;
 	}
-	if (text_decide(out, in, lines, n, &c))
-		goto out;
-	if (in->timed_out)
-		code = ERRC_TIMEOUT;
-	else if (in->stalled)
-		code = ERRC_STALLED;
-	else
-		code = ERRC_CRASH;
-	if (sr.ev == EV_ERR || sr.ev == EV_ERROR_EVENT)
-		decide(out, code, sr.msg, sr.msg != NULL ? strlen(sr.msg) : 0);
-	else
-		decide(out, code, NULL, 0);
+	if (!text_decide(out, in, lines, n, &c))
+		decide_fallback(out, in, &sr);
 out:
 	free(sr.msg);
 }

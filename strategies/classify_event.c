@@ -147,8 +147,130 @@ claude_rate_limit(json_t *o, struct sres *r)
 	return EV_CONTENT;
 }
 
+/* An object without a "type": gemini json {"response":...,"error":...}
+ * or older codex {"msg":{"type":...}}. */
+static enum ev
+inspect_untyped(json_t *o, struct sres *r)
+{
+	json_t *v = json_object_get(o, "error"), *m;
+	const char *type;
+
+	if (json_is_object(v) || json_is_string(v)) {
+		sres_msg(r, jerror_msg(o));
+		if (json_is_object(v))
+			r->status = jstatus(v, "code");
+		return EV_ERR;
+	}
+	if (json_object_get(o, "response") != NULL)
+		return EV_OK;
+	m = json_object_get(o, "msg");
+	type = json_string_value(json_object_get(m, "type"));
+	if (type == NULL)
+		return EV_NONE;
+	if (strcmp(type, "task_complete") == 0)
+		return EV_OK;
+	if (strcmp(type, "error") == 0 || strcmp(type, "stream_error") == 0) {
+		sres_msg(r, jstr(m, "message"));
+		return EV_ERROR_EVENT;
+	}
+	return EV_CONTENT;
+}
+
+/* {"type":"result"} of claude and gemini: failed by its is_error, else
+ * its status, else its subtype. */
+static enum ev
+inspect_result(json_t *o, struct sres *r)
+{
+	const char *status = jstr(o, "status"), *sub = jstr(o, "subtype");
+	json_t *v = json_object_get(o, "is_error");
+	bool err;
+
+	if (json_is_boolean(v))
+		err = json_is_true(v);
+	else if (status != NULL)
+		err = strcmp(status, "success") != 0;
+	else
+		err = sub != NULL && strncmp(sub, "error", 5) == 0;
+	if (!err)
+		return EV_OK;
+	sres_msg(r, jstr(o, "result"));
+	sres_msg(r, jerror_msg(o));
+	sres_msg(r, sub);
+	r->status = jstatus(o, "api_error_status");
+	v = json_object_get(o, "error");
+	if (r->status == 0 && json_is_object(v))
+		r->status = jstatus(v, "code");
+	return EV_ERR;
+}
+
+/* codex turn.failed {"error":{}} */
+static enum ev
+inspect_turn_failed(json_t *o, struct sres *r)
+{
+	sres_msg(r, jerror_msg(o));
+	return EV_ERR;
+}
+
+static enum ev
+inspect_ok(json_t *o, struct sres *r)
+{
+	(void)o;
+	(void)r;
+	return EV_OK;
+}
+
+/* {"type":"error"} of gemini and codex; gemini's warnings are content */
+static enum ev
+inspect_error(json_t *o, struct sres *r)
+{
+	const char *sev = jstr(o, "severity");
+
+	if (sev != NULL && strcmp(sev, "error") != 0)
+		return EV_CONTENT;
+	sres_msg(r, jstr(o, "message"));
+	sres_msg(r, jerror_msg(o));
+	return EV_ERROR_EVENT;
+}
+
+static enum ev
+inspect_system(json_t *o, struct sres *r)
+{
+	const char *sub = jstr(o, "subtype");
+
+	if (sub != NULL && strcmp(sub, "api_retry") == 0)
+		return claude_retry(o, r);
+	return EV_CONTENT;
+}
+
+/* claude's assistant message with an "error" field */
+static enum ev
+inspect_assistant(json_t *o, struct sres *r)
+{
+	if (!json_is_string(json_object_get(o, "error")))
+		return EV_CONTENT;
+	r->code_kind = claude_error_kind(jstr(o, "error"));
+	sres_msg(r, claude_text(o));
+	sres_msg(r, jstr(o, "error"));
+	return EV_ERROR_EVENT;
+}
+
+/* The events with a "type" we read; any other type is content. */
+static const struct {
+	const char *type;
+	enum ev (*inspect)(json_t *o, struct sres *r);
+} typed_events[] = {
+    {"result", inspect_result},
+    {"turn.failed", inspect_turn_failed},
+    {"turn.completed", inspect_ok},
+    {"error", inspect_error},
+    {"system", inspect_system},
+    {"rate_limit_event", claude_rate_limit},
+    {"assistant", inspect_assistant},
+};
+
 /*
- * What one parsed JSON object is.  Recognised:
+ * What one parsed JSON object is (docs/classification.md#structured-results).
+ * Recognised:
  * claude stream-json/json  {"type":"result","is_error":...,"result":...,
  *                           "api_error_status":...}, assistant "error",
  *                           {"type":"system","subtype":"api_retry"};
@@ -163,82 +285,13 @@ static enum ev
 inspect(json_t *o, struct sres *r)
 {
 	const char *type = json_string_value(json_object_get(o, "type"));
-	const char *sub;
-	json_t *v, *m;
-	bool err = false;
+	size_t i;
 
-	if (type == NULL) {
-		v = json_object_get(o, "error");
-		if (json_is_object(v) || json_is_string(v)) {
-			sres_msg(r, jerror_msg(o));
-			if (json_is_object(v))
-				r->status = jstatus(v, "code");
-			return EV_ERR;
-		}
-		if (json_object_get(o, "response") != NULL)
-			return EV_OK;
-		m = json_object_get(o, "msg");
-		type = json_string_value(json_object_get(m, "type"));
-		if (type == NULL)
-			return EV_NONE;
-		if (strcmp(type, "task_complete") == 0)
-			return EV_OK;
-		if (strcmp(type, "error") == 0 ||
-		    strcmp(type, "stream_error") == 0) {
-			sres_msg(r, jstr(m, "message"));
-			return EV_ERROR_EVENT;
-		}
-		return EV_CONTENT;
-	}
-	if (strcmp(type, "result") == 0) {
-		const char *status = jstr(o, "status");
-
-		sub = jstr(o, "subtype");
-		v = json_object_get(o, "is_error");
-		if (json_is_boolean(v))
-			err = json_is_true(v);
-		else if (status != NULL)
-			err = strcmp(status, "success") != 0;
-		else
-			err = sub != NULL && strncmp(sub, "error", 5) == 0;
-		if (!err)
-			return EV_OK;
-		sres_msg(r, jstr(o, "result"));
-		sres_msg(r, jerror_msg(o));
-		sres_msg(r, sub);
-		r->status = jstatus(o, "api_error_status");
-		v = json_object_get(o, "error");
-		if (r->status == 0 && json_is_object(v))
-			r->status = jstatus(v, "code");
-		return EV_ERR;
-	}
-	if (strcmp(type, "turn.failed") == 0) {
-		sres_msg(r, jerror_msg(o));
-		return EV_ERR;
-	}
-	if (strcmp(type, "turn.completed") == 0)
-		return EV_OK;
-	if (strcmp(type, "error") == 0) {
-		const char *sev = jstr(o, "severity");
-
-		if (sev != NULL && strcmp(sev, "error") != 0)
-			return EV_CONTENT;
-		sres_msg(r, jstr(o, "message"));
-		sres_msg(r, jerror_msg(o));
-		return EV_ERROR_EVENT;
-	}
-	if (strcmp(type, "system") == 0 && (sub = jstr(o, "subtype")) != NULL &&
-	    strcmp(sub, "api_retry") == 0)
-		return claude_retry(o, r);
-	if (strcmp(type, "rate_limit_event") == 0)
-		return claude_rate_limit(o, r);
-	if (strcmp(type, "assistant") == 0 &&
-	    json_is_string(json_object_get(o, "error"))) {
-		r->code_kind = claude_error_kind(jstr(o, "error"));
-		sres_msg(r, claude_text(o));
-		sres_msg(r, jstr(o, "error"));
-		return EV_ERROR_EVENT;
-	}
+	if (type == NULL)
+		return inspect_untyped(o, r);
+	for (i = 0; i < sizeof(typed_events) / sizeof(typed_events[0]); i++)
+		if (strcmp(type, typed_events[i].type) == 0)
+			return typed_events[i].inspect(o, r);
 	return EV_CONTENT;
 }
 

@@ -214,38 +214,44 @@ classify_user_any(const struct strlist *l, const char *s, size_t n)
 	return false;
 }
 
+/* Whether "not found" or "does not exist" follows within three words
+ * of s[j] (and 100 bytes of i, where "model" starts). */
+static bool
+missing_follows(const char *s, size_t n, size_t i, size_t j)
+{
+	size_t words = 0;
+
+	while (j < n && j - i < 100 && words <= 3) {
+		while (j < n && (s[j] == ' ' || s[j] == ':' || s[j] == '\t'))
+			j++;
+		if ((n - j >= 9 && text_ci_eq(s + j, "not found", 9)) ||
+		    (n - j >= 14 && text_ci_eq(s + j, "does not exist", 14)))
+			return true;
+		while (j < n && s[j] != ' ' && s[j] != '\t')
+			j++;
+		words++;
+	}
+	return false;
+}
+
 /*
  * "model 'x' not found", "The model `gpt-5` does not exist", "model:
  * claude-x not found": the word "model" (not "models/", "model.py",
- * "remodel"), at most three words, then "not found" / "does not exist".
+ * "remodel"), at most three words, then "not found" / "does not exist"
+ * (docs/classification.md#classification-matrix).
  */
 static bool
 match_model_missing(const char *s, size_t n)
 {
-	size_t i = 0, j, words;
+	size_t i, j;
 
-	while ((i = text_ci_find(s, n, i, "model", false)) < n) {
+	for (i = 0; (i = text_ci_find(s, n, i, "model", false)) < n; i++) {
 		j = i + 5;
 		if ((i > 0 && text_is_alpha((unsigned char)s[i - 1])) ||
-		    (j < n && s[j] != ' ' && s[j] != ':' && s[j] != '\t')) {
-			i++;
+		    (j < n && s[j] != ' ' && s[j] != ':' && s[j] != '\t'))
 			continue;
-		}
-		words = 0;
-		while (j < n && j - i < 100 && words <= 3) {
-			while (j < n &&
-			    (s[j] == ' ' || s[j] == ':' || s[j] == '\t'))
-				j++;
-			if (n - j >= 9 && text_ci_eq(s + j, "not found", 9))
-				return true;
-			if (n - j >= 14 &&
-			    text_ci_eq(s + j, "does not exist", 14))
-				return true;
-			while (j < n && s[j] != ' ' && s[j] != '\t')
-				j++;
-			words++;
-		}
-		i++;
+		if (missing_follows(s, n, i, j))
+			return true;
 	}
 	return false;
 }

@@ -249,6 +249,36 @@ free_other(const struct decide_input *in, const bool disabled[2], enum role r)
 }
 
 /*
+ * The wait for a usage limit's reset: the hint, or the default without
+ * one.  A reset time already past (a wrong clock, a stale banner) must
+ * not turn into a tight loop: it waits at least the backoff of the
+ * reruns of this attempt so far, counted into *reruns
+ * (docs/retry-strategy.md#usage-limits).
+ */
+static int64_t
+usage_wait_floor(
+    const struct decide_input *in, const struct attempt_rec *last, int *reruns)
+{
+	int64_t d =
+	    last->hint_ms >= 0 ? last->hint_ms : DECIDE_USAGE_WAIT_DEFAULT_MS;
+	int64_t floor_ms;
+	size_t i;
+
+	*reruns = 0;
+	for (i = in->n; i > 1; i--) {
+		const struct attempt_rec *a = &in->history[i - 2];
+		if (a->attempt != last->attempt ||
+		    a->outcome != OUTCOME_USAGE_LIMIT)
+			break;
+		(*reruns)++;
+	}
+	floor_ms = backoff_delay_ms(&in->policy->backoff, *reruns);
+	if (floor_ms <= 0)
+		floor_ms = 1000;
+	return d < floor_ms ? floor_ms : d;
+}
+
+/*
  * D3 (docs/retry-strategy.md#usage-limits): the agent waits for its reset
  * (or hands the attempt to the other agent with on_usage_limit
  * "switch"); the batch stops instead when no enabled agent can run
@@ -261,30 +291,13 @@ usage_wait(struct decision_out *out, const struct decide_input *in,
 {
 	const struct policy *p = in->policy;
 	int64_t cap = (int64_t)(p->max_wait_s * 1000.0);
-	int64_t d =
-	    last->hint_ms >= 0 ? last->hint_ms : DECIDE_USAGE_WAIT_DEFAULT_MS;
-	int64_t floor_ms, until, other_until = 0;
+	int64_t d, until, other_until = 0;
 	enum role o = last->role == ROLE_PRIMARY ? ROLE_FALLBACK : ROLE_PRIMARY;
 	bool other_on = in->has_fallback && !disabled[o];
 	char w[32], w2[32];
-	size_t i;
-	int reruns = 0, sw;
+	int reruns, sw;
 
-	/* A reset time already past (a wrong clock, a stale banner) must not
-	 * turn into a tight loop: wait at least the backoff of the reruns
-	 * of this attempt so far. */
-	for (i = in->n; i > 1; i--) {
-		const struct attempt_rec *a = &in->history[i - 2];
-		if (a->attempt != last->attempt ||
-		    a->outcome != OUTCOME_USAGE_LIMIT)
-			break;
-		reruns++;
-	}
-	floor_ms = backoff_delay_ms(&p->backoff, reruns);
-	if (floor_ms <= 0)
-		floor_ms = 1000;
-	if (d < floor_ms)
-		d = floor_ms;
+	d = usage_wait_floor(in, last, &reruns);
 	until = in->now_ms + d;
 	set_rule(out, DECISION_WAIT, "D3");
 	out->next_role = last->role;

@@ -167,6 +167,76 @@ static const struct {
     {"\xF0\x9F\x94\xB3", false}, /* U+1F533 white square button */
 };
 
+/* A check-mark emoji at the start of s[0..n) (emoji_boxes). */
+static bool
+emoji_box(char *why, size_t wlen, bool *checked, const char *s, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < sizeof(emoji_boxes) / sizeof(*emoji_boxes); i++) {
+		k = strlen(emoji_boxes[i].mark);
+		if (n >= k && memcmp(s, emoji_boxes[i].mark, k) == 0) {
+			*checked = emoji_boxes[i].checked;
+			snprintf(why, wlen, "not counted: %s is not a checkbox",
+			    emoji_boxes[i].mark);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A "[ ]" or "[x]" at the start of s[0..n) (n >= 2) that GitHub does
+ * not take for a checkbox: no text, Kiro's optional "[ ]*", no space
+ * after it. */
+static bool
+plain_box(char *why, size_t wlen, bool *checked, const char *s, size_t n)
+{
+	size_t i;
+
+	if (n < 3 || s[2] != ']')
+		return false;
+	*checked = s[1] != ' ';
+	for (i = 3; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
+		;
+	if (i == n) {
+		snprintf(why, wlen,
+		    "not counted: a box with no text is not a checkbox");
+		return true;
+	}
+	if (s[3] == '*') {
+		snprintf(why, wlen,
+		    "not counted: an optional task ([%c]*) is not a checkbox",
+		    s[1]);
+		return true;
+	}
+	/* "[x](url)" and "[x][ref]" are links */
+	if (i == 3 && s[3] != '(' && s[3] != '[') {
+		snprintf(why, wlen, "not counted: no space after the box");
+		return true;
+	}
+	return false;
+}
+
+/* One other character in the box at the start of s[0..n) (n >= 2):
+ * "[-]", "[~]", "[/]", "[o]"; digits and letters are a reference
+ * ("[1]"), except an "o". */
+static bool
+other_box(char *why, size_t wlen, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t k = text_utf8_len(u + 1, n - 1);
+
+	if (k == 0 || s[1] == '[' || s[1] == '\t' ||
+	    (k == 1 && text_is_alnum(u[1]) && s[1] != 'o' && s[1] != 'O'))
+		return false;
+	if (n < k + 2 || s[k + 1] != ']' ||
+	    (n > k + 2 && s[k + 2] != ' ' && s[k + 2] != '\t'))
+		return false;
+	snprintf(
+	    why, wlen, "not counted: [%.*s] is not a checkbox", (int)k, s + 1);
+	return true;
+}
+
 /*
  * Whether an item whose text begins with s[0..n) looks like a task to
  * its author though GitHub shows no checkbox (docs/stories.md): another
@@ -177,19 +247,9 @@ static const struct {
 static bool
 box_like(char *why, size_t wlen, bool *checked, const char *s, size_t n)
 {
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i, k;
-
 	*checked = false;
-	for (i = 0; i < sizeof(emoji_boxes) / sizeof(*emoji_boxes); i++) {
-		k = strlen(emoji_boxes[i].mark);
-		if (n >= k && memcmp(s, emoji_boxes[i].mark, k) == 0) {
-			*checked = emoji_boxes[i].checked;
-			snprintf(why, wlen, "not counted: %s is not a checkbox",
-			    emoji_boxes[i].mark);
-			return true;
-		}
-	}
+	if (emoji_box(why, wlen, checked, s, n))
+		return true;
 	if (n < 2 || s[0] != '[')
 		return false;
 	if (s[1] == ']') {
@@ -197,45 +257,9 @@ box_like(char *why, size_t wlen, bool *checked, const char *s, size_t n)
 		    "not counted: [] is not a checkbox (write [ ] or [x])");
 		return true;
 	}
-	if (s[1] == ' ' || s[1] == 'x' || s[1] == 'X') {
-		if (n < 3 || s[2] != ']')
-			return false;
-		*checked = s[1] != ' ';
-		for (i = 3; i < n && (s[i] == ' ' || s[i] == '\t'); i++)
-			;
-		if (i == n) {
-			snprintf(why, wlen,
-			    "not counted: a box with no text is not a "
-			    "checkbox");
-			return true;
-		}
-		if (s[3] == '*') {
-			snprintf(why, wlen,
-			    "not counted: an optional task ([%c]*) is not a "
-			    "checkbox",
-			    s[1]);
-			return true;
-		}
-		/* "[x](url)" and "[x][ref]" are links */
-		if (i == 3 && s[3] != '(' && s[3] != '[') {
-			snprintf(
-			    why, wlen, "not counted: no space after the box");
-			return true;
-		}
-		return false;
-	}
-	/* one other character in the box; digits and letters are a
-	 * reference ("[1]"), except an "o" */
-	k = text_utf8_len(u + 1, n - 1);
-	if (k == 0 || s[1] == '[' || s[1] == '\t' ||
-	    (k == 1 && text_is_alnum(u[1]) && s[1] != 'o' && s[1] != 'O'))
-		return false;
-	if (n < k + 2 || s[k + 1] != ']' ||
-	    (n > k + 2 && s[k + 2] != ' ' && s[k + 2] != '\t'))
-		return false;
-	snprintf(
-	    why, wlen, "not counted: [%.*s] is not a checkbox", (int)k, s + 1);
-	return true;
+	if (s[1] == ' ' || s[1] == 'x' || s[1] == 'X')
+		return plain_box(why, wlen, checked, s, n);
+	return other_box(why, wlen, s, n);
 }
 
 /* An item of the Tasks section that is not a task item: count it as
@@ -260,12 +284,55 @@ note_skipped(struct walk *w, cmark_node *item)
 	    checked, src, n, why);
 }
 
+static const char *
+skip_blanks(const char *p, const char *e)
+{
+	while (p < e && (*p == ' ' || *p == '\t'))
+		p++;
+	return p;
+}
+
+/* Past the list marker ("-", "*", "+", "1.", "1)") that starts the line
+ * p..e and the blanks after it, or NULL when there is none. */
+static const char *
+skip_list_marker(const char *p, const char *e)
+{
+	int d;
+
+	p = skip_blanks(p, e);
+	for (d = 0; p + d < e && text_is_digit((unsigned char)p[d]) && d < 9;
+	     d++)
+		;
+	if (d > 0 && p + d < e && (p[d] == '.' || p[d] == ')'))
+		p += d + 1;
+	else if (p < e && (*p == '-' || *p == '*' || *p == '+'))
+		p++;
+	else
+		return NULL;
+	if (p == e || (*p != ' ' && *p != '\t'))
+		return NULL;
+	return skip_blanks(p, e);
+}
+
+/* The "[ ]" or "[x]" of a list item "- [ ] ..." or "1. [x] ..." written
+ * in the line p..e of a literal block, or NULL (docs/stories.md). */
+static const char *
+literal_box(const char *p, const char *e)
+{
+	p = skip_list_marker(p, e);
+	if (p == NULL || e - p < 3 || p[0] != '[' || p[2] != ']' ||
+	    (p[1] != ' ' && p[1] != 'x' && p[1] != 'X') ||
+	    (e - p > 3 && p[3] != ' ' && p[3] != '\t'))
+		return NULL;
+	return p;
+}
+
 /* Boxes written in a code or HTML block: listed, never counted. */
 static void
 scan_literal(struct walk *w, cmark_node *n, const char *why)
 {
-	const char *lit = cmark_node_get_literal(n), *p, *e, *nl;
-	int line = cmark_node_get_start_line(n), d, flen, foff;
+	const char *lit = cmark_node_get_literal(n), *p, *e, *nl, *box;
+	int line = cmark_node_get_start_line(n), flen, foff;
 	char fch;
 
 	if (!w->want || lit == NULL)
@@ -276,28 +343,10 @@ scan_literal(struct walk *w, cmark_node *n, const char *why)
 	for (p = lit; *p != '\0'; p = nl != NULL ? nl + 1 : e, line++) {
 		nl = strchr(p, '\n');
 		e = nl != NULL ? nl : p + strlen(p);
-		while (p < e && (*p == ' ' || *p == '\t'))
-			p++;
-		for (d = 0;
-		     p + d < e && text_is_digit((unsigned char)p[d]) && d < 9;
-		     d++)
-			;
-		if (d > 0 && p + d < e && (p[d] == '.' || p[d] == ')'))
-			p += d + 1;
-		else if (p < e && (*p == '-' || *p == '*' || *p == '+'))
-			p++;
-		else
-			continue;
-		if (p == e || (*p != ' ' && *p != '\t'))
-			continue;
-		while (p < e && (*p == ' ' || *p == '\t'))
-			p++;
-		if (e - p < 3 || p[0] != '[' || p[2] != ']' ||
-		    (p[1] != ' ' && p[1] != 'x' && p[1] != 'X') ||
-		    (e - p > 3 && p[3] != ' ' && p[3] != '\t'))
-			continue;
-		item_add(w, line, PROGRESS_ITEM_IGNORED, p[1] != ' ', p + 3,
-		    (size_t)(e - p - 3), why);
+		box = literal_box(p, e);
+		if (box != NULL)
+			item_add(w, line, PROGRESS_ITEM_IGNORED, box[1] != ' ',
+			    box + 3, (size_t)(e - box - 3), why);
 	}
 }
 

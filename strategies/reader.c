@@ -172,6 +172,37 @@ pretty_object(
 	return 1;
 }
 
+/* The JSON of the trimmed line s[0..n) (as[0..an) in agentout's view)
+ * into the window's line wl and agentout: one parse for both; the
+ * classifier reads an object, agentout an object or an array when it
+ * sees the same text. */
+static void
+line_json(struct walk *w, struct classify_line *wl, size_t p, size_t e,
+    const char *s, size_t n, const char *as, size_t an)
+{
+	bool nul_edge = as != s || an != n;
+	json_t *o = NULL;
+	int pretty;
+
+	if (n == 1 && s[0] == '{') {
+		pretty = pretty_object(w, wl, s, !nul_edge);
+		if (pretty == 1)
+			return;
+		if (pretty == 2) {
+			agentout_line(w, p, e, as, an, NULL);
+			return;
+		}
+	}
+	if (s[0] == '{' ||
+	    (s[0] == '[' && !nul_edge && n <= AGENTOUT_JSON_MAX &&
+		text_json_depth_ok(s, n, AGENTOUT_JSON_DEPTH)))
+		o = parse(s, n, 0, NULL);
+	if (o != NULL && json_is_object(o))
+		wl->event = json_incref(o);
+	agentout_line(w, p, e, as, an, nul_edge ? NULL : o);
+	json_decref(o);
+}
+
 /* One line t[p..e) (e is its '\n' or the end of the tail). */
 static void
 walk_line(struct walk *w, size_t p, size_t e)
@@ -179,9 +210,6 @@ walk_line(struct walk *w, size_t p, size_t e)
 	const char *s = w->t + p, *as = s;
 	size_t n = e - p, an = n;
 	struct classify_line *wl;
-	bool nul_edge;
-	json_t *o = NULL;
-	int pretty;
 
 	while (n > 0 && blank((unsigned char)s[0])) {
 		s++;
@@ -195,32 +223,8 @@ walk_line(struct walk *w, size_t p, size_t e)
 	if (p < w->json_end)
 		return;
 	/* agentout's view: NUL bytes are not blanks to it */
-	while (an > 0 && text_is_space((unsigned char)as[0])) {
-		as++;
-		an--;
-	}
-	while (an > 0 && text_is_space((unsigned char)as[an - 1]))
-		an--;
-	nul_edge = as != s || an != n;
-	if (n == 1 && s[0] == '{') {
-		pretty = pretty_object(w, wl, s, !nul_edge);
-		if (pretty == 1)
-			return;
-		if (pretty == 2) {
-			agentout_line(w, p, e, as, an, NULL);
-			return;
-		}
-	}
-	/* one parse for both: the classifier reads an object; agentout an
-	 * object or an array, when it sees the same text */
-	if (s[0] == '{' ||
-	    (s[0] == '[' && !nul_edge && n <= AGENTOUT_JSON_MAX &&
-		text_json_depth_ok(s, n, AGENTOUT_JSON_DEPTH)))
-		o = parse(s, n, 0, NULL);
-	if (o != NULL && json_is_object(o))
-		wl->event = json_incref(o);
-	agentout_line(w, p, e, as, an, nul_edge ? NULL : o);
-	json_decref(o);
+	text_trim(&as, &an);
+	line_json(w, wl, p, e, s, n, as, an);
 }
 
 void

@@ -270,43 +270,60 @@ scan_month(const char *t, size_t len, size_t p, int *month)
 	return p;
 }
 
+/* The day of a date at q ("7", "23", "5th") into *day, 1 to 31, with
+ * no letter or digit after it.  Returns its end, or 0. */
+static size_t
+scan_day(const char *t, size_t len, size_t q, int *day)
+{
+	size_t r = q;
+	int d = 0;
+
+	while (r < len && text_is_digit((unsigned char)t[r]) && r - q < 3)
+		d = d * 10 + (t[r++] - '0');
+	if (r == q || r - q > 2 || d < 1 || d > 31)
+		return 0;
+	if (ci_at(t, len, r, "st") || ci_at(t, len, r, "nd") ||
+	    ci_at(t, len, r, "rd") || ci_at(t, len, r, "th"))
+		r += 2;
+	if (text_is_alnum(at(t, len, r)))
+		return 0;
+	*day = d;
+	return r;
+}
+
+/* A year at q: four digits not followed by ':' (that would be a time)
+ * or a letter, and a ',' after it.  Returns the end, or q. */
+static size_t
+skip_year(const char *t, size_t len, size_t q)
+{
+	size_t r = q;
+
+	while (r < len && text_is_digit((unsigned char)t[r]))
+		r++;
+	if (r - q != 4 || at(t, len, r) == ':' || text_is_alpha(at(t, len, r)))
+		return q;
+	if (at(t, len, r) == ',')
+		r++;
+	return skip_ws(t, len, r);
+}
+
 /* "Apr 23", "Feb 7,", "Jul 5th, 2026", optionally followed by "at".
  * Returns the end, or p when there is no date. */
 static size_t
 scan_date(const char *t, size_t len, size_t p, int *month, int *day)
 {
-	size_t q, r;
+	size_t q;
 	int m = 0, d = 0;
 
 	q = scan_month(t, len, p, &m);
 	if (q == p)
 		return p;
-	q = skip_blank(t, len, q);
-	r = q;
-	while (r < len && text_is_digit((unsigned char)t[r]) && r - q < 3)
-		d = d * 10 + (t[r++] - '0');
-	if (r == q || r - q > 2 || d < 1 || d > 31)
-		return p;
-	q = r;
-	if (ci_at(t, len, q, "st") || ci_at(t, len, q, "nd") ||
-	    ci_at(t, len, q, "rd") || ci_at(t, len, q, "th"))
-		q += 2;
-	if (text_is_alnum(at(t, len, q)))
+	q = scan_day(t, len, skip_blank(t, len, q), &d);
+	if (q == 0)
 		return p;
 	if (at(t, len, q) == ',')
 		q++;
-	q = skip_ws(t, len, q);
-	/* a year: four digits not followed by ':' (that would be a time) */
-	r = q;
-	while (r < len && text_is_digit((unsigned char)t[r]))
-		r++;
-	if (r - q == 4 && at(t, len, r) != ':' &&
-	    !text_is_alpha(at(t, len, r))) {
-		q = r;
-		if (at(t, len, q) == ',')
-			q++;
-		q = skip_ws(t, len, q);
-	}
+	q = skip_year(t, len, skip_ws(t, len, q));
 	if (ci_at(t, len, q, "at") && text_is_space(at(t, len, q + 2)))
 		q = skip_ws(t, len, q + 2);
 	*month = m;
@@ -337,6 +354,74 @@ zone_ok(const char *s, size_t n, size_t cap)
 	return true;
 }
 
+/* "3", "13", "3:30", "13:00" at q into *hour and *minute; *colon says
+ * whether minutes were given.  Returns the end, or 0. */
+static size_t
+scan_hour(
+    const char *t, size_t len, size_t q, int *hour, int *minute, bool *colon)
+{
+	int hd = 0;
+
+	*hour = *minute = 0;
+	*colon = false;
+	while (q < len && text_is_digit((unsigned char)t[q]) && hd < 3) {
+		*hour = *hour * 10 + (t[q++] - '0');
+		hd++;
+	}
+	if (hd == 0 || hd > 2)
+		return 0;
+	if (at(t, len, q) == ':' && text_is_digit(at(t, len, q + 1)) &&
+	    text_is_digit(at(t, len, q + 2)) &&
+	    !text_is_digit(at(t, len, q + 3))) {
+		*minute = (t[q + 1] - '0') * 10 + (t[q + 2] - '0');
+		*colon = true;
+		q += 3;
+	}
+	return q;
+}
+
+/* "am", "a.m.", "pm", "p.m." at r (blanks before it skipped): *half is
+ * 'a', 'p' or 0.  Returns the end of the marker, or r when none. */
+static size_t
+scan_ampm(const char *t, size_t len, size_t r, int *half)
+{
+	size_t s = skip_blank(t, len, r);
+
+	*half = 0;
+	if (ci_at(t, len, s, "a.m.") || ci_at(t, len, s, "p.m.")) {
+		*half = text_lower(at(t, len, s));
+		return s + 4;
+	}
+	if (ci_at(t, len, s, "am") || ci_at(t, len, s, "pm")) {
+		*half = text_lower(at(t, len, s));
+		return s + 2;
+	}
+	return r;
+}
+
+/* "(Europe/Oslo)" after q into h->zone; anything else in parentheses is
+ * not a zone (docs/classification.md#wait-hints).  Returns the end of
+ * the zone, or q when there is none. */
+static size_t
+scan_zone(const char *t, size_t len, size_t q, struct waithint *h)
+{
+	size_t r, zs;
+
+	h->zone[0] = '\0';
+	r = skip_blank(t, len, q);
+	if (at(t, len, r) != '(')
+		return q;
+	zs = r + 1;
+	r = zs;
+	while (r < len && r - zs < sizeof(h->zone) && t[r] != ')')
+		r++;
+	if (at(t, len, r) != ')' || !zone_ok(t + zs, r - zs, sizeof(h->zone)))
+		return q;
+	memcpy(h->zone, t + zs, r - zs);
+	h->zone[r - zs] = '\0';
+	return r + 1;
+}
+
 /*
  * A wall-clock time at p: "1am", "3:30pm", "3:15 PM", "13:00", optionally
  * "at " first, a date before it ("Apr 23 at 4pm", "Feb 7, 11am") and a
@@ -346,41 +431,22 @@ zone_ok(const char *s, size_t n, size_t cap)
 static size_t
 scan_clock(const char *t, size_t len, size_t p, struct waithint *h)
 {
-	size_t q, r, zs;
-	int hour = 0, minute = 0, month = 0, day = 0, hd = 0;
-	bool colon = false, pm = false, am = false;
+	size_t q, r;
+	int hour, minute, month = 0, day = 0, half;
+	bool colon;
 
 	q = skip_ws(t, len, p);
 	if (ci_at(t, len, q, "at") && text_is_space(at(t, len, q + 2)))
 		q = skip_ws(t, len, q + 2);
 	q = scan_date(t, len, q, &month, &day);
-	while (q < len && text_is_digit((unsigned char)t[q]) && hd < 3) {
-		hour = hour * 10 + (t[q++] - '0');
-		hd++;
-	}
-	if (hd == 0 || hd > 2)
+	q = scan_hour(t, len, q, &hour, &minute, &colon);
+	if (q == 0)
 		return 0;
-	if (at(t, len, q) == ':' && text_is_digit(at(t, len, q + 1)) &&
-	    text_is_digit(at(t, len, q + 2)) &&
-	    !text_is_digit(at(t, len, q + 3))) {
-		minute = (t[q + 1] - '0') * 10 + (t[q + 2] - '0');
-		colon = true;
-		q += 3;
-	}
-	r = skip_blank(t, len, q);
-	if (ci_at(t, len, r, "am") || ci_at(t, len, r, "a.m.")) {
-		am = true;
-		r += ci_at(t, len, r, "a.m.") ? 4 : 2;
-	} else if (ci_at(t, len, r, "pm") || ci_at(t, len, r, "p.m.")) {
-		pm = true;
-		r += ci_at(t, len, r, "p.m.") ? 4 : 2;
-	}
-	if (am || pm) {
+	r = scan_ampm(t, len, q, &half);
+	if (half != 0) {
 		if (text_is_alnum(at(t, len, r)) || hour < 1 || hour > 12)
 			return 0;
-		hour %= 12;
-		if (pm)
-			hour += 12;
+		hour = hour % 12 + (half == 'p' ? 12 : 0);
 		q = r;
 	} else if (!colon || hour > 23 || text_is_alnum(at(t, len, q))) {
 		return 0;
@@ -392,22 +458,7 @@ scan_clock(const char *t, size_t len, size_t p, struct waithint *h)
 	h->minute = minute;
 	h->month = month;
 	h->day = day;
-	h->zone[0] = '\0';
-	/* "(Europe/Oslo)"; anything else in parentheses is not a zone */
-	r = skip_blank(t, len, q);
-	if (at(t, len, r) == '(') {
-		zs = r + 1;
-		r = zs;
-		while (r < len && r - zs < sizeof(h->zone) && t[r] != ')')
-			r++;
-		if (at(t, len, r) == ')' &&
-		    zone_ok(t + zs, r - zs, sizeof(h->zone))) {
-			memcpy(h->zone, t + zs, r - zs);
-			h->zone[r - zs] = '\0';
-			q = r + 1;
-		}
-	}
-	return q;
+	return scan_zone(t, len, q, h);
 }
 
 /* Phrases followed by a duration. */
@@ -433,78 +484,83 @@ static const char *const clock_phrases[] = {
     "resets",
 };
 
-/* Try every recogniser at p.  Returns the end of the hint, or 0. */
-static size_t
-hint_at(const char *t, size_t len, size_t p, struct waithint *h)
-{
-	size_t n, q, e, i;
-	int64_t ms = 0, epoch = 0;
-	double v = 0;
+/* How the value after a keyed field reads. */
+enum field_value {
+	FV_MS, /* a number of milliseconds */
+	FV_SECONDS, /* a number of seconds */
+	FV_DURATION, /* "38.601s" */
+	FV_EPOCH /* Unix seconds or milliseconds */
+};
 
-	/* HTTP headers: Retry-After in seconds (an HTTP-date is skipped),
-	 * retry-after-ms in milliseconds */
-	if ((n = ci_at(t, len, p, "retry-after-ms")) != 0) {
-		q = skip_sep(t, len, p + n);
-		e = scan_number(t, len, q, &v);
-		if (e != q && !text_is_alnum(at(t, len, e))) {
-			h->kind = WAITHINT_DELAY;
-			h->delay_ms = clamp_ms(v);
-			return e;
-		}
-		return 0;
-	}
-	if ((n = ci_at(t, len, p, "retry-after")) != 0 ||
-	    (n = ci_at(t, len, p, "retry_after")) != 0) {
-		q = skip_sep(t, len, p + n);
-		e = scan_number(t, len, q, &v);
-		if (e != q && !text_is_alnum(at(t, len, e))) {
-			h->kind = WAITHINT_DELAY;
-			h->delay_ms = clamp_ms(v * 1000);
-			return e;
-		}
-		return 0;
-	}
-	/* google.rpc.RetryInfo: "retryDelay": "38.601s" */
-	if ((n = ci_at(t, len, p, "retrydelay")) != 0) {
-		q = skip_sep(t, len, p + n);
+/* Keyed fields (headers, JSON keys, claude's banner), in the order they
+ * are tried: the first whose name is at p decides, with its value or
+ * with nothing (docs/classification.md#wait-hints). */
+static const struct {
+	const char *name;
+	enum field_value value;
+	bool sep; /* a ':' or '=' and quotes may follow the name */
+} fields[] = {
+    /* HTTP headers: Retry-After in seconds (an HTTP-date is skipped),
+     * retry-after-ms in milliseconds */
+    {"retry-after-ms", FV_MS, true},
+    {"retry-after", FV_SECONDS, true},
+    {"retry_after", FV_SECONDS, true},
+    /* google.rpc.RetryInfo: "retryDelay": "38.601s" */
+    {"retrydelay", FV_DURATION, true},
+    /* codex backend: "resets_in_seconds":602705, "resets_at":1775317531 */
+    {"resets_in_seconds", FV_SECONDS, true},
+    {"resets_at", FV_EPOCH, true},
+    /* claude: "Claude AI usage limit reached|1755615600" */
+    {"limit reached|", FV_EPOCH, false},
+};
+
+/* The value of kind v at q into *h.  Returns its end, or 0. */
+static size_t
+field_read(
+    const char *t, size_t len, size_t q, enum field_value v, struct waithint *h)
+{
+	size_t e;
+	double num = 0;
+	int64_t ms = 0, epoch = 0;
+
+	if (v == FV_DURATION) {
 		e = scan_duration(t, len, q, &ms, true);
 		if (e != 0) {
 			h->kind = WAITHINT_DELAY;
 			h->delay_ms = ms;
-			return e;
 		}
-		return 0;
+		return e;
 	}
-	/* codex backend: "resets_in_seconds":602705, "resets_at":1775317531 */
-	if ((n = ci_at(t, len, p, "resets_in_seconds")) != 0) {
-		q = skip_sep(t, len, p + n);
-		e = scan_number(t, len, q, &v);
-		if (e != q && !text_is_alnum(at(t, len, e))) {
-			h->kind = WAITHINT_DELAY;
-			h->delay_ms = clamp_ms(v * 1000);
-			return e;
-		}
-		return 0;
-	}
-	if ((n = ci_at(t, len, p, "resets_at")) != 0) {
-		q = skip_sep(t, len, p + n);
+	if (v == FV_EPOCH) {
 		e = scan_epoch(t, len, q, &epoch);
-		if (e != q) {
-			h->kind = WAITHINT_EPOCH;
-			h->epoch_s = epoch;
-			return e;
-		}
-		return 0;
+		if (e == q)
+			return 0;
+		h->kind = WAITHINT_EPOCH;
+		h->epoch_s = epoch;
+		return e;
 	}
-	/* claude: "Claude AI usage limit reached|1755615600" */
-	if ((n = ci_at(t, len, p, "limit reached|")) != 0) {
-		e = scan_epoch(t, len, p + n, &epoch);
-		if (e != p + n) {
-			h->kind = WAITHINT_EPOCH;
-			h->epoch_s = epoch;
-			return e;
-		}
+	e = scan_number(t, len, q, &num);
+	if (e == q || text_is_alnum(at(t, len, e)))
 		return 0;
+	h->kind = WAITHINT_DELAY;
+	h->delay_ms = clamp_ms(v == FV_SECONDS ? num * 1000 : num);
+	return e;
+}
+
+/* Try every recogniser at p.  Returns the end of the hint, or 0. */
+static size_t
+hint_at(const char *t, size_t len, size_t p, struct waithint *h)
+{
+	size_t n, e, i;
+	int64_t ms = 0;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		n = ci_at(t, len, p, fields[i].name);
+		if (n == 0)
+			continue;
+		return field_read(t, len,
+		    fields[i].sep ? skip_sep(t, len, p + n) : p + n,
+		    fields[i].value, h);
 	}
 	for (i = 0; i < sizeof(delay_phrases) / sizeof(delay_phrases[0]); i++) {
 		n = ci_at(t, len, p, delay_phrases[i]);

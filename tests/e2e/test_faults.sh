@@ -335,7 +335,7 @@ expect_json "logs full, network: its error_message keeps the excerpt and says th
 
 # exit 74 is documented where people look
 run_sc --help
-expect_match "--help documents exit 74" "$T_OUT$T_ERR" '74 I/O error on the state'
+expect_match "--help documents exit 74" "$T_OUT$T_ERR" '74 +reading or writing the state failed \(disk full'
 check "README documents exit 74" grep -q '74 an I/O error on the state' "$STORYCTL_SRC/README.md"
 
 finish

@@ -71,6 +71,7 @@ run_sc -C "$P" status
 expect_match "status for people" "$T_OUT" 'batch 1: finished'
 
 run_sc -C "$P" log --json
+T_OUT=$(jq -s . <<<"$T_OUT") # JSON lines, one event each
 expect_json "event log has the deferred line" 'any(.[]; .kind == "deferred" and .message == "Story b-plateau deferred - dev-story hit complexity limit at 5/9")'
 run_sc -C "$P" log
 expect_match "log for people" "$T_OUT" 'deferred +b-plateau Story b-plateau deferred'

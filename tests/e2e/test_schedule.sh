@@ -80,6 +80,7 @@ expect_json "the counted stories and the probe are pending again" '[.[] | select
 expect_json "their history is kept" '[.[] | .attempts] == [1,1,1,0]'
 check "the fourth story never ran" test "$(sql "SELECT count(*) FROM attempts WHERE story_id = 'n4'")" = 0
 run_sc -C "$P" log --json
+T_OUT=$(jq -s . <<<"$T_OUT") # JSON lines, one event each
 expect_json "the breaker is in the event log" 'any(.[]; .kind == "breaker")'
 for s in n1 n2 n3 n4; do sed -i 's/<!-- sim \*: network -->/<!-- sim *: checkall -->/' "$P/docs/stories/$s.md"; done
 run_sc -C "$P" resume

@@ -1605,7 +1605,7 @@ test_tty_status_line(void **state)
 	fx->o.tty = true;
 	fx_script(fx, steps, 2);
 	fx_run(fx);
-	assert_true(out_has(fx, "s1  next attempt 2 in 1s"));
+	assert_true(out_has(fx, "[1 waiting] s1 next attempt 2 in 1s"));
 	assert_true(out_has(fx, "\r\033[K"));
 	assert_false(out_has(fx, "waiting 1s before attempt"));
 }

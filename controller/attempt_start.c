@@ -1,0 +1,472 @@
+/*
+ * attempt_start.c - preparing and starting an attempt: the next attempt
+ * read back from the decision stored with the last one
+ * (docs/retry-strategy.md#where-the-decision-lives), its prompt and
+ * argv, its row committed as running before the agent starts, and the
+ * runner's callbacks that follow it (its pid, its progress).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "controller/argv.h"
+#include "controller/attempt_decide.h"
+#include "controller/attempt_end.h"
+#include "controller/attempt_run.h"
+#include "controller/attempt_start.h"
+#include "controller/checks.h"
+#include "controller/console.h"
+#include "controller/pgroup.h"
+#include "controller/prompt.h"
+#include "state/redact.h"
+
+static int
+on_start(void *ctx, int pid)
+{
+	struct attempt_run *ar = ctx;
+	uint64_t ticks = 0;
+
+	ar->r.pid = pid;
+	if (pgroup_starttime(&ticks, pid) < 0)
+		ticks = 0;
+	ar->r.pid_start = (int64_t)ticks;
+	ar->rc = db_attempt_set_pid(
+	    ar->b->db, ar->r.id, pid, ar->r.pid_start, &ar->err);
+	return ar->rc;
+}
+
+static int
+on_poll(void *ctx, int64_t elapsed_ms, int pgid)
+{
+	struct attempt_run *ar = ctx;
+	struct batch *b = ar->b;
+	struct progress pr;
+	struct db_progress hb;
+	int64_t now = b->o->clock.now_ms(b->o->clock.ctx);
+
+	(void)elapsed_ms;
+	(void)pgid;
+	if (now - ar->last_read_ms >= ar->poll_ms) {
+		ar->last_read_ms = now;
+		if (story_read_progress(&pr, ar->sl->abspath,
+			slot_root(ar->b, ar->sl), b->cfg->tasks_heading,
+			NULL) == 0) {
+			ar->token = pr.tasks_completed;
+			ar->r.tasks_completed = pr.tasks_completed;
+			ar->r.tasks_total = pr.tasks_total;
+			ar->r.subtasks_completed = pr.subtasks_completed;
+			ar->r.subtasks_total = pr.subtasks_total;
+			hb.tasks_completed = pr.tasks_completed;
+			hb.tasks_total = pr.tasks_total;
+			hb.subtasks_completed = pr.subtasks_completed;
+			hb.subtasks_total = pr.subtasks_total;
+			/* a failed heartbeat is not worth killing the agent */
+			db_attempt_heartbeat(b->db, ar->r.id, now, &hb, NULL);
+		}
+	}
+	console_status(b);
+	return ar->token;
+}
+
+static int
+argv_json(char **out, const struct strlist *argv)
+{
+	json_t *arr = json_array();
+	char *text = NULL;
+	size_t i;
+
+	*out = NULL;
+	for (i = 0; arr != NULL && i < argv->n; i++)
+		json_array_append_new(arr, json_string(argv->items[i]));
+	if (arr != NULL)
+		text = json_dumps(arr, JSON_COMPACT);
+	json_decref(arr);
+	if (text == NULL)
+		return SC_EOS;
+	*out = redact_secrets(text, strlen(text));
+	free(text);
+	return *out == NULL ? SC_EOS : 0;
+}
+
+/* The D9/D10 factors of the decision made after row a. */
+static void
+next_factors(struct next_attempt *nx, const struct attempt_row *a)
+{
+	nx->timeout_factor = a->timeout_factor > 0 ? a->timeout_factor : 1;
+	nx->poll_factor = a->poll_factor > 0 ? a->poll_factor : 1;
+}
+
+/*
+ * The next attempt of story st, read back from the decision stored with
+ * its last attempt since the last requeue (docs/retry-strategy.md "Where
+ * the decision lives"): nothing is decided again here.  The story's last
+ * row (and, after an uncounted one, its last counted row, for the
+ * factors) is one indexed read each, not the history.
+ */
+int
+attempt_next(struct next_attempt *nx, struct batch *b,
+    const struct story_row *st, struct sc_err *err)
+{
+	const struct attempt_row *last;
+	struct attempt_row counted;
+	bool fb = b->cfg->agents[ROLE_FALLBACK].configured;
+	int found = 0;
+	int rc;
+
+	memset(nx, 0, sizeof(*nx));
+	nx->timeout_factor = 1;
+	nx->poll_factor = 1;
+	rc = db_attempt_last(b->db, &nx->last, &found, b->batch_id, st->id,
+	    st->seq_base, false, err);
+	if (rc < 0)
+		goto out;
+	if (!found) {
+		/* the first attempt, or the first since a requeue */
+		nx->attempt = st->attempt_base + 1;
+		nx->role = decide_role_for(1, fb, b->disabled);
+		goto out;
+	}
+	last = &nx->last;
+	nx->prev = last;
+	/* D9/D10 factors come from the last counted attempt's decision: a
+	 * rerun after a usage limit or an interrupt keeps them */
+	if (last->counted) {
+		next_factors(nx, last);
+	} else {
+		rc = db_attempt_last(b->db, &counted, &found, b->batch_id,
+		    st->id, st->seq_base, true, err);
+		if (rc < 0)
+			goto out;
+		if (found)
+			next_factors(nx, &counted);
+		attempt_row_release(&counted);
+	}
+	if (last->next_attempt > 0) {
+		nx->attempt = last->next_attempt;
+		nx->role = last->next_role;
+		nx->not_before_ms = last->not_before_ms;
+	} else {
+		/* a row written before schema 4 stored the decision: the
+		 * same number rule, the same agent for a rerun */
+		nx->attempt = decide_next_attempt(last->attempt, last->counted);
+		nx->role = last->counted
+		    ? decide_role_for(
+			  nx->attempt - st->attempt_base, fb, b->disabled)
+		    : last->role;
+		nx->not_before_ms = last->ended_ms + last->delay_ms;
+	}
+out:
+	/* an agent disabled since the decision (D2 in another story) is
+	 * skipped while the other one can run */
+	if (b->disabled[nx->role] && fb && !b->disabled[!nx->role])
+		nx->role = (enum role) !nx->role;
+	return rc;
+}
+
+/* include_dependency_result (docs/scheduling.md#the-dependencys-result):
+ * the final agent message of each dependency of s, for the prompt; *out
+ * NULL when not wanted. */
+static int
+dependency_result(
+    char **out, struct batch *b, const struct story *s, struct sc_err *err)
+{
+	const struct story_conf *sc = &b->cfg->stories[s - b->o->stories];
+	struct attempt_row *rows = NULL;
+	const char *text;
+	char *buf = NULL;
+	size_t size = 0, n = 0, i, k;
+	FILE *f = NULL;
+	int rc = 0;
+
+	*out = NULL;
+	if (!sc->include_dependency_result || sc->depends_on.n == 0)
+		return 0;
+	f = open_memstream(&buf, &size);
+	if (f == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	for (k = 0; k < sc->depends_on.n; k++) {
+		rc = db_attempts_for_story(b->db, &rows, &n, b->batch_id,
+		    sc->depends_on.items[k], err);
+		if (rc < 0)
+			goto out;
+		text = NULL;
+		for (i = n; i > 0 && text == NULL; i--)
+			if (rows[i - 1].result_text != NULL &&
+			    rows[i - 1].result_text[0] != '\0')
+				text = rows[i - 1].result_text;
+		if (sc->depends_on.n > 1)
+			fprintf(f, "%s(%s)\n", k ? "\n" : "",
+			    sc->depends_on.items[k]);
+		fprintf(f, "%s",
+		    text != NULL ? text : "(no final message was recorded)");
+		attempt_rows_free(rows, n);
+		rows = NULL;
+		n = 0;
+	}
+out:
+	if (fclose(f) != 0 && rc == 0)
+		rc = err_set(err, SC_EOS, "out of memory");
+	attempt_rows_free(rows, n);
+	if (rc < 0)
+		free(buf);
+	else
+		*out = buf;
+	return rc;
+}
+
+/* The prompt of attempt nx (docs/configuration.md#prompt), and the
+ * argv placeholders that do not depend on it. */
+static int
+begin_prompt(struct attempt_run *ar, struct argv_vars *vars,
+    const struct next_attempt *nx, const struct progress *now_pr,
+    struct sc_err *err)
+{
+	struct batch *b = ar->b;
+	struct slot *sl = ar->sl;
+	const struct story_row *st = sl->st;
+	struct prompt_prev prev;
+	int rc;
+
+	memset(&prev, 0, sizeof(prev));
+	memset(vars, 0, sizeof(*vars));
+	vars->story_file = sl->s->file;
+	vars->story_id = sl->s->id;
+	vars->role = role_name(nx->role);
+	vars->stalled_task = now_pr->stalled_task;
+	vars->repo = sl->cwd;
+	vars->attempt = nx->attempt - st->attempt_base;
+	vars->max_attempts = b->cfg->policy.max_attempts;
+	if (nx->prev != NULL && vars->attempt >= 2) {
+		prev.attempt = nx->prev->attempt - st->attempt_base;
+		if (prev.attempt < 1)
+			prev.attempt = 0;
+		prev.tasks_completed = now_pr->tasks_completed;
+		prev.tasks_total = now_pr->tasks_total;
+		prev.stalled_task = now_pr->stalled_task;
+		prev.outcome = outcome_name(nx->prev->outcome);
+	}
+	rc = dependency_result(&ar->depres, b, sl->s, err);
+	if (rc < 0)
+		return rc;
+	prev.dependency_result = ar->depres;
+	if (nx->prev != NULL && vars->attempt >= 2) {
+		ar->review_prompt = checks_note(nx->prev);
+		prev.check_note = ar->review_prompt;
+	}
+	rc = prompt_render(&ar->prompt, b->cfg->prompt, vars, &prev, err);
+	if (rc < 0)
+		return rc;
+	vars->prompt = ar->prompt;
+	return 0;
+}
+
+/* {prompt_file}: the prompt written next to the attempt's log, 0600
+ * like it. */
+static int
+begin_prompt_file(struct attempt_run *ar, struct argv_vars *vars,
+    const struct next_attempt *nx, struct sc_err *err)
+{
+	int rc;
+
+	if (asprintf(&ar->prompt_file, "%s/%s.a%d.%lld.prompt", ar->b->logdir,
+		ar->sl->st->id, nx->attempt, (long long)ar->r.started_ms) < 0) {
+		ar->prompt_file = NULL;
+		return err_set(err, SC_EOS, "out of memory");
+	}
+	rc = prompt_write_file(ar->prompt_file, ar->prompt, err);
+	if (rc < 0)
+		return rc;
+	vars->prompt_file = ar->prompt_file;
+	return 0;
+}
+
+/* The agent's argv; *settled when it can never run (the story is
+ * escalated and says why). */
+static int
+begin_argv(bool *settled, struct attempt_run *ar, const struct argv_vars *vars,
+    const struct next_attempt *nx, struct sc_err *err)
+{
+	const struct agent_conf *ag = &ar->b->cfg->agents[nx->role];
+	char why[600];
+	int rc;
+
+	*settled = false;
+	rc = argv_expand(&ar->argv, &ag->command, vars, err);
+	if (rc < 0) {
+		err_prefix(err, "agent %s", role_name(nx->role));
+		return rc;
+	}
+	if (argv_fits(&ar->argv, environ, err) < 0) {
+		/* execve would fail with E2BIG on every attempt: no attempt
+		 * runs, and the story says why (docs/configuration.md) */
+		snprintf(why, sizeof(why),
+		    "agent %s (%s) cannot be started: %.500s",
+		    role_name(nx->role), ag->name, err->msg);
+		err_clear(err);
+		*settled = true;
+		return attempt_settle(
+		    ar->b, ar->sl->st, STATUS_ESCALATED, why, "escalated", err);
+	}
+	return 0;
+}
+
+/* The attempt's row as it starts: running, counted, its log path. */
+static int
+begin_row(struct attempt_run *ar, const struct next_attempt *nx,
+    const struct progress *now_pr, struct sc_err *err)
+{
+	struct batch *b = ar->b;
+	const struct story_row *st = ar->sl->st;
+	char attempt_s[16];
+
+	ar->r.batch_id = b->batch_id;
+	snprintf(ar->r.story_id, sizeof(ar->r.story_id), "%s", st->id);
+	ar->r.attempt = nx->attempt;
+	ar->r.counted = true;
+	ar->r.role = nx->role;
+	snprintf(ar->r.agent, sizeof(ar->r.agent), "%s",
+	    b->cfg->agents[nx->role].name);
+	if (argv_json(&ar->r.argv_json, &ar->argv) < 0)
+		return err_set(err, SC_EOS, "out of memory");
+	ar->r.controller_pid = getpid();
+	ar->r.exit_code = -1;
+	ar->r.tasks_completed = now_pr->tasks_completed;
+	ar->r.tasks_total = now_pr->tasks_total;
+	ar->r.subtasks_completed = now_pr->subtasks_completed;
+	ar->r.subtasks_total = now_pr->subtasks_total;
+	ar->r.timeout_factor = 1;
+	ar->r.poll_factor = 1;
+	snprintf(attempt_s, sizeof(attempt_s), "%d", ar->r.attempt);
+	if ((size_t)snprintf(ar->r.log_path, sizeof(ar->r.log_path),
+		"%s/%s.a%s.%lld.log", b->logdir, st->id, attempt_s,
+		(long long)ar->r.started_ms) >= sizeof(ar->r.log_path))
+		return err_set(
+		    err, SC_EIO, "log path too long under %s", b->logdir);
+	return 0;
+}
+
+/* One durable transaction: the story running and its attempt row. */
+static int
+begin_commit(struct attempt_run *ar, struct sc_err *err)
+{
+	struct batch *b = ar->b;
+	struct story_row *st = ar->sl->st;
+	int rc;
+
+	st->status = STATUS_RUNNING;
+	st->updated_ms = ar->r.started_ms;
+	rc = db_tx_begin(b->db, err);
+	if (rc == 0)
+		rc = db_story_update(b->db, st, err);
+	if (rc == 0)
+		rc = db_attempt_begin(b->db, &ar->r, err);
+	if (rc == 0)
+		rc = db_tx_commit(b->db, err);
+	if (rc < 0)
+		db_tx_rollback(b->db);
+	return rc;
+}
+
+/* The runner's options for attempt nx (docs/runner.md): timeouts
+ * scaled by the decision's factors, the callbacks. */
+static void
+begin_runner_opts(struct attempt_run *ar, const struct next_attempt *nx)
+{
+	struct batch *b = ar->b;
+	const struct config *cfg = b->cfg;
+	const struct agent_conf *ag = &cfg->agents[nx->role];
+	struct runner_opts *ro = &ar->ro;
+
+	ro->argv = (const char *const *)ar->argv.items;
+	ro->cwd = ar->sl->cwd;
+	ro->env_add = &ag->env;
+	ro->log_path = ar->r.log_path;
+	ro->timeout_ms = (int64_t)(ag->timeout_s * nx->timeout_factor * 1000.0);
+	ro->stall_timeout_ms =
+	    (int64_t)((ag->stall_timeout_s >= 0 ? ag->stall_timeout_s
+						: cfg->policy.stall_timeout_s) *
+		1000.0);
+	ro->kill_grace_ms = b->o->kill_grace_ms_override >= 0
+	    ? b->o->kill_grace_ms_override
+	    : (int64_t)(cfg->policy.kill_grace_s * 1000.0);
+	ar->poll_ms =
+	    (int64_t)(cfg->policy.poll_interval_s * nx->poll_factor * 1000.0);
+	ar->last_read_ms = ar->r.started_ms;
+	ar->token = ar->r.tasks_completed;
+	ro->poll_interval_ms = ar->poll_ms < 1000 ? ar->poll_ms : 1000;
+	ro->on_poll = on_poll;
+	ro->on_start = on_start;
+	ro->ctx = ar;
+	ro->stop = b->o->stop;
+	ro->wake_fd = b->o->wake_fd;
+	ro->tail_max = 64 * 1024;
+}
+
+int
+attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
+    const struct progress *now_pr, struct sc_err *err)
+{
+	const struct agent_conf *ag = &b->cfg->agents[nx->role];
+	struct attempt_run *ar = NULL;
+	struct argv_vars vars;
+	bool settled = false;
+	int rc;
+
+	ar = calloc(1, sizeof(*ar));
+	if (ar == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	ar->b = b;
+	ar->sl = sl;
+	ar->start = *now_pr;
+	rc = begin_prompt(ar, &vars, nx, now_pr, err);
+	if (rc < 0)
+		goto out;
+	ar->r.started_ms = b->o->clock.now_ms(b->o->clock.ctx);
+	if (argv_uses(&ag->command, "prompt_file")) {
+		rc = begin_prompt_file(ar, &vars, nx, err);
+		if (rc < 0)
+			goto out;
+	}
+	rc = begin_argv(&settled, ar, &vars, nx, err);
+	if (rc < 0 || settled)
+		goto out;
+	rc = begin_row(ar, nx, now_pr, err);
+	if (rc == 0)
+		rc = begin_commit(ar, err);
+	if (rc < 0)
+		goto out;
+	/* that commit's fsync made the last decision durable too: now the
+	 * branch may show it */
+	rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
+	if (rc < 0) {
+		/* its agent never started: closed as interrupted, not
+		 * counted, so that resume runs it again */
+		attempt_abandon(b, ar);
+		ar = NULL;
+		sl->run = NULL;
+		sl->state = SLOT_FREE;
+		goto out;
+	}
+	if (!b->o->tty)
+		console_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
+		    sl->st->id, ar->r.attempt, role_name(ar->r.role), ag->name,
+		    ar->r.tasks_completed, ar->r.tasks_total);
+	begin_runner_opts(ar, nx);
+	rc = b->ops.start(b->ops.ctx, &ar->handle, &ar->ro, err);
+	if (rc < 0) {
+		if (ar->rc < 0) {
+			*err = ar->err;
+			rc = ar->rc;
+		}
+		goto out;
+	}
+	sl->run = ar;
+	sl->state = SLOT_RUNNING;
+	ar = NULL;
+out:
+	attempt_run_free(ar);
+	return rc;
+}
