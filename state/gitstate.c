@@ -1,12 +1,7 @@
 /*
- * gitstate.c - see gitstate.h and docs/state-branch.md.
- *
- * A commit is made the way `git commit-tree` plus `git update-ref`
- * would make it: write the blobs, let git_tree_create_updated() rebuild
- * only the trees on the paths to them (sibling subtrees are reused by
- * id), write the commit object, then move the ref with a
- * compare-and-swap.  No step reads the history, so a commit costs the
- * same on the ten-thousandth decision as on the first.
+ * gitstate.c - see gitstate.h and docs/state-branch.md: opening the
+ * repository and the branch, and reading it back.  Commits and packing
+ * are in gitstate_commit.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,61 +13,10 @@
 
 #include <git2.h>
 
-#include "state/gitobjects.h"
-#include "state/gitstate.h"
+#include "state/gitstate_int.h"
 
-#define GITSTATE_NAME "storyctl"
-#define GITSTATE_EMAIL "storyctl@localhost"
-/*
- * Attempts when another writer moves or locks the branch under us.  A
- * ref lock is held for well under a millisecond and state/ may not
- * sleep, so we simply rebuild on the new tip and try again; 100 tries
- * (tens of milliseconds) outlast any live writer, and a stale lock file
- * is reported with libgit2's message naming it.
- */
-#define GITSTATE_CAS_TRIES 100
-/*
- * Loose objects are packed once this many have been written: about 230
- * decisions of a large batch, 400 of a small one (git gc --auto packs a
- * repository once 6700 objects are loose).  A loose object takes at
- * least one file-system block and one inode, about 40 KiB a decision;
- * packed with deltas a decision takes about 1 KiB.  Packing costs 50 to
- * 150 us an object (libgit2's delta search, deflate and index, then the
- * unlinks): a pause of 0.1 to 0.3 s every few hundred decisions, never
- * at every decision, and the same pause whatever the batch's size.
- * Smaller packs cost as much CPU an object and make more packs to look
- * through (docs/performance.md#packing-through-libgit2).
- */
-#define GS_PACK_AT 2048
-#define GS_RETRY_MOVED 1
-#define GS_RETRY_LOCKED 2
-
-struct gitstate {
-	git_repository *repo;
-	char *branch; /* "storyctl/state" */
-	char *refname; /* "refs/heads/storyctl/state" */
-	char *workdir; /* absolute, no trailing slash */
-	int stale_removed; /* a dead writer's ref lock was removed once */
-	int64_t since_ms; /* gitstate_set_owner_since(), or 0 */
-	/* objects written since the last pack (gitobjects_pack), with the
-	 * path each was written at (NULL for a commit) */
-	git_oid *fresh;
-	char **fresh_path;
-	size_t nfresh, afresh;
-	size_t pack_at; /* pack once nfresh reaches it (GS_PACK_AT) */
-};
-
-/* A commit being put together: blobs are written as files are added,
- * the trees, the commit and the ref move at gitstate_tx_commit(). */
-struct gitstate_tx {
-	struct gitstate *gs;
-	int replace;
-	git_tree_update *updates; /* .path owned */
-	size_t n, alloc;
-};
-
-static const char *
-gs_git_msg(void)
+const char *
+gitstate_git_msg(void)
 {
 	const git_error *e = git_error_last();
 
@@ -82,11 +26,11 @@ gs_git_msg(void)
 }
 
 /* The libgit2 failure just seen, as SC_EIO naming the branch. */
-static int
-gs_fail(const struct gitstate *gs, struct sc_err *err)
+int
+gitstate_fail(const struct gitstate *gs, struct sc_err *err)
 {
 	return err_set(
-	    err, SC_EIO, "state branch %s: %s", gs->branch, gs_git_msg());
+	    err, SC_EIO, "state branch %s: %s", gs->branch, gitstate_git_msg());
 }
 
 /*
@@ -95,17 +39,17 @@ gs_fail(const struct gitstate *gs, struct sc_err *err)
  * the disk; the branch is only a mirror of the database, so say how to
  * start it afresh.
  */
-static int
-gs_fail_tip(const struct gitstate *gs, struct sc_err *err)
+int
+gitstate_fail_tip(const struct gitstate *gs, struct sc_err *err)
 {
 	return err_set(err, SC_EIO,
 	    "state branch %s: cannot read the tip commit: %s (delete the "
 	    "branch with 'git branch -D %s' to have it written again)",
-	    gs->branch, gs_git_msg(), gs->branch);
+	    gs->branch, gitstate_git_msg(), gs->branch);
 }
 
-static char *
-gs_strdup(const char *s)
+char *
+gitstate_strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	char *p = malloc(n);
@@ -120,8 +64,8 @@ gs_strdup(const char *s)
  * "." or ".." component and no ".git" component (any case: it would
  * become the repository on checkout of some file systems).
  */
-static int
-gs_path_ok(const char *path)
+int
+gitstate_path_ok(const char *path)
 {
 	const char *p = path, *slash;
 	size_t n;
@@ -148,8 +92,9 @@ gs_path_ok(const char *path)
  * exist; a branch that is a symbolic ref is refused (we would otherwise
  * move whatever it points to).
  */
-static int
-gs_tip(struct gitstate *gs, git_oid *tip, int *found, struct sc_err *err)
+int
+gitstate_tip_find(
+    struct gitstate *gs, git_oid *tip, int *found, struct sc_err *err)
 {
 	git_reference *ref = NULL;
 	int rc = 0, grc;
@@ -159,7 +104,7 @@ gs_tip(struct gitstate *gs, git_oid *tip, int *found, struct sc_err *err)
 	if (grc == GIT_ENOTFOUND)
 		goto out;
 	if (grc < 0) {
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 		goto out;
 	}
 	if (git_reference_type(ref) != GIT_REFERENCE_DIRECT) {
@@ -182,10 +127,10 @@ gs_tip_commit(struct gitstate *gs, git_commit **commit, struct sc_err *err)
 	int found = 0, rc;
 
 	*commit = NULL;
-	if ((rc = gs_tip(gs, &tip, &found, err)) < 0 || !found)
+	if ((rc = gitstate_tip_find(gs, &tip, &found, err)) < 0 || !found)
 		return rc;
 	if (git_commit_lookup(commit, gs->repo, &tip) < 0)
-		return gs_fail_tip(gs, err);
+		return gitstate_fail_tip(gs, err);
 	return 0;
 }
 
@@ -200,12 +145,12 @@ gs_check_not_checked_out(struct gitstate *gs, struct sc_err *err)
 	if (grc == GIT_ENOTFOUND)
 		goto out;
 	if (grc < 0) {
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 		goto out;
 	}
 	grc = git_branch_is_checked_out(ref);
 	if (grc < 0)
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 	else if (grc > 0)
 		rc = err_set(err, SC_EDATA,
 		    "state branch %s: is checked out; switch to another "
@@ -247,8 +192,8 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 		    err, SC_ESOFTWARE, "gitstate_open: bad arguments");
 	*out = NULL;
 	if (git_libgit2_init() < 0) {
-		rc = err_set(
-		    err, SC_EIO, "cannot initialise libgit2: %s", gs_git_msg());
+		rc = err_set(err, SC_EIO, "cannot initialise libgit2: %s",
+		    gitstate_git_msg());
 		goto out;
 	}
 	inited = 1;
@@ -273,7 +218,7 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 	    GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)(1024 * 1024));
 	if ((gs = calloc(1, sizeof(*gs))) == NULL)
 		goto oom;
-	if ((gs->branch = gs_strdup(branch)) == NULL)
+	if ((gs->branch = gitstate_strdup(branch)) == NULL)
 		goto oom;
 	n = strlen("refs/heads/") + strlen(branch) + 1;
 	if ((gs->refname = malloc(n)) == NULL)
@@ -295,7 +240,7 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 	}
 	if (grc < 0) {
 		rc = err_set(err, SC_EIO, "%s: cannot open git repository: %s",
-		    dir, gs_git_msg());
+		    dir, gitstate_git_msg());
 		goto out;
 	}
 	if (git_repository_is_bare(gs->repo) ||
@@ -305,7 +250,7 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 		goto out;
 	}
 	gs_make_pack_dir(gs);
-	if ((gs->workdir = gs_strdup(wd)) == NULL)
+	if ((gs->workdir = gitstate_strdup(wd)) == NULL)
 		goto oom;
 	n = strlen(gs->workdir);
 	while (n > 1 && gs->workdir[n - 1] == '/')
@@ -313,7 +258,7 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 	/* The reflog of the branch names storyctl, not the user. */
 	if (git_repository_set_ident(gs->repo, GITSTATE_NAME, GITSTATE_EMAIL) <
 	    0) {
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 		goto out;
 	}
 	if ((rc = gs_check_not_checked_out(gs, err)) < 0)
@@ -337,24 +282,13 @@ out:
 	return rc;
 }
 
-/* Forget the objects noted since the last pack. */
-static void
-gs_forget(struct gitstate *gs)
-{
-	size_t i;
-
-	for (i = 0; i < gs->nfresh; i++)
-		free(gs->fresh_path[i]);
-	gs->nfresh = 0;
-}
-
 void
 gitstate_free(struct gitstate *gs)
 {
 	if (gs == NULL)
 		return;
 	git_repository_free(gs->repo);
-	gs_forget(gs);
+	gitstate_forget(gs);
 	free(gs->fresh_path);
 	free(gs->fresh);
 	free(gs->branch);
@@ -374,432 +308,6 @@ const char *
 gitstate_branch(const struct gitstate *gs)
 {
 	return gs != NULL ? gs->branch : NULL;
-}
-
-/* message with trailing blank space trimmed and one '\n' appended. */
-char *
-gitstate_clean_message(const char *message)
-{
-	size_t n = strlen(message);
-	char *m;
-
-	while (n > 0 &&
-	    (message[n - 1] == '\n' || message[n - 1] == '\r' ||
-		message[n - 1] == ' ' || message[n - 1] == '\t'))
-		n--;
-	if ((m = malloc(n + 2)) == NULL)
-		return NULL;
-	memcpy(m, message, n);
-	m[n] = '\n';
-	m[n + 1] = '\0';
-	return m;
-}
-
-/*
- * Remember an object just written, for the next pack, with its path:
- * libgit2's packer tries deltas between objects of the same path first
- * (a page's successive versions), which makes packing about a tenth
- * cheaper (docs/performance.md#packing-through-libgit2).  0, or -1 when
- * out of memory: the object then simply stays loose.
- */
-static int
-gs_note(struct gitstate *gs, const git_oid *id, const char *path)
-{
-	char *copy = NULL;
-	size_t want;
-	void *p;
-
-	if (gs->nfresh == gs->afresh) {
-		want = gs->afresh ? gs->afresh * 2 : 256;
-		if ((p = realloc(gs->fresh, want * sizeof(*gs->fresh))) == NULL)
-			return -1;
-		gs->fresh = p;
-		p = realloc(gs->fresh_path, want * sizeof(*gs->fresh_path));
-		if (p == NULL)
-			return -1;
-		gs->fresh_path = p;
-		gs->afresh = want;
-	}
-	if (path != NULL && (copy = gs_strdup(path)) == NULL)
-		return -1;
-	gs->fresh_path[gs->nfresh] = copy;
-	git_oid_cpy(&gs->fresh[gs->nfresh++], id);
-	return 0;
-}
-
-/*
- * Note the trees a commit wrote: the root and every directory on the
- * updated paths (sorted, so a directory's paths are adjacent and each
- * directory is looked up once).
- */
-static void
-gs_note_trees(struct gitstate *gs, git_tree *root,
-    const git_tree_update *updates, size_t n)
-{
-	git_tree_entry *e = NULL;
-	const char *prev = "", *path, *slash;
-	char dir[4096];
-	size_t i, len;
-
-	gs_note(gs, git_tree_id(root), "");
-	for (i = 0; i < n; prev = updates[i++].path) {
-		path = updates[i].path;
-		for (slash = strchr(path, '/'); slash != NULL;
-		     slash = strchr(slash + 1, '/')) {
-			len = (size_t)(slash - path);
-			if (strncmp(prev, path, len + 1) == 0 ||
-			    len >= sizeof(dir))
-				continue;
-			memcpy(dir, path, len);
-			dir[len] = '\0';
-			if (git_tree_entry_bypath(&e, root, dir) == 0) {
-				gs_note(gs, git_tree_entry_id(e), dir);
-				git_tree_entry_free(e);
-				e = NULL;
-			}
-		}
-	}
-}
-
-void
-gitstate_pack_at(struct gitstate *gs, size_t nobjects)
-{
-	if (gs != NULL)
-		gs->pack_at = nobjects;
-}
-
-int
-gitstate_flush(struct gitstate *gs, struct sc_err *err)
-{
-	int rc;
-
-	if (gs == NULL || gs->nfresh == 0)
-		return 0;
-	rc = gitobjects_pack(gs->repo, gs->fresh,
-	    (const char *const *)gs->fresh_path, gs->nfresh, err);
-	/* packed or not, forget them: a failed pack leaves them loose,
-	 * readable, for git gc; trying again at once would fail again */
-	gs_forget(gs);
-	return rc;
-}
-
-/* "storyctl: <first line of msg>" for the reflog, into buf. */
-static void
-gs_reflog_message(char *buf, size_t size, const char *msg)
-{
-	size_t n = strcspn(msg, "\n");
-
-	if (n > 200)
-		n = 200;
-	snprintf(buf, size, "storyctl: %.*s", (int)n, msg);
-}
-
-/*
- * One try: build the commit on the current tip and move the ref if the
- * tip is still the same.  Returns 0, a negative SC_E* code, or
- * GS_RETRY_MOVED / GS_RETRY_LOCKED when another writer moved or locked
- * the branch (the caller tries again).
- */
-static int
-gs_commit_once(struct gitstate *gs, int *out_committed,
-    const git_tree_update *updates, size_t nfiles, int replace, const char *msg,
-    const git_signature *sig, struct sc_err *err)
-{
-	git_commit *parent = NULL;
-	git_tree *base = NULL, *tree = NULL;
-	git_reference *ref = NULL;
-	git_oid tip, tree_id, commit_id;
-	const git_commit *parents[1];
-	char rlmsg[256];
-	int rc = 0, grc, have_tip = 0;
-
-	if ((rc = gs_tip(gs, &tip, &have_tip, err)) < 0)
-		goto out;
-	if (have_tip &&
-	    (git_commit_lookup(&parent, gs->repo, &tip) < 0 ||
-		git_commit_tree(&base, parent) < 0)) {
-		rc = gs_fail_tip(gs, err);
-		goto out;
-	}
-	if (!have_tip && nfiles == 0)
-		goto out; /* nothing to record, no branch to make */
-	/* replace: the tree holds only the files given */
-	if (git_tree_create_updated(&tree_id, gs->repo, replace ? NULL : base,
-		nfiles, updates) < 0) {
-		rc = gs_fail(gs, err);
-		goto out;
-	}
-	if (have_tip && git_oid_equal(&tree_id, git_commit_tree_id(parent)))
-		goto out; /* same state as the tip: no empty commits */
-	if (git_tree_lookup(&tree, gs->repo, &tree_id) < 0) {
-		rc = gs_fail(gs, err);
-		goto out;
-	}
-	parents[0] = parent;
-	if (git_commit_create(&commit_id, gs->repo, NULL, sig, sig, NULL, msg,
-		tree, have_tip ? 1 : 0, parents) < 0) {
-		rc = gs_fail(gs, err);
-		goto out;
-	}
-	gs_reflog_message(rlmsg, sizeof(rlmsg), msg);
-	/* Compare-and-swap under the ref's lock file.  A zero expected id
-	 * means "must not exist yet", checked under the lock too: a plain
-	 * git_reference_create(force=0) checks existence before locking and
-	 * lets two first commits race (one is lost). */
-	if (!have_tip)
-		memset(&tip, 0, sizeof(tip));
-	grc = git_reference_create_matching(
-	    &ref, gs->repo, gs->refname, &commit_id, 1, &tip, rlmsg);
-	/* EMODIFIED: tip moved; EEXISTS: someone created the branch;
-	 * ENOTFOUND: someone deleted it; ELOCKED: someone holds the ref's
-	 * lock file.  Build again on what is there. */
-	if (grc == GIT_EMODIFIED || grc == GIT_EEXISTS ||
-	    grc == GIT_ENOTFOUND) {
-		rc = GS_RETRY_MOVED;
-		goto out;
-	}
-	if (grc == GIT_ELOCKED) {
-		/* let the lock holder finish (not a sleep: no clock here) */
-		sched_yield();
-		rc = GS_RETRY_LOCKED;
-		goto out;
-	}
-	if (grc < 0) {
-		rc = gs_fail(gs, err);
-		goto out;
-	}
-	*out_committed = 1;
-	gs_note_trees(gs, tree, updates, nfiles);
-	gs_note(gs, &commit_id, NULL);
-out:
-	git_reference_free(ref);
-	git_tree_free(tree);
-	git_tree_free(base);
-	git_commit_free(parent);
-	return rc;
-}
-
-/*
- * The branch's ref lock file, left behind by a writer that died while
- * holding it (a controller killed inside a commit).  git holds a ref
- * lock for milliseconds, and storyctl's own state-dir lock keeps other
- * controllers out, so a lock older than a few seconds is stale: remove
- * it once (now_s is the controller's clock).  1 when one was removed.
- */
-static int
-gs_stale_lock(struct gitstate *gs, int64_t now_s)
-{
-	char path[4096];
-	struct stat st;
-
-	if (gs->stale_removed ||
-	    (size_t)snprintf(path, sizeof(path), "%s%s.lock",
-		git_repository_commondir(gs->repo),
-		gs->refname) >= sizeof(path))
-		return 0;
-	if (stat(path, &st) != 0)
-		return 0;
-	/* made before this controller started: by a dead one (a kill
-	 * inside a commit); else give a live writer a few seconds */
-	if (!(gs->since_ms > 0 &&
-		(int64_t)st.st_mtim.tv_sec * 1000 +
-			st.st_mtim.tv_nsec / 1000000 <
-		    gs->since_ms) &&
-	    now_s - (int64_t)st.st_mtime < 3)
-		return 0;
-	gs->stale_removed = 1;
-	return unlink(path) == 0;
-}
-
-void
-gitstate_set_owner_since(struct gitstate *gs, int64_t since_ms)
-{
-	if (gs != NULL)
-		gs->since_ms = since_ms;
-}
-
-int
-gitstate_tx_begin(struct gitstate *gs, struct gitstate_tx **out, int replace,
-    struct sc_err *err)
-{
-	if (out == NULL || gs == NULL)
-		return err_set(
-		    err, SC_ESOFTWARE, "gitstate_tx_begin: bad arguments");
-	if ((*out = calloc(1, sizeof(**out))) == NULL)
-		return err_set(
-		    err, SC_EOS, "state branch %s: out of memory", gs->branch);
-	(*out)->gs = gs;
-	(*out)->replace = replace;
-	return 0;
-}
-
-void
-gitstate_tx_free(struct gitstate_tx *tx)
-{
-	size_t i;
-
-	if (tx == NULL)
-		return;
-	for (i = 0; i < tx->n; i++)
-		free((char *)tx->updates[i].path);
-	free(tx->updates);
-	free(tx);
-}
-
-int
-gitstate_tx_add(struct gitstate_tx *tx, const char *path, const char *data,
-    size_t len, struct sc_err *err)
-{
-	struct gitstate *gs;
-	git_tree_update *u;
-	size_t want;
-	void *p;
-
-	if (tx == NULL)
-		return err_set(err, SC_ESOFTWARE, "gitstate_tx_add: no commit");
-	gs = tx->gs;
-	if (!gs_path_ok(path))
-		return err_set(err, SC_EDATA,
-		    "state branch %s: invalid path '%s'", gs->branch,
-		    path != NULL ? path : "(null)");
-	if (data == NULL && len > 0)
-		return err_set(err, SC_ESOFTWARE,
-		    "state branch %s: no data for '%s'", gs->branch, path);
-	if (tx->n == tx->alloc) {
-		want = tx->alloc ? tx->alloc * 2 : 8;
-		p = realloc(tx->updates, want * sizeof(*tx->updates));
-		if (p == NULL)
-			goto oom;
-		tx->updates = p;
-		tx->alloc = want;
-	}
-	u = &tx->updates[tx->n];
-	memset(u, 0, sizeof(*u));
-	u->action = GIT_TREE_UPDATE_UPSERT;
-	u->filemode = GIT_FILEMODE_BLOB;
-	if ((u->path = gs_strdup(path)) == NULL)
-		goto oom;
-	tx->n++;
-	if (git_blob_create_from_buffer(
-		&u->id, gs->repo, len > 0 ? data : "", len) < 0)
-		return err_set(err, SC_EIO, "state branch %s: %s: %s",
-		    gs->branch, path, gs_git_msg());
-	gs_note(gs, &u->id, path);
-	return 0;
-oom:
-	return err_set(
-	    err, SC_EOS, "state branch %s: out of memory", gs->branch);
-}
-
-static int
-gs_update_cmp(const void *a, const void *b)
-{
-	return strcmp(((const git_tree_update *)a)->path,
-	    ((const git_tree_update *)b)->path);
-}
-
-int
-gitstate_tx_commit(struct gitstate_tx *tx, int *out_committed,
-    const char *message, int64_t now_s, struct sc_err *err)
-{
-	struct gitstate *gs;
-	git_signature *sig = NULL;
-	char *msg = NULL;
-	size_t i;
-	int rc = 0, tries;
-
-	if (out_committed != NULL)
-		*out_committed = 0;
-	if (tx == NULL || out_committed == NULL || message == NULL)
-		return err_set(
-		    err, SC_ESOFTWARE, "gitstate_commit: bad arguments");
-	gs = tx->gs;
-	if ((msg = gitstate_clean_message(message)) == NULL) {
-		rc = err_set(
-		    err, SC_EOS, "state branch %s: out of memory", gs->branch);
-		goto out;
-	}
-	if (msg[0] == '\n') {
-		rc = err_set(err, SC_ESOFTWARE,
-		    "state branch %s: empty commit message", gs->branch);
-		goto out;
-	}
-	/* sorted, a path given twice is next to itself */
-	if (tx->n > 1)
-		qsort(tx->updates, tx->n, sizeof(*tx->updates), gs_update_cmp);
-	for (i = 1; i < tx->n; i++)
-		if (strcmp(tx->updates[i - 1].path, tx->updates[i].path) == 0) {
-			rc = err_set(err, SC_EDATA,
-			    "state branch %s: path '%s' given twice",
-			    gs->branch, tx->updates[i].path);
-			goto out;
-		}
-	if (git_signature_new(&sig, GITSTATE_NAME, GITSTATE_EMAIL,
-		(git_time_t)now_s, 0) < 0) {
-		rc = gs_fail(gs, err);
-		goto out;
-	}
-	for (tries = 0; tries < GITSTATE_CAS_TRIES; tries++) {
-		rc = gs_commit_once(gs, out_committed, tx->updates, tx->n,
-		    tx->replace, msg, sig, err);
-		if (rc <= 0)
-			goto done;
-		if (rc == GS_RETRY_LOCKED && gs_stale_lock(gs, now_s))
-			tries = 0; /* removed a dead writer's lock: go again */
-	}
-	if (rc == GS_RETRY_LOCKED) {
-		rc = err_set(err, SC_EIO,
-		    "state branch %s: %s (if no other git process is "
-		    "running, remove the stale lock file)",
-		    gs->branch, gs_git_msg());
-		goto out;
-	}
-	rc = err_set(err, SC_EIO,
-	    "state branch %s: moved by another writer %d times in a row; "
-	    "giving up",
-	    gs->branch, GITSTATE_CAS_TRIES);
-	goto out;
-done:
-	/* the commit is made; a failed pack only leaves objects loose */
-	if (rc == 0 && gs->nfresh >= (gs->pack_at ? gs->pack_at : GS_PACK_AT)) {
-		struct sc_err ignore;
-		gitstate_flush(gs, &ignore);
-	}
-out:
-	git_signature_free(sig);
-	free(msg);
-	return rc;
-}
-
-int
-gitstate_commit(struct gitstate *gs, int *out_committed,
-    const struct gitstate_file *files, size_t nfiles, const char *message,
-    int64_t now_s, struct sc_err *err)
-{
-	struct gitstate_tx *tx = NULL;
-	size_t i;
-	int rc;
-
-	if (out_committed != NULL)
-		*out_committed = 0;
-	if (gs == NULL || out_committed == NULL ||
-	    (files == NULL && nfiles > 0) || message == NULL)
-		return err_set(
-		    err, SC_ESOFTWARE, "gitstate_commit: bad arguments");
-	rc = gitstate_tx_begin(gs, &tx, 0, err);
-	/* every path is checked before any blob is written */
-	for (i = 0; rc == 0 && i < nfiles; i++)
-		if (!gs_path_ok(files[i].path))
-			rc = err_set(err, SC_EDATA,
-			    "state branch %s: invalid path '%s'", gs->branch,
-			    files[i].path != NULL ? files[i].path : "(null)");
-	for (i = 0; rc == 0 && i < nfiles; i++)
-		rc = gitstate_tx_add(
-		    tx, files[i].path, files[i].data, files[i].len, err);
-	if (rc == 0)
-		rc = gitstate_tx_commit(tx, out_committed, message, now_s, err);
-	gitstate_tx_free(tx);
-	return rc;
 }
 
 int
@@ -826,20 +334,20 @@ gitstate_read(struct gitstate *gs, char **out, size_t *out_len, int *found,
 	if ((rc = gs_tip_commit(gs, &commit, err)) < 0 || commit == NULL)
 		goto out;
 	if (git_commit_tree(&tree, commit) < 0) {
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 		goto out;
 	}
 	grc = git_tree_entry_bypath(&entry, tree, path);
 	if (grc == GIT_ENOTFOUND)
 		goto out;
 	if (grc < 0) {
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 		goto out;
 	}
 	if (git_tree_entry_type(entry) != GIT_OBJECT_BLOB)
 		goto out;
 	if (git_blob_lookup(&blob, gs->repo, git_tree_entry_id(entry)) < 0) {
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 		goto out;
 	}
 	size = git_blob_rawsize(blob);
@@ -913,17 +421,17 @@ gitstate_count(struct gitstate *gs, size_t *out, struct sc_err *err)
 	if (gs == NULL || out == NULL)
 		return err_set(
 		    err, SC_ESOFTWARE, "gitstate_count: bad arguments");
-	if ((rc = gs_tip(gs, &tip, &found, err)) < 0 || !found)
+	if ((rc = gitstate_tip_find(gs, &tip, &found, err)) < 0 || !found)
 		goto out;
 	if (git_revwalk_new(&walk, gs->repo) < 0 ||
 	    git_revwalk_push(walk, &tip) < 0) {
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 		goto out;
 	}
 	while ((grc = git_revwalk_next(&id, walk)) == 0)
 		n++;
 	if (grc != GIT_ITEROVER) {
-		rc = gs_fail(gs, err);
+		rc = gitstate_fail(gs, err);
 		goto out;
 	}
 	*out = n;
@@ -945,7 +453,7 @@ gitstate_tip_id(struct gitstate *gs, char *hex, int *found, struct sc_err *err)
 	if (gs == NULL || hex == NULL || found == NULL)
 		return err_set(
 		    err, SC_ESOFTWARE, "gitstate_tip_id: bad arguments");
-	if ((rc = gs_tip(gs, &tip, found, err)) < 0 || !*found)
+	if ((rc = gitstate_tip_find(gs, &tip, found, err)) < 0 || !*found)
 		return rc;
 	git_oid_tostr(hex, GIT_OID_HEXSZ + 1, &tip);
 	return 0;

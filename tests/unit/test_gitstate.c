@@ -1018,13 +1018,23 @@ test_tx_replace_and_pack(void **state)
 	assert_int_equal(gitstate_flush(gs, &err), 0);
 	assert_file(gs, "stories/0001/s1.json", "{\"v\": 4}\n");
 	assert_int_equal(count(gs), 7);
+	/* the pack replaced the handle's repository (its caches go): it
+	 * still commits, on the same branch of the same work tree */
+	{
+		struct gitstate_file g = {"stories/0001/s1.json", "{}\n", 3};
+		commit_files(gs, &g, 1, "after the pack", 20, 1);
+	}
+	assert_int_equal(count(gs), 8);
+	assert_file(gs, "stories/0001/s1.json", "{}\n");
+	assert_file(gs, "stories/0004/s700.json", "{\"id\": \"s700\"}\n");
+	assert_string_equal(gitstate_branch(gs), "storyctl/state");
 	gitstate_free(gs);
 
 	/* a fresh handle reads everything back from the packs */
 	gs = open_ok(fx->dir);
-	assert_file(gs, "stories/0001/s1.json", "{\"v\": 4}\n");
+	assert_file(gs, "stories/0001/s1.json", "{}\n");
 	assert_file(gs, "stories/0004/s700.json", "{\"id\": \"s700\"}\n");
-	assert_int_equal(count(gs), 7);
+	assert_int_equal(count(gs), 8);
 	gitstate_free(gs);
 	git_repository_free(repo);
 }
