@@ -105,6 +105,34 @@ go_unlink_loose(const char *objdir, const git_oid *ids, size_t n)
 	}
 }
 
+/* objdir and packdir (PATH_MAX each) of repo's common git directory;
+ * packdir must exist already (gitobjects.h). */
+static int
+go_pack_dirs(char *objdir, char *packdir, git_repository *repo, size_t n,
+    struct sc_err *err)
+{
+	const char *common, *what = NULL;
+	struct stat st;
+
+	/* commondir ends in '/': "/r/.git/" (or the main .git of a worktree) */
+	common = git_repository_commondir(repo);
+	if (common == NULL ||
+	    (size_t)snprintf(objdir, PATH_MAX, "%sobjects", common) >=
+		PATH_MAX ||
+	    (size_t)snprintf(packdir, PATH_MAX, "%s/pack", objdir) >= PATH_MAX)
+		return err_set(err, SC_EIO, "cannot pack %zu objects: %s", n,
+		    common == NULL ? "no git directory" : "path too long");
+	/* see gitobjects.h: a directory made now would not be read */
+	if (stat(packdir, &st) != 0)
+		what = strerror(errno);
+	else if (!S_ISDIR(st.st_mode))
+		what = "not a directory";
+	if (what != NULL)
+		return err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s",
+		    packdir, n, what);
+	return 0;
+}
+
 int
 gitobjects_pack(git_repository *repo, const git_oid *ids,
     const char *const *paths, size_t n, struct sc_err *err)
@@ -116,8 +144,6 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 	git_buf buf = GIT_BUF_INIT;
 	git_odb *odb = NULL;
 	char objdir[PATH_MAX], packdir[PATH_MAX];
-	const char *common, *what = NULL;
-	struct stat st;
 	size_t i;
 	int rc = 0;
 
@@ -128,27 +154,8 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 		    repo == NULL ? "repository" : "ids");
 		goto out;
 	}
-	/* commondir ends in '/': "/r/.git/" (or the main .git of a worktree) */
-	common = git_repository_commondir(repo);
-	if (common == NULL ||
-	    (size_t)snprintf(objdir, sizeof(objdir), "%sobjects", common) >=
-		sizeof(objdir) ||
-	    (size_t)snprintf(packdir, sizeof(packdir), "%s/pack", objdir) >=
-		sizeof(packdir)) {
-		rc = err_set(err, SC_EIO, "cannot pack %zu objects: %s", n,
-		    common == NULL ? "no git directory" : "path too long");
+	if ((rc = go_pack_dirs(objdir, packdir, repo, n, err)) < 0)
 		goto out;
-	}
-	/* see gitobjects.h: a directory made now would not be read */
-	if (stat(packdir, &st) != 0)
-		what = strerror(errno);
-	else if (!S_ISDIR(st.st_mode))
-		what = "not a directory";
-	if (what != NULL) {
-		rc = err_set(err, SC_EIO, "%s: cannot pack %zu objects: %s",
-		    packdir, n, what);
-		goto out;
-	}
 
 	/* One thread: the controller's one thread does the delta search,
 	 * which would otherwise compete with the agents it runs.  An id not

@@ -178,25 +178,14 @@ gs_make_pack_dir(struct gitstate *gs)
 		(void)mkdir(path, 0777);
 }
 
-int
-gitstate_open(struct gitstate **out, const char *dir, const char *branch,
-    struct sc_err *err)
+/* libgit2 for the state writer: initialised once more (the caller
+ * shuts it down), with the process-wide settings it relies on. */
+static int
+gs_lib_init(struct sc_err *err)
 {
-	struct gitstate *gs = NULL;
-	const char *wd;
-	size_t n;
-	int rc = 0, grc, valid = 0, inited = 0;
-
-	if (out == NULL || dir == NULL || branch == NULL)
-		return err_set(
-		    err, SC_ESOFTWARE, "gitstate_open: bad arguments");
-	*out = NULL;
-	if (git_libgit2_init() < 0) {
-		rc = err_set(err, SC_EIO, "cannot initialise libgit2: %s",
+	if (git_libgit2_init() < 0)
+		return err_set(err, SC_EIO, "cannot initialise libgit2: %s",
 		    gitstate_git_msg());
-		goto out;
-	}
-	inited = 1;
 	/* Every object a state commit points to was written by this commit
 	 * a moment earlier: checking that it exists (and rehashing what we
 	 * read back) makes libgit2 rescan the pack directory for each one,
@@ -216,45 +205,85 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 	git_libgit2_opts(GIT_OPT_SET_MWINDOW_SIZE, (size_t)(256 * 1024));
 	git_libgit2_opts(
 	    GIT_OPT_SET_MWINDOW_MAPPED_LIMIT, (size_t)(1024 * 1024));
-	if ((gs = calloc(1, sizeof(*gs))) == NULL)
-		goto oom;
+	return 0;
+}
+
+/* gs->branch and gs->refname, checked by libgit2's rules. */
+static int
+gs_names(struct gitstate *gs, const char *branch, struct sc_err *err)
+{
+	size_t n;
+	int valid = 0;
+
 	if ((gs->branch = gitstate_strdup(branch)) == NULL)
-		goto oom;
+		return err_set(
+		    err, SC_EOS, "state branch %s: out of memory", branch);
 	n = strlen("refs/heads/") + strlen(branch) + 1;
 	if ((gs->refname = malloc(n)) == NULL)
-		goto oom;
+		return err_set(
+		    err, SC_EOS, "state branch %s: out of memory", branch);
 	snprintf(gs->refname, n, "refs/heads/%s", branch);
 	if (git_branch_name_is_valid(&valid, branch) < 0 || !valid ||
-	    git_reference_name_is_valid(&valid, gs->refname) < 0 || !valid) {
-		rc = err_set(err, SC_EDATA,
+	    git_reference_name_is_valid(&valid, gs->refname) < 0 || !valid)
+		return err_set(err, SC_EDATA,
 		    "state branch %s: not a valid branch name", branch);
-		goto out;
-	}
+	return 0;
+}
+
+/* gs->repo and gs->workdir: the repository at or above dir, which must
+ * have a work tree. */
+static int
+gs_repo_open(struct gitstate *gs, const char *dir, struct sc_err *err)
+{
+	const char *wd;
+	size_t n;
+	int grc;
+
 	grc = git_repository_open_ext(&gs->repo, dir, 0, NULL);
-	if (grc == GIT_ENOTFOUND) {
-		rc = err_set(err, SC_EDATA,
+	if (grc == GIT_ENOTFOUND)
+		return err_set(err, SC_EDATA,
 		    "%s: not a git repository (or "
 		    "any of the parent directories)",
 		    dir);
-		goto out;
-	}
-	if (grc < 0) {
-		rc = err_set(err, SC_EIO, "%s: cannot open git repository: %s",
-		    dir, gitstate_git_msg());
-		goto out;
-	}
+	if (grc < 0)
+		return err_set(err, SC_EIO,
+		    "%s: cannot open git repository: %s", dir,
+		    gitstate_git_msg());
 	if (git_repository_is_bare(gs->repo) ||
-	    (wd = git_repository_workdir(gs->repo)) == NULL) {
-		rc = err_set(err, SC_EDATA,
+	    (wd = git_repository_workdir(gs->repo)) == NULL)
+		return err_set(err, SC_EDATA,
 		    "%s: bare git repository has no work tree", dir);
-		goto out;
-	}
 	gs_make_pack_dir(gs);
 	if ((gs->workdir = gitstate_strdup(wd)) == NULL)
-		goto oom;
+		return err_set(err, SC_EOS, "%s: out of memory", dir);
 	n = strlen(gs->workdir);
 	while (n > 1 && gs->workdir[n - 1] == '/')
 		gs->workdir[--n] = '\0';
+	return 0;
+}
+
+int
+gitstate_open(struct gitstate **out, const char *dir, const char *branch,
+    struct sc_err *err)
+{
+	struct gitstate *gs = NULL;
+	int rc = 0, inited = 0;
+
+	if (out == NULL || dir == NULL || branch == NULL)
+		return err_set(
+		    err, SC_ESOFTWARE, "gitstate_open: bad arguments");
+	*out = NULL;
+	if ((rc = gs_lib_init(err)) < 0)
+		goto out;
+	inited = 1;
+	if ((gs = calloc(1, sizeof(*gs))) == NULL) {
+		rc = err_set(
+		    err, SC_EOS, "state branch %s: out of memory", branch);
+		goto out;
+	}
+	if ((rc = gs_names(gs, branch, err)) < 0 ||
+	    (rc = gs_repo_open(gs, dir, err)) < 0)
+		goto out;
 	/* The reflog of the branch names storyctl, not the user. */
 	if (git_repository_set_ident(gs->repo, GITSTATE_NAME, GITSTATE_EMAIL) <
 	    0) {
@@ -266,9 +295,6 @@ gitstate_open(struct gitstate **out, const char *dir, const char *branch,
 	*out = gs;
 	gs = NULL;
 	inited = 0;
-	goto out;
-oom:
-	rc = err_set(err, SC_EOS, "state branch %s: out of memory", branch);
 out:
 	if (gs != NULL) {
 		git_repository_free(gs->repo);
