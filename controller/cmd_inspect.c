@@ -13,6 +13,7 @@
 
 #include "controller/cli.h"
 #include "controller/view.h"
+#include "controller/views.h"
 #include "controller/clock.h"
 #include "controller/config.h"
 #include "controller/requeue.h"
@@ -44,8 +45,8 @@ subtasks_cell(char *buf, size_t len, int completed, int total)
 /* list --json: an array whose every element carries the format_version
  * (docs/json.md#list); cost_usd null when no attempt reported one. */
 static int
-list_print_json(const struct cli *cli, const struct story_row *rows, size_t n,
-    struct sc_err *err)
+list_build_json(
+    json_t **out, const struct story_row *rows, size_t n, struct sc_err *err)
 {
 	json_t *arr = json_array(), *o;
 	size_t i;
@@ -70,10 +71,31 @@ list_print_json(const struct cli *cli, const struct story_row *rows, size_t n,
 			goto out;
 		}
 	}
-	rc = arr ? cli_print_json(cli, arr, err)
-		 : err_set(err, SC_EOS, "out of memory");
+	if (arr == NULL)
+		rc = err_set(err, SC_EOS, "out of memory");
 out:
-	json_decref(arr);
+	if (rc < 0) {
+		json_decref(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	return rc;
+}
+
+/* One builder for list --json and GET /v1/stories (docs/api.md). */
+int
+views_list_json(
+    json_t **out, struct view *v, const char *status, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	size_t n = 0;
+	int rc;
+
+	*out = NULL;
+	rc = view_stories(&rows, &n, v, status, err);
+	if (rc == 0)
+		rc = list_build_json(out, rows, n, err);
+	free(rows);
 	return rc;
 }
 
@@ -136,6 +158,7 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct view v;
 	struct story_row *rows = NULL;
 	const char *status = NULL;
+	json_t *j = NULL;
 	size_t n = 0;
 	int json = 0, rc;
 
@@ -146,17 +169,22 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = view_open(&v, cli, false, err);
 	if (rc < 0)
 		goto out;
+	if (json) {
+		rc = views_list_json(&j, &v, status, err);
+		if (rc == 0)
+			rc = cli_print_json(cli, j, err);
+		goto out;
+	}
 	rc = view_stories(&rows, &n, &v, status, err);
 	if (rc < 0)
 		goto out;
-	if (json)
-		rc = list_print_json(cli, rows, n, err);
-	else if (n == 0)
+	if (n == 0)
 		fprintf(cli->out, "no stories%s%s\n",
 		    status ? " with status " : "", status ? status : "");
 	else
 		list_print_text(cli, rows, n);
 out:
+	json_decref(j);
 	free(rows);
 	view_close(&v);
 	return rc;
@@ -256,20 +284,55 @@ show_next_line(const struct cli *cli, const struct attempt_row *a,
  * (docs/state-branch.md), with the format_version first
  * (docs/json.md#show); the branch's copy carries none. */
 static int
-show_print_json(const struct cli *cli, const struct story_row *st,
+show_build_json(json_t **out, const struct story_row *st,
     const struct attempt_row *rows, size_t n, struct sc_err *err)
 {
 	json_t *j = render_story_json(st, rows, n);
 	json_t *o =
 	    json_pack("{s:i}", "format_version", CLI_JSON_FORMAT_VERSION);
+	int rc = 0;
+
+	if (j == NULL || o == NULL || json_object_update(o, j) != 0) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(j);
+	*out = o;
+	return rc;
+}
+
+/* The story and its attempts in the latest batch (none before one). */
+static int
+show_read(struct story_row *st, struct attempt_row **rows, size_t *n,
+    struct view *v, const char *id, struct sc_err *err)
+{
 	int rc;
 
-	if (j == NULL || o == NULL || json_object_update(o, j) != 0)
-		rc = err_set(err, SC_EOS, "out of memory");
-	else
-		rc = cli_print_json(cli, o, err);
-	json_decref(j);
-	json_decref(o);
+	*rows = NULL;
+	*n = 0;
+	rc = view_find_story(st, v, id, err);
+	if (rc == 0 && v->have_batch)
+		rc =
+		    db_attempts_for_story(v->db, rows, n, v->batch.id, id, err);
+	return rc;
+}
+
+/* One builder for show ID --json and GET /v1/stories/ID (docs/api.md). */
+int
+views_show_json(
+    json_t **out, struct view *v, const char *id, struct sc_err *err)
+{
+	struct story_row st;
+	struct attempt_row *rows = NULL;
+	size_t n = 0;
+	int rc;
+
+	*out = NULL;
+	rc = show_read(&st, &rows, &n, v, id, err);
+	if (rc == 0)
+		rc = show_build_json(out, &st, rows, n, err);
+	attempt_rows_free(rows, n);
 	return rc;
 }
 
@@ -280,6 +343,7 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct story_row st;
 	struct attempt_row *rows = NULL;
 	const char *id = NULL;
+	json_t *j = NULL;
 	size_t n = 0, i;
 	int json = 0, rc;
 
@@ -289,19 +353,15 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = view_open(&v, cli, false, err);
 	if (rc < 0)
 		goto out;
-	rc = view_find_story(&st, &v, id, err);
+	if (json) {
+		rc = views_show_json(&j, &v, id, err);
+		if (rc == 0)
+			rc = cli_print_json(cli, j, err);
+		goto out;
+	}
+	rc = show_read(&st, &rows, &n, &v, id, err);
 	if (rc < 0)
 		goto out;
-	if (v.have_batch) {
-		rc =
-		    db_attempts_for_story(v.db, &rows, &n, v.batch.id, id, err);
-		if (rc < 0)
-			goto out;
-	}
-	if (json) {
-		rc = show_print_json(cli, &st, rows, n, err);
-		goto out;
-	}
 	fprintf(cli->out, "%s  %s  %d/%d tasks  ", st.id,
 	    status_name(st.status), st.tasks_completed, st.tasks_total);
 	if (st.subtasks_total > 0)
@@ -327,6 +387,7 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (n > 0 && rows[n - 1].log_path[0])
 		fprintf(cli->out, "last log: %s\n", rows[n - 1].log_path);
 out:
+	json_decref(j);
 	attempt_rows_free(rows, n);
 	view_close(&v);
 	return rc;

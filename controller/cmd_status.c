@@ -12,6 +12,7 @@
 #include "controller/cli.h"
 #include "controller/clock.h"
 #include "controller/view.h"
+#include "controller/views.h"
 #include "state/db.h"
 #include "state/lock.h"
 #include "state/render.h"
@@ -144,13 +145,12 @@ status_running_json(const struct attempt_row *a, bool alive)
 /* status --json: `running` is an array, one entry per slot at work
  * (docs/json.md#status). */
 static int
-status_print_json(struct cli *cli, const struct view *v,
+status_build_json(json_t **out, const struct view *v,
     const struct status_facts *sf, struct sc_err *err)
 {
 	json_t *o = NULL, *c = NULL, *running = json_array(),
 	       *wait = json_null();
 	size_t i;
-	int rc;
 
 	for (i = 0; running != NULL && i < sf->nrun; i++)
 		if (v->have_batch && sf->run[i].batch_id == v->batch.id)
@@ -177,11 +177,34 @@ status_print_json(struct cli *cli, const struct view *v,
 		    json_pack("{s:o, s:o}", "primary",
 			render_time_json(sf->pause_until[0]), "fallback",
 			render_time_json(sf->pause_until[1])));
-	rc = o ? cli_print_json(cli, o, err)
-	       : err_set(err, SC_EOS, "out of memory");
-	json_decref(o);
 	json_decref(running);
 	json_decref(wait);
+	*out = o;
+	return o ? 0 : err_set(err, SC_EOS, "out of memory");
+}
+
+static void
+status_facts_release(struct status_facts *sf)
+{
+	free(sf->rows);
+	attempt_rows_free(sf->run, sf->nrun);
+	attempt_row_release(&sf->last);
+}
+
+/* One builder for status --json and GET /v1/status (docs/api.md). */
+int
+views_status_json(json_t **out, struct view *v, struct sc_err *err)
+{
+	struct status_facts sf;
+	int rc;
+
+	*out = NULL;
+	memset(&sf, 0, sizeof(sf));
+	sf.now = view_now_ms();
+	rc = status_gather(&sf, v, err);
+	if (rc == 0)
+		rc = status_build_json(out, v, &sf, err);
+	status_facts_release(&sf);
 	return rc;
 }
 
@@ -247,6 +270,7 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct view v;
 	struct status_facts sf;
+	json_t *j = NULL;
 	int json = 0, rc;
 
 	memset(&sf, 0, sizeof(sf));
@@ -256,18 +280,20 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (rc < 0)
 		return rc;
 	rc = view_open(&v, cli, false, err);
-	if (rc == 0)
-		rc = status_gather(&sf, &v, err);
 	if (rc < 0)
 		goto out;
-	if (json)
-		rc = status_print_json(cli, &v, &sf, err);
-	else
+	if (json) {
+		rc = views_status_json(&j, &v, err);
+		if (rc == 0)
+			rc = cli_print_json(cli, j, err);
+		goto out;
+	}
+	rc = status_gather(&sf, &v, err);
+	if (rc == 0)
 		status_print_text(cli, &v, &sf);
 out:
-	free(sf.rows);
-	attempt_rows_free(sf.run, sf.nrun);
-	attempt_row_release(&sf.last);
+	json_decref(j);
+	status_facts_release(&sf);
 	view_close(&v);
 	return rc;
 }

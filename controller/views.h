@@ -1,0 +1,25 @@
+/*
+ * views.h - the JSON of status, list and show --json, built in one place
+ * for the CLI and for the service's read views (docs/api.md,
+ * docs/json.md).  Each fills *out (the caller's, json_decref()) from a
+ * view opened with view_open().
+ */
+#ifndef STORYCTL_VIEWS_H
+#define STORYCTL_VIEWS_H
+
+#include <jansson.h>
+
+#include "common/err.h"
+#include "controller/view.h"
+
+/* status --json (controller/cmd_status.c). */
+int views_status_json(json_t **out, struct view *v, struct sc_err *err);
+/* list --json, status NULL for every story (controller/cmd_inspect.c). */
+int views_list_json(
+    json_t **out, struct view *v, const char *status, struct sc_err *err);
+/* show ID --json; no such story is SC_EUSAGE from view_find_story()
+ * (controller/cmd_inspect.c). */
+int views_show_json(
+    json_t **out, struct view *v, const char *id, struct sc_err *err);
+
+#endif
