@@ -76,6 +76,8 @@ int cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err);
+int cmd_key(struct cli *cli, int argc, char **argv, struct sc_err *err);
+int cmd_serve(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_help(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_complete(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_man(struct cli *cli, int argc, char **argv, struct sc_err *err);

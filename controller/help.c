@@ -298,6 +298,69 @@ const struct cli_help help_requeue = {
     "storyctl resume runs it.",
     requeue_opts, requeue_exits, requeue_examples, "@ids"};
 
+static const struct help_item key_opts[] = {
+    {"--write", "key add: the key may also write (default: read only)", NULL},
+    OPT_HELP,
+    HELP_END,
+};
+static const struct help_item key_exits[] = {
+    {"0", "added (the key printed), listed or revoked", NULL},
+    {"64",
+	"a bad command line, a bad or taken name (key add), or no such\n"
+	"key (key revoke)",
+	NULL},
+    {"74", "the state database cannot be read or written", NULL},
+    HELP_END,
+};
+static const struct help_item key_examples[] = {
+    {"KEY=$(storyctl key add dashboard)",
+	"a read key for a dashboard, kept in a variable", NULL},
+    {"storyctl key add ci --write", "a key that may also write", NULL},
+    {"storyctl key revoke dashboard", "the key stops working at once", NULL},
+    HELP_END,
+};
+const struct cli_help help_key = {
+    "The API keys of storyctl serve.  key add NAME prints a new random\n"
+    "key once, alone on standard output; only its SHA-256 is stored,\n"
+    "with the name, the scope (read, or write with --write) and the\n"
+    "time.  key list shows names, scopes and times, never a key.  A\n"
+    "name is 1 to 63 letters, digits, '.', '_' or '-'.",
+    key_opts, key_exits, key_examples, "add list revoke"};
+
+static const struct help_item serve_opts[] = {
+    {"--listen ADDR:PORT",
+	"where to listen: a numeric IPv4 address or [IPv6] and a port\n"
+	"(default 127.0.0.1:8420; port 0 picks a free one)",
+	NULL},
+    OPT_HELP,
+    HELP_END,
+};
+static const struct help_item serve_exits[] = {
+    {"0", "stopped by SIGINT or SIGTERM", NULL},
+    {"64",
+	"a bad command line, or a non-loopback address while no key\n"
+	"exists",
+	NULL},
+    {"65", "storyctl.json is not valid", NULL},
+    {"71", "the address cannot be listened on", NULL},
+    {"74", "the state database cannot be read", NULL},
+    HELP_END,
+};
+static const struct help_item serve_examples[] = {
+    {"storyctl serve", "serve on 127.0.0.1:8420 beside a running batch", NULL},
+    {"curl -H \"X-API-Key: $KEY\" localhost:8420/v1/status",
+	"what status --json prints", NULL},
+    HELP_END,
+};
+const struct cli_help help_serve = {
+    "Serve the batch over HTTP (docs/api.md): GET /v1/status,\n"
+    "/v1/stories and /v1/stories/ID answer what status, list and show\n"
+    "--json print.  Every request needs a key in X-API-Key (storyctl\n"
+    "key add); a read key can only GET.  It reads the database beside a\n"
+    "running controller and never blocks it.  It prints the port it\n"
+    "listens on and runs until SIGINT or SIGTERM.",
+    serve_opts, serve_exits, serve_examples, NULL};
+
 static const struct help_item simulate_opts[] = {
     {"--tasks N", "the story's number of tasks, 1 or more (default 9)",
 	"5 9 12"},

@@ -33,7 +33,7 @@
 #include "common/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 /* How long a statement waits for another connection's write lock. */
 #define DB_BUSY_TIMEOUT_MS 10000
 /* The meta key of the committed-decision counter (db_decision_seq). */
@@ -313,6 +313,24 @@ int db_events_list(struct db *db, struct event_row **out, size_t *n,
     int64_t batch_id, int64_t after_id, struct sc_err *err);
 /* Free every message, then the array.  NULL ok. */
 void event_rows_free(struct event_row *rows, size_t n);
+
+/* The service's API keys (docs/api.md#keys): a name, the SHA-256 of the
+ * key in lowercase hex (never the key), the scope, the creation time. */
+#define DB_KEY_NAME_MAX 64
+struct key_row {
+	char name[DB_KEY_NAME_MAX];
+	char sha256[65];
+	bool write; /* scope write; false: read */
+	int64_t created_ms;
+};
+/* Add k; SC_EUSAGE "a key named NAME exists" when the name is taken. */
+int db_key_add(struct db *db, const struct key_row *k, struct sc_err *err);
+/* Every key, by name.  *out is the caller's (free()). */
+int db_key_list(
+    struct db *db, struct key_row **out, size_t *n, struct sc_err *err);
+/* Remove the key named name; *found 0 when there is none. */
+int db_key_revoke(
+    struct db *db, const char *name, int *found, struct sc_err *err);
 
 /* Meta key/value.  *out_value is the caller's to free(), NULL if absent. */
 int db_meta_get(

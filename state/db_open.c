@@ -165,6 +165,15 @@ static const char *const db_migrations[] = {
     "ALTER TABLE attempts ADD COLUMN next_role TEXT;\n"
     "ALTER TABLE attempts ADD COLUMN not_before_ms INTEGER;\n"
     "PRAGMA user_version = 4;\n",
+    /* 5: the service's API keys (docs/api.md#keys): only a key's
+     * SHA-256, never the key itself */
+    "CREATE TABLE api_keys (\n"
+    "  name TEXT PRIMARY KEY,\n"
+    "  sha256 TEXT NOT NULL UNIQUE,\n"
+    "  scope TEXT NOT NULL CHECK (scope IN ('read', 'write')),\n"
+    "  created_ms INTEGER NOT NULL\n"
+    ") WITHOUT ROWID;\n"
+    "PRAGMA user_version = 5;\n",
 };
 
 _Static_assert(

@@ -313,7 +313,7 @@ test_open_settings(void **state)
 	assert_int_equal(info.busy_timeout_ms, DB_BUSY_TIMEOUT_MS);
 	/* WAL and the version are in the file, seen by any connection */
 	assert_raw(f->file, "PRAGMA journal_mode", "wal");
-	assert_raw(f->file, "PRAGMA user_version", "4");
+	assert_raw(f->file, "PRAGMA user_version", "5");
 }
 
 static void
@@ -1212,9 +1212,10 @@ test_migration_2_counts_existing_stories(void **state)
 	    " ALTER TABLE attempts DROP COLUMN next_attempt;"
 	    " ALTER TABLE attempts DROP COLUMN next_role;"
 	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
+	    " DROP TABLE api_keys;"
 	    " PRAGMA user_version = 1;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "4");
+	assert_raw(f->file, "PRAGMA user_version", "5");
 	assert_counts(f, 2, 0, 1);
 	add_story(f, "d", 3);
 	assert_counts(f, 3, 0, 1);
@@ -1243,9 +1244,10 @@ test_migration_3_subtasks_session(void **state)
 	    " ALTER TABLE attempts DROP COLUMN next_attempt;"
 	    " ALTER TABLE attempts DROP COLUMN next_role;"
 	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
+	    " DROP TABLE api_keys;"
 	    " PRAGMA user_version = 2;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "4");
+	assert_raw(f->file, "PRAGMA user_version", "5");
 	assert_int_equal(
 	    db_story_get(f->db, &s, &found, f->batch, "a", &err), 0);
 	assert_int_equal(found, 1);
@@ -1263,6 +1265,54 @@ test_migration_3_subtasks_session(void **state)
 	    "SELECT subtasks_completed || '/' || subtasks_total FROM stories"
 	    " WHERE id = 'a'",
 	    "4/9");
+}
+
+/* Schema 5 adds the service's keys: a version 4 database keeps its
+ * rows and gets an empty api_keys table; a key round-trips, a taken name
+ * is SC_EUSAGE and revoke removes it (docs/api.md#keys). */
+static void
+test_migration_5_api_keys(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct key_row k, *rows = NULL;
+	size_t n = 9;
+	int found = 0;
+
+	add_story(f, "a", 0);
+	db_close(f->db);
+	f->db = NULL;
+	raw_exec(f->file, "DROP TABLE api_keys; PRAGMA user_version = 4;");
+	assert_int_equal(db_open(&f->db, f->state, &err), 0);
+	assert_raw(f->file, "PRAGMA user_version", "5");
+	assert_raw(f->file, "SELECT count(*) FROM stories", "1");
+	assert_int_equal(db_key_list(f->db, &rows, &n, &err), 0);
+	assert_int_equal(n, 0);
+	free(rows);
+	memset(&k, 0, sizeof(k));
+	strcpy(k.name, "ci");
+	memset(k.sha256, 'a', 64);
+	k.write = true;
+	k.created_ms = 1234;
+	assert_int_equal(db_key_add(f->db, &k, &err), 0);
+	k.sha256[0] = 'b'; /* another key, the same name */
+	assert_int_equal(db_key_add(f->db, &k, &err), SC_EUSAGE);
+	assert_non_null(strstr(err.msg, "a key named ci exists"));
+	assert_raw(f->file,
+	    "SELECT name || '/' || scope || '/' || created_ms"
+	    " FROM api_keys",
+	    "ci/write/1234");
+	assert_int_equal(db_key_list(f->db, &rows, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(rows[0].name, "ci");
+	assert_int_equal(rows[0].write, 1);
+	assert_int_equal(strlen(rows[0].sha256), 64);
+	free(rows);
+	assert_int_equal(db_key_revoke(f->db, "ci", &found, &err), 0);
+	assert_int_equal(found, 1);
+	assert_int_equal(db_key_revoke(f->db, "ci", &found, &err), 0);
+	assert_int_equal(found, 0);
+	assert_raw(f->file, "SELECT count(*) FROM api_keys", "0");
 }
 
 /* Schema 4 stores the decision's next attempt with the attempt; a
@@ -1285,9 +1335,10 @@ test_migration_4_next_attempt(void **state)
 	    "ALTER TABLE attempts DROP COLUMN next_attempt;"
 	    " ALTER TABLE attempts DROP COLUMN next_role;"
 	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
+	    " DROP TABLE api_keys;"
 	    " PRAGMA user_version = 3;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "4");
+	assert_raw(f->file, "PRAGMA user_version", "5");
 	assert_raw(f->file,
 	    "SELECT coalesce(next_attempt, 'null') || coalesce(next_role, "
 	    "'null') || coalesce(not_before_ms, 'null') FROM attempts",
@@ -1531,6 +1582,8 @@ main(void)
 		test_migration_3_subtasks_session, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_migration_4_next_attempt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_migration_5_api_keys, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_group_commit_flags, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_spend, setup, teardown),

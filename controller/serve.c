@@ -1,0 +1,361 @@
+/*
+ * serve.c - see serve.h: requests, keys, routes and the read views
+ * (docs/api.md).
+ *
+ * One internal polling thread (MHD_USE_AUTO_INTERNAL_THREAD: epoll or
+ * poll) answers every connection, so at most one handler runs at a time:
+ * the config loader and the views were written for one thread, and each
+ * request is a few indexed reads.  A slow client costs a socket, not a
+ * thread, and is closed after SERVE_TIMEOUT_S (docs/api.md#limits).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <microhttpd.h>
+
+#include "controller/config.h"
+#include "controller/serve.h"
+#include "controller/view.h"
+#include "controller/views.h"
+#include "state/apikey.h"
+#include "state/db.h"
+
+struct serve {
+	struct MHD_Daemon *d;
+	const struct cli *cli;
+	char *state_dir;
+};
+
+/* What a request is, found from its method, path and headers before the
+ * body is read (docs/api.md#errors). */
+enum route {
+	ROUTE_NONE,
+	ROUTE_STATUS,
+	ROUTE_STORIES,
+	ROUTE_STORY,
+	ROUTE_NOT_YET, /* routes of docs/api.md#not-yet: 405 for now */
+};
+
+struct req {
+	enum route route;
+	char id[128];
+	int status; /* an error found from the headers, or 0 */
+	char code[32];
+	char msg[300];
+	char *body;
+	size_t len;
+	bool too_large;
+};
+
+static void
+req_fail(struct req *r, int status, const char *code, const char *msg)
+{
+	r->status = status;
+	snprintf(r->code, sizeof(r->code), "%s", code);
+	snprintf(r->msg, sizeof(r->msg), "%s", msg);
+}
+
+/* Send j (consumed) with status, as the CLI prints it. */
+static enum MHD_Result
+serve_send_json(struct MHD_Connection *c, int status, json_t *j, bool allow)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret = MHD_NO;
+	char *p,
+	    *text =
+		j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	size_t len;
+
+	json_decref(j);
+	if (text == NULL)
+		return MHD_NO;
+	/* a newline at the end, as the CLI prints it */
+	len = strlen(text);
+	if ((p = realloc(text, len + 2)) == NULL) {
+		free(text);
+		return MHD_NO;
+	}
+	text = p;
+	text[len++] = '\n';
+	text[len] = '\0';
+	resp =
+	    MHD_create_response_from_buffer_with_free_callback(len, text, free);
+	if (resp == NULL) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	if (allow)
+		MHD_add_response_header(resp, "Allow", "GET");
+	ret = MHD_queue_response(c, (unsigned int)status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* {"error": {"code", "message"}} (docs/api.md#errors). */
+static enum MHD_Result
+serve_send_error(
+    struct MHD_Connection *c, int status, const char *code, const char *msg)
+{
+	return serve_send_json(c, status,
+	    json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg),
+	    status == MHD_HTTP_METHOD_NOT_ALLOWED);
+}
+
+/* The route of path; ids are checked before any lookup, so "..", an
+ * encoded slash (already decoded by the library into another segment)
+ * or an overlong id never reaches the database (docs/api.md#ids). */
+static void
+serve_route(struct req *r, const char *path)
+{
+	static const char *const not_yet[] = {
+	    "/v1/retry-policy", "/v1/events", "/v1/events/stream", "/v1/stats"};
+	static const char *const story_not_yet[] = {
+	    "retry-policy", "failures", "requeue"};
+	const char *id, *slash;
+	size_t i, len;
+
+	if (strcmp(path, "/v1/status") == 0)
+		r->route = ROUTE_STATUS;
+	else if (strcmp(path, "/v1/stories") == 0)
+		r->route = ROUTE_STORIES;
+	for (i = 0; i < sizeof(not_yet) / sizeof(not_yet[0]); i++)
+		if (strcmp(path, not_yet[i]) == 0)
+			r->route = ROUTE_NOT_YET;
+	if (r->route != ROUTE_NONE || strncmp(path, "/v1/stories/", 12) != 0)
+		return;
+	id = path + 12;
+	slash = strchr(id, '/');
+	len = slash ? (size_t)(slash - id) : strlen(id);
+	if (len == 0 || len >= sizeof(r->id)) {
+		req_fail(r, MHD_HTTP_BAD_REQUEST, "bad_id",
+		    "a story id is 1 to 127 characters");
+		return;
+	}
+	memcpy(r->id, id, len);
+	r->id[len] = '\0';
+	if (!config_id_valid(r->id)) {
+		req_fail(r, MHD_HTTP_BAD_REQUEST, "bad_id",
+		    "a story id matches [A-Za-z0-9][A-Za-z0-9._-]*");
+		return;
+	}
+	if (slash == NULL) {
+		r->route = ROUTE_STORY;
+		return;
+	}
+	for (i = 0; i < sizeof(story_not_yet) / sizeof(story_not_yet[0]); i++)
+		if (strcmp(slash + 1, story_not_yet[i]) == 0)
+			r->route = ROUTE_NOT_YET;
+}
+
+/* The key's scope: 1 write, 0 read, -1 no such key.  Every stored hash
+ * is compared in constant time (state/apikey.c). */
+static int
+serve_key_scope(const struct serve *s, const char *key)
+{
+	struct db *db = NULL;
+	struct key_row *rows = NULL;
+	struct stat sb;
+	char path[4096];
+	size_t n = 0;
+	int i = -1, scope = -1;
+
+	snprintf(path, sizeof(path), "%s/state.db", s->state_dir);
+	if (key == NULL || stat(path, &sb) < 0 ||
+	    db_open_readonly(&db, s->state_dir, NULL) < 0)
+		goto out;
+	if (db_key_list(db, &rows, &n, NULL) == 0)
+		i = apikey_match(rows, n, key);
+	if (i >= 0)
+		scope = rows[i].write ? 1 : 0;
+out:
+	free(rows);
+	db_close(db);
+	return scope;
+}
+
+/* Everything decided from the headers, in the order of
+ * docs/api.md#errors: 401, 413, 400/404, 403, 405. */
+static void
+serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
+    const char *url, const char *method)
+{
+	const char *key =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-Key");
+	const char *cl = MHD_lookup_connection_value(
+	    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+	int scope = serve_key_scope(s, key);
+
+	if (scope < 0) {
+		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
+		    key ? "the X-API-Key is not a key of this storyctl"
+			: "send a key in X-API-Key (storyctl key add NAME)");
+		return;
+	}
+	if (cl != NULL && strtoull(cl, NULL, 10) > SERVE_BODY_MAX) {
+		req_fail(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+		    "a request body is at most 1 MiB");
+		return;
+	}
+	serve_route(r, url);
+	if (r->status != 0)
+		return;
+	if (r->route == ROUTE_NONE)
+		req_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "no such route");
+	else if (!get && scope == 0)
+		req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
+		    "a read key can only GET");
+	else if (r->route == ROUTE_NOT_YET)
+		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "not_implemented",
+		    "this storyctl does not serve this route yet "
+		    "(docs/api.md#not-yet)");
+	else if (!get)
+		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+		    "this route takes GET");
+}
+
+/* The read views: the JSON of status, list and show --json. */
+static enum MHD_Result
+serve_view(const struct serve *s, struct MHD_Connection *c, struct req *r)
+{
+	struct view v;
+	struct sc_err err = {0};
+	json_t *j = NULL;
+	int rc;
+
+	rc = view_open(&v, s->cli, false, &err);
+	if (rc == 0 && r->route == ROUTE_STATUS)
+		rc = views_status_json(&j, &v, &err);
+	else if (rc == 0 && r->route == ROUTE_STORIES)
+		rc = views_list_json(&j, &v, NULL, &err);
+	else if (rc == 0)
+		rc = views_show_json(&j, &v, r->id, &err);
+	view_close(&v);
+	if (rc == SC_EUSAGE && r->route == ROUTE_STORY)
+		return serve_send_error(
+		    c, MHD_HTTP_NOT_FOUND, "not_found", err.msg);
+	if (rc < 0)
+		return serve_send_error(
+		    c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", err.msg);
+	return serve_send_json(c, MHD_HTTP_OK, j, false);
+}
+
+/* Keep up to SERVE_BODY_MAX bytes of the body (for the write routes to
+ * come); beyond that only remember that it was too large. */
+static void
+serve_body(struct req *r, const char *data, size_t size)
+{
+	char *p;
+
+	if (r->too_large || r->len + size > SERVE_BODY_MAX) {
+		r->too_large = true;
+		return;
+	}
+	if ((p = realloc(r->body, r->len + size + 1)) == NULL) {
+		r->too_large = true;
+		return;
+	}
+	r->body = p;
+	memcpy(r->body + r->len, data, size);
+	r->len += size;
+	r->body[r->len] = '\0';
+}
+
+static enum MHD_Result
+serve_handle(void *cls, struct MHD_Connection *c, const char *url,
+    const char *method, const char *version, const char *upload_data,
+    size_t *upload_data_size, void **con_cls)
+{
+	const struct serve *s = cls;
+	struct req *r = *con_cls;
+
+	if (r == NULL) {
+		if ((r = calloc(1, sizeof(*r))) == NULL)
+			return MHD_NO;
+		*con_cls = r;
+		serve_check(s, r, c, url, method);
+		/* refused from its headers: answered before any body is
+		 * read */
+		if (r->status != 0)
+			return serve_send_error(c, r->status, r->code, r->msg);
+		return MHD_YES;
+	}
+	if (r->status != 0) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		serve_body(r, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (r->too_large)
+		return serve_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
+		    "too_large", "a request body is at most 1 MiB");
+	return serve_view(s, c, r);
+}
+
+static void
+serve_done(void *cls, struct MHD_Connection *c, void **con_cls,
+    enum MHD_RequestTerminationCode toe)
+{
+	struct req *r = *con_cls;
+
+	if (r != NULL)
+		free(r->body);
+	free(r);
+	*con_cls = NULL;
+}
+
+int
+serve_start(struct serve **out, int *port, const struct cli *cli,
+    const char *state_dir, const struct sockaddr *addr, struct sc_err *err)
+{
+	struct serve *s = calloc(1, sizeof(*s));
+	const union MHD_DaemonInfo *info;
+	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
+	int rc = 0;
+
+	*out = NULL;
+	if (s == NULL || (s->state_dir = strdup(state_dir)) == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	s->cli = cli;
+	if (addr->sa_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	s->d = MHD_start_daemon(flags, 0, NULL, NULL, serve_handle, s,
+	    MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned int)SERVE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned int)SERVE_CONN_MAX, MHD_OPTION_NOTIFY_COMPLETED,
+	    serve_done, NULL, MHD_OPTION_END);
+	if (s->d == NULL) {
+		rc = err_set(err, SC_EOS,
+		    "serve: cannot listen there (in use, or not an address "
+		    "of this machine)");
+		goto out;
+	}
+	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+	*port = info != NULL ? info->port : 0;
+out:
+	if (rc < 0) {
+		serve_stop(s);
+		s = NULL;
+	}
+	*out = s;
+	return rc;
+}
+
+void
+serve_stop(struct serve *s)
+{
+	if (s == NULL)
+		return;
+	if (s->d != NULL)
+		MHD_stop_daemon(s->d);
+	free(s->state_dir);
+	free(s);
+}

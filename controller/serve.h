@@ -1,0 +1,35 @@
+/*
+ * serve.h - the HTTP service (docs/api.md): libmicrohttpd with one
+ * internal polling thread, API keys on every request, the read views.
+ * cmd_serve.c parses the command line and waits for a signal; this file
+ * runs the daemon and answers the requests.
+ */
+#ifndef STORYCTL_SERVE_H
+#define STORYCTL_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "common/err.h"
+#include "controller/cli.h"
+
+/* A request body larger than this is refused with 413. */
+#define SERVE_BODY_MAX (1024 * 1024)
+/* A connection idle (or trickling) this long is closed: slow clients do
+ * not keep a slot. */
+#define SERVE_TIMEOUT_S 10
+/* Connections open at once; more wait in the kernel's backlog. */
+#define SERVE_CONN_MAX 256
+
+struct serve;
+
+/* Start serving on addr (IPv4 or IPv6) in a thread of the library's; the
+ * requests read the state of the config cli names.  *out is the
+ * caller's, to serve_stop().  *port: the port bound (for port 0). */
+int serve_start(struct serve **out, int *port, const struct cli *cli,
+    const char *state_dir, const struct sockaddr *addr, struct sc_err *err);
+/* Stop accepting, finish the request under way, free.  NULL ok. */
+void serve_stop(struct serve *s);
+
+#endif
