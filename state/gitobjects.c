@@ -174,8 +174,14 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 	 * temporary names renamed into place, and removes what it wrote if
 	 * anything fails.  No odb: the pack is whole, there is no base to
 	 * look up. */
-	if (git_packbuilder_write_buf(&buf, pb) < 0 ||
-	    git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0 ||
+	if (git_packbuilder_write_buf(&buf, pb) < 0)
+		goto git_fail;
+	/* The packbuilder's object list and delta window are not needed
+	 * once the pack is in buf: freed before the indexer allocates its
+	 * own, the two are never resident together (docs/performance.md). */
+	git_packbuilder_free(pb);
+	pb = NULL;
+	if (git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0 ||
 	    git_indexer_new(&ix, packdir, GO_PACK_MODE, NULL, &opts) < 0 ||
 	    git_indexer_append(ix, buf.ptr, buf.size, &stats) < 0 ||
 	    git_indexer_commit(ix, &stats) < 0)

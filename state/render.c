@@ -287,7 +287,7 @@ render_story_path(const char *id, int position, int total)
 	char *p = NULL;
 	int rc;
 
-	if (total <= RENDER_PAGE)
+	if (total <= RENDER_FLAT_MAX)
 		rc = asprintf(&p, "stories/%s.json", id);
 	else
 		rc = asprintf(

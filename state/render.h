@@ -28,10 +28,16 @@ int render_progress_md(
 /* The table line of a full row (pointers into r). */
 void render_line_of(struct story_line *out, const struct story_row *r);
 
-/* Batches larger than this have progress.md as a summary and the table
- * in pages progress/NNNN.md of this many stories, so that a decision
- * rewrites one page, not the whole batch (docs/performance.md). */
-#define RENDER_PAGE 200
+/* Batches of up to this many stories keep the flat layout: progress.md
+ * is the whole table, stories/<id>.json (docs/state-branch.md#layout). */
+#define RENDER_FLAT_MAX 200
+/* Larger batches have progress.md as a summary and the table in pages
+ * progress/NNNN.md of this many stories, so that a decision rewrites
+ * one small page, not the whole batch: a smaller page is less to
+ * deflate, hash and delta-search per decision (docs/performance.md). */
+#ifndef RENDER_PAGE
+#define RENDER_PAGE 50
+#endif
 
 /* progress.md of a large batch: counts per status and the page list. */
 int render_progress_index(
@@ -42,7 +48,7 @@ int render_progress_page(char **out, const struct story_line *rows, size_t n,
     int page, int64_t batch_id);
 
 /* Where a story's JSON lives on the state branch: "stories/<id>.json",
- * or in a batch of more than RENDER_PAGE stories
+ * or in a batch of more than RENDER_FLAT_MAX stories
  * "stories/NNNN/<id>.json", NNNN the page of progress/NNNN.md that
  * lists it (position 0-based).  malloc'd, NULL on OOM. */
 char *render_story_path(const char *id, int position, int total);

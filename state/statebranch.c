@@ -78,7 +78,7 @@ add_text(struct gitstate_tx *tx, const char *path, int rendered, char *text,
 
 /*
  * The table of the page of stories from position `from` (progress.md
- * itself in a batch of at most RENDER_PAGE stories) and the JSON of
+ * itself in a batch of at most RENDER_FLAT_MAX stories) and the JSON of
  * `only`, or of every story on it.  A decision reads only the columns
  * the table shows (db_story_lines); the whole story rows are read only
  * when every story's JSON is written.
@@ -92,14 +92,16 @@ add_page(struct statebranch *sb, int64_t batch_id, struct gitstate_tx *tx,
 	char *block = NULL, *text = NULL, path[32];
 	const char *name = "progress.md";
 	size_t n = 0, i;
-	int page = from / RENDER_PAGE, rc;
+	/* a small batch is one page of up to RENDER_FLAT_MAX stories */
+	int span = total > RENDER_FLAT_MAX ? RENDER_PAGE : RENDER_FLAT_MAX;
+	int page = from / span, rc;
 
 	if (only != NULL) {
-		rc = db_story_lines(sb->db, &lines, &block, &n, batch_id, from,
-		    RENDER_PAGE, err);
+		rc = db_story_lines(
+		    sb->db, &lines, &block, &n, batch_id, from, span, err);
 	} else {
 		rc = db_story_range(
-		    sb->db, &rows, &n, batch_id, from, RENDER_PAGE, err);
+		    sb->db, &rows, &n, batch_id, from, span, err);
 		if (rc == 0 && n > 0 &&
 		    (lines = calloc(n, sizeof(*lines))) == NULL)
 			rc = err_set(err, SC_EOS, "out of memory");
@@ -108,7 +110,7 @@ add_page(struct statebranch *sb, int64_t batch_id, struct gitstate_tx *tx,
 	}
 	if (rc < 0)
 		goto out;
-	if (total > RENDER_PAGE) {
+	if (total > RENDER_FLAT_MAX) {
 		snprintf(path, sizeof(path), "progress/%04d.md", page + 1);
 		name = path;
 		rc = render_progress_page(&text, lines, n, page, batch_id);
@@ -130,7 +132,7 @@ out:
 /*
  * One commit on the state branch.  With `only` (a decision about one
  * story) the work is bounded: the story's JSON, and either the whole
- * progress.md of a small batch or, above RENDER_PAGE stories, the
+ * progress.md of a small batch or, above RENDER_FLAT_MAX stories, the
  * summary progress.md and the one page that holds the story.  Without
  * it (a new batch, a sync after a crash) the tree is written afresh
  * with the whole batch, a page of rows at a time, so that memory stays
@@ -146,7 +148,7 @@ commit_files(struct statebranch *sb, int64_t batch_id,
 	char *text = NULL, *msg = NULL;
 	size_t k;
 	int64_t seq = 0;
-	int committed = 0, total = 0, from, end;
+	int committed = 0, total = 0, from, end, span;
 	int rc;
 
 	rc = db_status_counts(sb->db, counts, batch_id, err);
@@ -160,17 +162,18 @@ commit_files(struct statebranch *sb, int64_t batch_id,
 	rc = gitstate_tx_begin(sb->gs, &tx, only == NULL, err);
 	if (rc < 0)
 		goto out;
-	if (total > RENDER_PAGE) {
+	if (total > RENDER_FLAT_MAX) {
 		rc = render_progress_index(&text, counts, total, batch_id);
 		rc = add_text(tx, "progress.md", rc, text, err);
 	}
 	/* the page of `only`, or every page (a small batch is one page,
 	 * its table progress.md itself) */
-	from = only != NULL && total > RENDER_PAGE
-	    ? only->position / RENDER_PAGE * RENDER_PAGE
+	span = total > RENDER_FLAT_MAX ? RENDER_PAGE : RENDER_FLAT_MAX;
+	from = only != NULL && total > RENDER_FLAT_MAX
+	    ? only->position / span * span
 	    : 0;
 	end = only != NULL ? from + 1 : total > 0 ? total : 1;
-	for (; rc == 0 && from < end; from += RENDER_PAGE)
+	for (; rc == 0 && from < end; from += span)
 		rc = add_page(sb, batch_id, tx, only, from, total, err);
 	if (rc < 0)
 		goto out;

@@ -1,6 +1,6 @@
 #!/bin/bash
-# A batch larger than one progress page (RENDER_PAGE = 200 stories): the
-# state branch's paged layout, a sound repository, every commit true, and
+# A batch larger than the flat layout's 200 stories (RENDER_FLAT_MAX): the
+# state branch's paged layout in pages of 50 (RENDER_PAGE), a sound repository, every commit true, and
 # the flat layout again for the next, small batch (docs/state-branch.md).
 . "$(dirname "$0")/lib.sh"
 
@@ -24,19 +24,20 @@ expect_match "the summary counts them" "$T_OUT" 'batch 1: 250 done'
 
 # tree_count REV:DIR: entries in a tree of the state branch
 tree_count() { git -C "$P" ls-tree --name-only "$1" | wc -l; }
-check "stories/0001/ holds the first page's 200 stories" [ "$(tree_count storyctl/state:stories/0001)" -eq 200 ]
-check "stories/0002/ holds the other 50" [ "$(tree_count storyctl/state:stories/0002)" -eq 50 ]
-check "stories/ holds only the two page directories" [ "$(tree_count storyctl/state:stories)" -eq 2 ]
+check "stories/0001/ holds the first page's 50 stories" [ "$(tree_count storyctl/state:stories/0001)" -eq 50 ]
+check "stories/0005/ holds the last 50" [ "$(tree_count storyctl/state:stories/0005)" -eq 50 ]
+check "stories/ holds only the five page directories" [ "$(tree_count storyctl/state:stories)" -eq 5 ]
+check "progress/ holds the five pages" [ "$(tree_count storyctl/state:progress)" -eq 5 ]
 check "a story's JSON on its page is its attempt history" bash -c \
-	'git -C "$1" show storyctl/state:stories/0002/s250.json | jq -e ".id == \"s250\" and .status == \"done\" and (.attempts|length) == 1" >/dev/null' _ "$P"
+	'git -C "$1" show storyctl/state:stories/0005/s250.json | jq -e ".id == \"s250\" and .status == \"done\" and (.attempts|length) == 1" >/dev/null' _ "$P"
 check "no flat stories/<id>.json in a paged batch" \
 	bash -c '! git -C "$1" cat-file -e storyctl/state:stories/s001.json 2>/dev/null' _ "$P"
 check "progress.md is the summary of all 250" \
 	bash -c 'git -C "$1" show storyctl/state:progress.md | grep -q "^| done | 250 |$"' _ "$P"
-check "progress/0002.md lists stories 201-250, done" \
-	bash -c '[ "$(git -C "$1" show storyctl/state:progress/0002.md | grep -c "^| s2[0-5][0-9] | done |")" -eq 50 ]' _ "$P"
-check "progress/0002.md points to its stories directory" \
-	bash -c 'git -C "$1" show storyctl/state:progress/0002.md | grep -q "stories/0002/"' _ "$P"
+check "progress/0005.md lists stories 201-250, done" \
+	bash -c '[ "$(git -C "$1" show storyctl/state:progress/0005.md | grep -c "^| s2[0-5][0-9] | done |")" -eq 50 ]' _ "$P"
+check "progress/0005.md points to its stories directory" \
+	bash -c 'git -C "$1" show storyctl/state:progress/0005.md | grep -q "stories/0005/"' _ "$P"
 check "a commit per decision plus the batch's first" \
 	[ "$(git -C "$P" rev-list --count storyctl/state)" -ge 251 ]
 
@@ -49,7 +50,7 @@ id=${subj%%:*}
 check "a commit in the middle counts every story" bash -c \
 	'git -C "$1" show "$2:progress.md" | awk -F"|" "/^\\| [a-z]+ \\| [0-9]+ \\|\$/ {n += \$3} END {exit n != 250}"' _ "$P" "$mid"
 check "that commit's story is done on its page ($id)" bash -c \
-	'git -C "$1" show "$2:progress/0001.md" "$2:progress/0002.md" 2>/dev/null | grep -q "^| $3 | done |"' _ "$P" "$mid" "$id"
+	'for p in 1 2 3 4 5; do git -C "$1" show "$2:progress/000$p.md"; done 2>/dev/null | grep -q "^| $3 | done |"' _ "$P" "$mid" "$id"
 
 # 250 decisions write more than 2048 objects: storyctl packed them
 # through libgit2 (docs/state-branch.md#packing), read-only as git
@@ -62,7 +63,7 @@ check "packs and indexes are mode $want_mode (0444 less the umask)" bash -c \
 check "git fsck finds the repository sound" git -C "$P" fsck --strict --no-progress
 check "git gc works on it" git -C "$P" gc -q
 check "after git gc: one pack, nothing loose, the branch reads" bash -c \
-	'git -C "$1" count-objects -v | grep -qx "packs: 1" && git -C "$1" count-objects -v | grep -qx "count: 0" && git -C "$1" show storyctl/state:stories/0002/s250.json | jq -e ".status == \"done\"" >/dev/null' _ "$P"
+	'git -C "$1" count-objects -v | grep -qx "packs: 1" && git -C "$1" count-objects -v | grep -qx "count: 0" && git -C "$1" show storyctl/state:stories/0005/s250.json | jq -e ".status == \"done\"" >/dev/null' _ "$P"
 check "git fsck after git gc" git -C "$P" fsck --strict --no-progress
 check "the work tree is only the checked boxes, HEAD untouched" bash -c \
 	'[ -z "$(git -C "$1" status --porcelain | grep -v "^ M docs/stories/s[0-9]*.md$")" ] && [ "$(git -C "$1" rev-parse --abbrev-ref HEAD)" = main ]' _ "$P"

@@ -1218,6 +1218,63 @@ test_commits_pack(void **state)
 	git_repository_free(repo);
 }
 
+/*
+ * One commit of many objects (a large batch's first) is packed in
+ * pieces of about pack_at objects, so that a pack's memory does not
+ * grow with the batch; a commit that only crosses the threshold makes
+ * one pack (docs/performance.md#packing-through-libgit2).
+ */
+static void
+test_big_commit_packs_in_pieces(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	struct gitstate_tx *tx = NULL;
+	struct gitstate *gs;
+	git_repository *repo = repo_init(fx->dir);
+	char path[64], text[64];
+	size_t bytes = 0;
+	int committed = -1, i;
+
+	gs = open_ok(fx->dir);
+	gitstate_pack_at(gs, 64);
+	/* 200 blobs, the trees of 4 directories and the root, a commit:
+	 * 206 objects, 3 pieces of 69 or fewer */
+	assert_int_equal(gitstate_tx_begin(gs, &tx, 1, &err), 0);
+	for (i = 0; i < 200; i++) {
+		snprintf(
+		    path, sizeof(path), "stories/%04d/s%d.json", i / 50 + 1, i);
+		snprintf(text, sizeof(text), "{\"id\": \"s%d\"}\n", i);
+		assert_int_equal(
+		    gitstate_tx_add(tx, path, text, strlen(text), &err), 0);
+	}
+	assert_int_equal(
+	    gitstate_tx_commit(tx, &committed, "start", 1, &err), 0);
+	assert_int_equal(committed, 1);
+	gitstate_tx_free(tx);
+	assert_int_equal(count_packs(fx->dir, &bytes), 3);
+	assert_int_equal(count_loose(fx->dir), 0);
+	assert_file(gs, "stories/0004/s199.json", "{\"id\": \"s199\"}\n");
+	/* 65 objects (pack_at + 1) make one more pack, not two */
+	assert_int_equal(gitstate_tx_begin(gs, &tx, 0, &err), 0);
+	for (i = 0; i < 62; i++) {
+		snprintf(path, sizeof(path), "more/m%d.json", i);
+		snprintf(text, sizeof(text), "{\"m\": %d}\n", i);
+		assert_int_equal(
+		    gitstate_tx_add(tx, path, text, strlen(text), &err), 0);
+	}
+	assert_int_equal(
+	    gitstate_tx_commit(tx, &committed, "more", 2, &err), 0);
+	gitstate_tx_free(tx);
+	/* 62 blobs, more/, the root, the commit: 65, one pack */
+	assert_int_equal(count_packs(fx->dir, &bytes), 4);
+	assert_int_equal(count_loose(fx->dir), 0);
+	assert_file(gs, "more/m61.json", "{\"m\": 61}\n");
+	gitstate_free(gs);
+	assert_fsck(fx->dir);
+	git_repository_free(repo);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 
 int
@@ -1243,6 +1300,7 @@ main(void)
 	    T(test_concurrent_writers),
 	    T(test_tx_replace_and_pack),
 	    T(test_commits_pack),
+	    T(test_big_commit_packs_in_pieces),
 	    cmocka_unit_test(test_bad_arguments),
 	};
 

@@ -288,6 +288,8 @@ test_large_batch_paged(void **state)
 	char id[16], *md, *page, *js;
 	int i;
 
+	/* 201 stories: past the flat layout's 200, so paged, in pages of
+	 * RENDER_PAGE (50): s200 is the first story of page 5 */
 	for (i = 0; i < 201; i++) {
 		snprintf(id, sizeof(id), "s%03d", i);
 		add_story(f, i == 200 ? &last : &s, id, i);
@@ -298,23 +300,75 @@ test_large_batch_paged(void **state)
 	md = tip_file(f, "progress.md");
 	assert_non_null(strstr(md, "201 stories"));
 	assert_null(strstr(md, "| s000 |"));
-	page = tip_file(f, "progress/0002.md");
+	assert_non_null(strstr(md, "pages of 50 stories"));
+	assert_non_null(strstr(md, "(progress/0005.md): stories 201-201"));
+	assert_null(strstr(md, "progress/0006.md"));
+	free(md);
+	page = tip_file(f, "progress/0001.md");
+	assert_non_null(page);
+	assert_non_null(strstr(page, "| s049 |"));
+	assert_null(strstr(page, "| s050 |"));
+	free(page);
+	page = tip_file(f, "progress/0005.md");
 	assert_non_null(page);
 	assert_non_null(strstr(page, "| s200 |"));
+	assert_null(strstr(page, "| s199 |"));
 	assert_null(tip_file(f, "stories/s200.json"));
-	js = tip_file(f, "stories/0002/s200.json");
+	assert_null(tip_file(f, "stories/0004/s200.json"));
+	js = tip_file(f, "stories/0005/s200.json");
 	assert_non_null(js);
-	free(md);
 	free(page);
+	free(js);
+	js = tip_file(f, "stories/0004/s199.json");
+	assert_non_null(js);
 	free(js);
 	/* a decision rewrites the story's page and JSON */
 	decide(f, &last, DECISION_DONE);
 	assert_int_equal(statebranch_commit_story(&f->sb, f->batch, &last,
 			     "s200: done\n", 6000, &err),
 	    0);
-	page = tip_file(f, "progress/0002.md");
+	page = tip_file(f, "progress/0005.md");
 	assert_non_null(strstr(page, "| s200 | done |"));
 	free(page);
+}
+
+/* A batch of exactly 200 stories keeps the flat layout: the paging
+ * threshold is not the page size (docs/state-branch.md#layout). */
+static void
+test_flat_up_to_200(void **state)
+{
+	struct fx *f = *state;
+	struct story_row s;
+	struct sc_err err = {0};
+	char id[16], *md, *js;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		snprintf(id, sizeof(id), "s%03d", i);
+		add_story(f, &s, id, i);
+	}
+	assert_int_equal(
+	    statebranch_commit_batch(&f->sb, f->batch, "start", "", 5000, &err),
+	    0);
+	md = tip_file(f, "progress.md");
+	assert_non_null(md);
+	assert_non_null(strstr(md, "| s000 |"));
+	assert_non_null(strstr(md, "| s199 |"));
+	assert_null(tip_file(f, "progress/0001.md"));
+	js = tip_file(f, "stories/s199.json");
+	assert_non_null(js);
+	assert_null(tip_file(f, "stories/0001/s000.json"));
+	free(md);
+	free(js);
+	/* a decision about the last story rewrites the whole table */
+	decide(f, &s, DECISION_DONE);
+	assert_int_equal(statebranch_commit_story(
+			     &f->sb, f->batch, &s, "s199: done\n", 6000, &err),
+	    0);
+	md = tip_file(f, "progress.md");
+	assert_non_null(strstr(md, "| s199 | done |"));
+	assert_non_null(strstr(md, "| s000 |"));
+	free(md);
 }
 
 int
@@ -329,6 +383,8 @@ main(void)
 		test_deferred_until_flush, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_large_batch_paged, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_flat_up_to_200, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
