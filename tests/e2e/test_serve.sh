@@ -13,7 +13,6 @@ SRV_PID=
 SRV_PORT=
 # serve_up: start storyctl serve in $P on a free loopback port.
 serve_up() {
-
 	"$STORYCTL" -C "$P" serve --listen 127.0.0.1:0 >"$T_TMP/srv.out" 2>"$T_TMP/srv.err" &
 	SRV_PID=$!
 	SRV_PORT=
