@@ -33,7 +33,7 @@
 #include "common/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 /* How long a statement waits for another connection's write lock. */
 #define DB_BUSY_TIMEOUT_MS 10000
 /* The meta key of the committed-decision counter (db_decision_seq). */
@@ -331,6 +331,29 @@ int db_key_list(
 /* Remove the key named name; *found 0 when there is none. */
 int db_key_revoke(
     struct db *db, const char *name, int *found, struct sc_err *err);
+
+/* Retry-policy overrides (docs/api.md#retry-policy): scope
+ * DB_POLICY_BATCH or a story id; body the JSON as validated.  get: *body
+ * the caller's (free()), NULL when none.  put replaces and del removes
+ * (*found 0 when there was none); each is one short transaction that
+ * also adds a "policy" event to batch_id when batch_id > 0. */
+#define DB_POLICY_BATCH "*"
+struct policy_row {
+	char scope[128];
+	char *body;
+	int64_t created_ms;
+	char key_name[DB_KEY_NAME_MAX];
+};
+int db_policy_get(struct db *db, struct policy_row *out, int *found,
+    const char *scope, struct sc_err *err);
+int db_policy_put(struct db *db, const struct policy_row *p, int64_t batch_id,
+    struct sc_err *err);
+int db_policy_del(struct db *db, int *found, const char *scope,
+    int64_t batch_id, int64_t now_ms, struct sc_err *err);
+/* The batch's and the story's override bodies in one indexed read;
+ * each the caller's (free()), NULL when none. */
+int db_policy_for_story(struct db *db, char **batch_body, char **story_body,
+    const char *story_id, struct sc_err *err);
 
 /* Meta key/value.  *out_value is the caller's to free(), NULL if absent. */
 int db_meta_get(

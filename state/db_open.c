@@ -174,6 +174,16 @@ static const char *const db_migrations[] = {
     "  created_ms INTEGER NOT NULL\n"
     ") WITHOUT ROWID;\n"
     "PRAGMA user_version = 5;\n",
+    /* 6: retry-policy overrides set over HTTP (docs/api.md#retry-policy):
+     * scope '*' is the batch's, any other scope a story id; the body is
+     * the validated JSON as sent, applied at each decision */
+    "CREATE TABLE policy_overrides (\n"
+    "  scope TEXT PRIMARY KEY,\n"
+    "  body TEXT NOT NULL,\n"
+    "  created_ms INTEGER NOT NULL,\n"
+    "  key_name TEXT NOT NULL\n"
+    ") WITHOUT ROWID;\n"
+    "PRAGMA user_version = 6;\n",
 };
 
 _Static_assert(

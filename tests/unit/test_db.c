@@ -313,7 +313,7 @@ test_open_settings(void **state)
 	assert_int_equal(info.busy_timeout_ms, DB_BUSY_TIMEOUT_MS);
 	/* WAL and the version are in the file, seen by any connection */
 	assert_raw(f->file, "PRAGMA journal_mode", "wal");
-	assert_raw(f->file, "PRAGMA user_version", "5");
+	assert_raw(f->file, "PRAGMA user_version", "6");
 }
 
 static void
@@ -1212,10 +1212,10 @@ test_migration_2_counts_existing_stories(void **state)
 	    " ALTER TABLE attempts DROP COLUMN next_attempt;"
 	    " ALTER TABLE attempts DROP COLUMN next_role;"
 	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
-	    " DROP TABLE api_keys;"
+	    " DROP TABLE api_keys; DROP TABLE policy_overrides;"
 	    " PRAGMA user_version = 1;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "5");
+	assert_raw(f->file, "PRAGMA user_version", "6");
 	assert_counts(f, 2, 0, 1);
 	add_story(f, "d", 3);
 	assert_counts(f, 3, 0, 1);
@@ -1244,10 +1244,10 @@ test_migration_3_subtasks_session(void **state)
 	    " ALTER TABLE attempts DROP COLUMN next_attempt;"
 	    " ALTER TABLE attempts DROP COLUMN next_role;"
 	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
-	    " DROP TABLE api_keys;"
+	    " DROP TABLE api_keys; DROP TABLE policy_overrides;"
 	    " PRAGMA user_version = 2;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "5");
+	assert_raw(f->file, "PRAGMA user_version", "6");
 	assert_int_equal(
 	    db_story_get(f->db, &s, &found, f->batch, "a", &err), 0);
 	assert_int_equal(found, 1);
@@ -1282,9 +1282,11 @@ test_migration_5_api_keys(void **state)
 	add_story(f, "a", 0);
 	db_close(f->db);
 	f->db = NULL;
-	raw_exec(f->file, "DROP TABLE api_keys; PRAGMA user_version = 4;");
+	raw_exec(f->file,
+	    "DROP TABLE api_keys; DROP TABLE policy_overrides;"
+	    " PRAGMA user_version = 4;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "5");
+	assert_raw(f->file, "PRAGMA user_version", "6");
 	assert_raw(f->file, "SELECT count(*) FROM stories", "1");
 	assert_int_equal(db_key_list(f->db, &rows, &n, &err), 0);
 	assert_int_equal(n, 0);
@@ -1315,6 +1317,63 @@ test_migration_5_api_keys(void **state)
 	assert_raw(f->file, "SELECT count(*) FROM api_keys", "0");
 }
 
+/* Schema 6 adds the retry-policy overrides; a version 5 database keeps
+ * its rows, and put/get/del round-trip with their events. */
+static void
+test_migration_6_policy_overrides(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct policy_row p, got;
+	char *bb = NULL, *sb = NULL;
+	int found = 9;
+
+	add_story(f, "a", 0);
+	db_close(f->db);
+	f->db = NULL;
+	raw_exec(
+	    f->file, "DROP TABLE policy_overrides; PRAGMA user_version = 5;");
+	assert_int_equal(db_open(&f->db, f->state, &err), 0);
+	assert_raw(f->file, "PRAGMA user_version", "6");
+	assert_raw(f->file, "SELECT count(*) FROM stories", "1");
+	assert_int_equal(db_policy_get(f->db, &got, &found, "a", &err), 0);
+	assert_int_equal(found, 0);
+	memset(&p, 0, sizeof(p));
+	strcpy(p.scope, "a");
+	p.body = "{\"max_retries\":0}";
+	p.created_ms = 77;
+	strcpy(p.key_name, "ci");
+	assert_int_equal(db_policy_put(f->db, &p, f->batch, &err), 0);
+	strcpy(p.scope, DB_POLICY_BATCH);
+	p.body = "{\"base_delay_ms\":5}";
+	assert_int_equal(db_policy_put(f->db, &p, f->batch, &err), 0);
+	assert_int_equal(db_policy_get(f->db, &got, &found, "a", &err), 0);
+	assert_int_equal(found, 1);
+	assert_string_equal(got.body, "{\"max_retries\":0}");
+	assert_string_equal(got.key_name, "ci");
+	assert_int_equal(got.created_ms, 77);
+	free(got.body);
+	assert_int_equal(db_policy_for_story(f->db, &bb, &sb, "a", &err), 0);
+	assert_string_equal(bb, "{\"base_delay_ms\":5}");
+	assert_string_equal(sb, "{\"max_retries\":0}");
+	free(bb);
+	free(sb);
+	assert_raw(
+	    f->file, "SELECT count(*) FROM events WHERE kind = 'policy'", "2");
+	assert_int_equal(
+	    db_policy_del(f->db, &found, "a", f->batch, 78, &err), 0);
+	assert_int_equal(found, 1);
+	assert_int_equal(
+	    db_policy_del(f->db, &found, "a", f->batch, 79, &err), 0);
+	assert_int_equal(found, 0);
+	assert_int_equal(db_policy_for_story(f->db, &bb, &sb, "a", &err), 0);
+	assert_non_null(bb);
+	assert_null(sb);
+	free(bb);
+	assert_raw(
+	    f->file, "SELECT count(*) FROM events WHERE kind = 'policy'", "3");
+}
+
 /* Schema 4 stores the decision's next attempt with the attempt; a
  * version 3 database keeps its rows, which read "no stored decision"
  * (0), and the new fields round-trip, NULL when there is no next. */
@@ -1335,10 +1394,10 @@ test_migration_4_next_attempt(void **state)
 	    "ALTER TABLE attempts DROP COLUMN next_attempt;"
 	    " ALTER TABLE attempts DROP COLUMN next_role;"
 	    " ALTER TABLE attempts DROP COLUMN not_before_ms;"
-	    " DROP TABLE api_keys;"
+	    " DROP TABLE api_keys; DROP TABLE policy_overrides;"
 	    " PRAGMA user_version = 3;");
 	assert_int_equal(db_open(&f->db, f->state, &err), 0);
-	assert_raw(f->file, "PRAGMA user_version", "5");
+	assert_raw(f->file, "PRAGMA user_version", "6");
 	assert_raw(f->file,
 	    "SELECT coalesce(next_attempt, 'null') || coalesce(next_role, "
 	    "'null') || coalesce(not_before_ms, 'null') FROM attempts",
@@ -1584,6 +1643,8 @@ main(void)
 		test_migration_4_next_attempt, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_migration_5_api_keys, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_migration_6_policy_overrides, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_group_commit_flags, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_spend, setup, teardown),
