@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "common/err.h"
 #include "common/model.h"
 #include "strategies/policy.h"
@@ -156,6 +158,21 @@ int config_check_cycles(const struct config *c, struct sc_err *err);
 
 /* Index of the story with this id in c->stories, or -1. */
 int config_story_index(const struct config *c, const char *id);
+
+/*
+ * A retry-policy override (docs/api.md#retry-policy) onto *p: the RFC's
+ * fields and/or "policy", a partial storyctl.json policy, checked by the
+ * config's own rules; what starts every message ("WHAT: KEY: ...").
+ * SC_EDATA with the message when the body is not acceptable (p may then
+ * be partly changed).  The pattern lists and the keys read when an
+ * attempt starts are refused, so p never needs a release of its own.
+ */
+int config_policy_override(struct policy *p, const struct config *c,
+    json_t *body, const char *what, struct sc_err *err);
+/* c's policy with the stored batch and story override bodies (either
+ * NULL) applied, the story's last.  On error *out is c's policy. */
+int config_policy_effective(struct policy *out, const struct config *c,
+    const char *batch_body, const char *story_body, struct sc_err *err);
 
 /* Whether s is a valid story id: [A-Za-z0-9][A-Za-z0-9._-]*, < 128 bytes. */
 bool config_id_valid(const char *s);

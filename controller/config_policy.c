@@ -363,3 +363,163 @@ out:
 	free(clean);
 	return rc;
 }
+
+/* ---- retry-policy overrides (docs/api.md#retry-policy) ---- */
+
+static const char *const override_keys[] = {"strategy", "max_retries",
+    "base_delay_ms", "max_delay_ms", "fallback_agent_id", "failure_threshold",
+    "policy", NULL};
+
+/* Keys of policy read when an attempt starts or ends, not when the
+ * story's next decision is made: an override of them would do nothing,
+ * so it is refused rather than ignored (docs/api.md#retry-policy). */
+static const char *const not_at_decision[] = {"poll_interval_s",
+    "stall_timeout_s", "kill_grace_s", "retry_on", "network_on", "permanent_on",
+    NULL};
+
+/* fallback_agent_id and failure_threshold name what storyctl.json sets
+ * for the whole batch (the fallback agent, breaker.after): an override
+ * may repeat them, as GET shows them, but not change them. */
+static int
+override_fixed(struct loader *ld, json_t *body, const struct config *c)
+{
+	const struct agent_conf *fb = &c->agents[ROLE_FALLBACK];
+	json_t *v = json_object_get(body, "fallback_agent_id");
+	int rc;
+	int n = c->breaker.after;
+
+	if (v != NULL && !json_is_null(v) && !json_is_string(v))
+		return config_wrong_type(
+		    ld, "fallback_agent_id", "a string or null", v);
+	if (v != NULL &&
+	    (json_is_null(v) ? fb->configured
+			     : !fb->configured ||
+			strcmp(json_string_value(v), fb->name) != 0))
+		return config_fail(ld, "fallback_agent_id",
+		    "storyctl.json's agents choose the fallback agent (%s); "
+		    "an override cannot change it",
+		    fb->configured ? fb->name : "none");
+	if ((rc = config_get_int(
+		 ld, body, "", "failure_threshold", &n, 0, INT_MAX)) != 0)
+		return rc;
+	if (n != c->breaker.after)
+		return config_fail(ld, "failure_threshold",
+		    "storyctl.json's breaker.after (%d) holds for the whole "
+		    "batch; an override cannot change it",
+		    c->breaker.after);
+	return 0;
+}
+
+/* The RFC's fields onto p: strategy is the backoff's, max_retries the
+ * attempts after the first. */
+static int
+override_rfc(struct loader *ld, json_t *body, struct policy *p)
+{
+	json_t *sv = json_object_get(body, "strategy");
+	long long n;
+	int rc, retries = p->max_attempts - 1;
+
+	if (sv != NULL) {
+		if (!json_is_string(sv))
+			return config_wrong_type(
+			    ld, "strategy", "a string", sv);
+		if (backoff_kind_parse(
+			&p->backoff.kind, json_string_value(sv)) < 0)
+			return config_fail(ld, "strategy",
+			    "must be none, fixed, linear or exponential, "
+			    "got \"%s\"",
+			    json_string_value(sv));
+	}
+	if ((rc = config_get_int(
+		 ld, body, "", "max_retries", &retries, 0, INT_MAX - 1)) != 0)
+		return rc;
+	p->max_attempts = retries + 1;
+	n = p->backoff.base_delay_ms;
+	if ((rc = config_get_integer(
+		 ld, body, "", "base_delay_ms", &n, 0, MS_MAX)) != 0)
+		return rc;
+	p->backoff.base_delay_ms = n;
+	n = p->backoff.max_delay_ms;
+	if ((rc = config_get_integer(
+		 ld, body, "", "max_delay_ms", &n, 0, MS_MAX)) != 0)
+		return rc;
+	p->backoff.max_delay_ms = n;
+	if (p->backoff.base_delay_ms > p->backoff.max_delay_ms)
+		return config_fail(ld, "base_delay_ms",
+		    "must be <= max_delay_ms (%lld), got %lld",
+		    (long long)p->backoff.max_delay_ms,
+		    (long long)p->backoff.base_delay_ms);
+	return 0;
+}
+
+int
+config_policy_override(struct policy *p, const struct config *c, json_t *body,
+    const char *what, struct sc_err *err)
+{
+	struct loader ld = {what, err};
+	json_t *pv;
+	char key[KEY_MAX];
+	size_t i;
+	int rc;
+
+	if ((rc = config_want_object(&ld, body, NULL)) != 0 ||
+	    (rc = config_check_keys(&ld, body, "", override_keys)) != 0)
+		return rc;
+	pv = json_object_get(body, "policy");
+	if (pv != NULL && json_is_object(pv))
+		for (i = 0; not_at_decision[i] != NULL; i++)
+			if (json_object_get(pv, not_at_decision[i]) != NULL) {
+				config_key_join(
+				    key, "policy", not_at_decision[i]);
+				return config_fail(&ld, key,
+				    "is read when an attempt starts or ends, "
+				    "not at a decision: set it in "
+				    "storyctl.json");
+			}
+	if (pv != NULL && (rc = config_parse_policy(&ld, pv, p)) != 0)
+		return rc;
+	if ((rc = override_rfc(&ld, body, p)) != 0)
+		return rc;
+	return override_fixed(&ld, body, c);
+}
+
+/* One stored body (validated when it was stored; checked again, as the
+ * config may have changed since). */
+static int
+policy_apply_text(struct policy *p, const struct config *c, const char *text,
+    const char *what, struct sc_err *err)
+{
+	json_error_t jerr;
+	json_t *body;
+	int rc;
+
+	if (text == NULL)
+		return 0;
+	body = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	if (body == NULL)
+		return err_set(
+		    err, SC_EDATA, "%s: not JSON: %s", what, jerr.text);
+	rc = config_policy_override(p, c, body, what, err);
+	json_decref(body);
+	return rc;
+}
+
+int
+config_policy_effective(struct policy *out, const struct config *c,
+    const char *batch_body, const char *story_body, struct sc_err *err)
+{
+	int rc;
+
+	/* A plain copy: an override never sets the pattern lists
+	 * (not_at_decision), so out shares them with c and is never
+	 * released. */
+	*out = c->policy;
+	rc = policy_apply_text(
+	    out, c, batch_body, "the batch's retry-policy override", err);
+	if (rc == 0)
+		rc = policy_apply_text(out, c, story_body,
+		    "the story's retry-policy override", err);
+	if (rc < 0)
+		*out = c->policy;
+	return rc;
+}
