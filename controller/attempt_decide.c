@@ -131,6 +131,30 @@ pause_agent(struct batch *b, const struct attempt_row *r, int64_t hint_ms)
 		b->pause_until[r->role] = until;
 }
 
+/* The story's effective policy: the config's with the batch's and the
+ * story's overrides set over HTTP applied, read at every decision (one
+ * indexed read), so a running batch follows a change without a restart
+ * (docs/api.md#retry-policy).  An override that no longer fits the
+ * config (an agent renamed since) is left out, said on the console. */
+static int
+story_policy(struct policy *out, struct batch *b, const struct story_row *st,
+    struct sc_err *err)
+{
+	struct sc_err perr = {0};
+	char *bb = NULL, *sb = NULL;
+	int rc;
+
+	*out = b->cfg->policy;
+	rc = db_policy_for_story(b->db, &bb, &sb, st->id, err);
+	if (rc == 0 && (bb != NULL || sb != NULL) &&
+	    config_policy_effective(out, b->cfg, bb, sb, &perr) < 0)
+		console_line(b, "%s: retry-policy override left out: %s",
+		    st->id, perr.msg);
+	free(bb);
+	free(sb);
+	return rc;
+}
+
 /* decide()'s input after attempt r of st, over its history recs[0..n).
  * A usage limit pauses the agent first: the decision sees the pause. */
 static void
@@ -139,7 +163,6 @@ decide_input_fill(struct decide_input *in, struct batch *b,
     const struct attempt_rec *recs, size_t n, const struct classification *cls)
 {
 	memset(in, 0, sizeof(*in));
-	in->policy = &b->cfg->policy;
 	in->history = recs;
 	in->n = n;
 	in->has_fallback = b->cfg->agents[ROLE_FALLBACK].configured;
@@ -316,10 +339,14 @@ attempt_decide_record(bool *transient_zero, struct batch *b,
 	struct attempt_rec *recs = NULL;
 	struct decide_input in;
 	struct decision_out d;
+	struct policy pol;
 	size_t n = 0, first = 0;
 	int rc;
 
 	rc = story_history(b, &rows, &n, &first, st, err);
+	if (rc < 0)
+		goto out;
+	rc = story_policy(&pol, b, st, err);
 	if (rc < 0)
 		goto out;
 	recs = to_recs(rows, first, n, r, st->attempt_base);
@@ -338,6 +365,7 @@ attempt_decide_record(bool *transient_zero, struct batch *b,
 	if (r->outcome == OUTCOME_USAGE_LIMIT)
 		pause_agent(b, r, hint_ms);
 	decide_input_fill(&in, b, r, st, recs, n - first, cls);
+	in.policy = &pol;
 	rc = decide(&d, &in);
 	if (rc < 0) {
 		err_set(err, rc, "%s", d.reason);

@@ -17,6 +17,7 @@
 
 #include "controller/config.h"
 #include "controller/serve.h"
+#include "controller/serve_policy.h"
 #include "controller/view.h"
 #include "controller/views.h"
 #include "state/apikey.h"
@@ -35,12 +36,14 @@ enum route {
 	ROUTE_STATUS,
 	ROUTE_STORIES,
 	ROUTE_STORY,
+	ROUTE_POLICY, /* the batch's, or id's when id[0] != '\0' */
 	ROUTE_NOT_YET, /* routes of docs/api.md#not-yet: 405 for now */
 };
 
 struct req {
 	enum route route;
 	char id[128];
+	char key_name[DB_KEY_NAME_MAX];
 	int status; /* an error found from the headers, or 0 */
 	char code[32];
 	char msg[300];
@@ -59,7 +62,8 @@ req_fail(struct req *r, int status, const char *code, const char *msg)
 
 /* Send j (consumed) with status, as the CLI prints it. */
 static enum MHD_Result
-serve_send_json(struct MHD_Connection *c, int status, json_t *j, bool allow)
+serve_send_json(
+    struct MHD_Connection *c, int status, json_t *j, const char *allow)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret = MHD_NO;
@@ -87,8 +91,8 @@ serve_send_json(struct MHD_Connection *c, int status, json_t *j, bool allow)
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, "Content-Type", "application/json");
-	if (allow)
-		MHD_add_response_header(resp, "Allow", "GET");
+	if (allow != NULL)
+		MHD_add_response_header(resp, "Allow", allow);
 	ret = MHD_queue_response(c, (unsigned int)status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -101,7 +105,7 @@ serve_send_error(
 {
 	return serve_send_json(c, status,
 	    json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", msg),
-	    status == MHD_HTTP_METHOD_NOT_ALLOWED);
+	    status == MHD_HTTP_METHOD_NOT_ALLOWED ? "GET" : NULL);
 }
 
 /* The route of path; ids are checked before any lookup, so "..", an
@@ -111,9 +115,8 @@ static void
 serve_route(struct req *r, const char *path)
 {
 	static const char *const not_yet[] = {
-	    "/v1/retry-policy", "/v1/events", "/v1/events/stream", "/v1/stats"};
-	static const char *const story_not_yet[] = {
-	    "retry-policy", "failures", "requeue"};
+	    "/v1/events", "/v1/events/stream", "/v1/stats"};
+	static const char *const story_not_yet[] = {"failures", "requeue"};
 	const char *id, *slash;
 	size_t i, len;
 
@@ -121,6 +124,8 @@ serve_route(struct req *r, const char *path)
 		r->route = ROUTE_STATUS;
 	else if (strcmp(path, "/v1/stories") == 0)
 		r->route = ROUTE_STORIES;
+	else if (strcmp(path, "/v1/retry-policy") == 0)
+		r->route = ROUTE_POLICY;
 	for (i = 0; i < sizeof(not_yet) / sizeof(not_yet[0]); i++)
 		if (strcmp(path, not_yet[i]) == 0)
 			r->route = ROUTE_NOT_YET;
@@ -145,6 +150,8 @@ serve_route(struct req *r, const char *path)
 		r->route = ROUTE_STORY;
 		return;
 	}
+	if (strcmp(slash + 1, "retry-policy") == 0)
+		r->route = ROUTE_POLICY;
 	for (i = 0; i < sizeof(story_not_yet) / sizeof(story_not_yet[0]); i++)
 		if (strcmp(slash + 1, story_not_yet[i]) == 0)
 			r->route = ROUTE_NOT_YET;
@@ -153,7 +160,7 @@ serve_route(struct req *r, const char *path)
 /* The key's scope: 1 write, 0 read, -1 no such key.  Every stored hash
  * is compared in constant time (state/apikey.c). */
 static int
-serve_key_scope(const struct serve *s, const char *key)
+serve_key_scope(const struct serve *s, struct req *r, const char *key)
 {
 	struct db *db = NULL;
 	struct key_row *rows = NULL;
@@ -168,8 +175,11 @@ serve_key_scope(const struct serve *s, const char *key)
 		goto out;
 	if (db_key_list(db, &rows, &n, NULL) == 0)
 		i = apikey_match(rows, n, key);
-	if (i >= 0)
+	if (i >= 0) {
 		scope = rows[i].write ? 1 : 0;
+		/* the name, never the key, goes with an override stored */
+		snprintf(r->key_name, sizeof(r->key_name), "%s", rows[i].name);
+	}
 out:
 	free(rows);
 	db_close(db);
@@ -187,7 +197,9 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 	const char *cl = MHD_lookup_connection_value(
 	    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	int scope = serve_key_scope(s, key);
+	bool policy_method =
+	    get || strcmp(method, "PUT") == 0 || strcmp(method, "DELETE") == 0;
+	int scope = serve_key_scope(s, r, key);
 
 	if (scope < 0) {
 		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
@@ -208,6 +220,11 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 	else if (!get && scope == 0)
 		req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
 		    "a read key can only GET");
+	else if (r->route == ROUTE_POLICY && !policy_method)
+		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+		    "this route takes GET, PUT and DELETE");
+	else if (r->route == ROUTE_POLICY)
+		return;
 	else if (r->route == ROUTE_NOT_YET)
 		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "not_implemented",
 		    "this storyctl does not serve this route yet "
@@ -240,7 +257,22 @@ serve_view(const struct serve *s, struct MHD_Connection *c, struct req *r)
 	if (rc < 0)
 		return serve_send_error(
 		    c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", err.msg);
-	return serve_send_json(c, MHD_HTTP_OK, j, false);
+	return serve_send_json(c, MHD_HTTP_OK, j, NULL);
+}
+
+/* The retry-policy routes (docs/api.md#retry-policy). */
+static enum MHD_Result
+serve_policy(const struct serve *s, struct MHD_Connection *c, struct req *r,
+    const char *method)
+{
+	json_t *j = NULL;
+	int status = 500;
+
+	if (serve_policy_answer(&j, &status, s->cli, method,
+		r->id[0] != '\0' ? r->id : NULL, r->body, r->len,
+		r->key_name) < 0)
+		return MHD_NO;
+	return serve_send_json(c, status, j, NULL);
 }
 
 /* Keep up to SERVE_BODY_MAX bytes of the body (for the write routes to
@@ -279,6 +311,11 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		serve_check(s, r, c, url, method);
 		/* refused from its headers: answered before any body is
 		 * read */
+		if (r->status != 0 && r->route == ROUTE_POLICY)
+			return serve_send_json(c, r->status,
+			    json_pack("{s:{s:s, s:s}}", "error", "code",
+				r->code, "message", r->msg),
+			    "GET, PUT, DELETE");
 		if (r->status != 0)
 			return serve_send_error(c, r->status, r->code, r->msg);
 		return MHD_YES;
@@ -295,6 +332,8 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 	if (r->too_large)
 		return serve_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
 		    "too_large", "a request body is at most 1 MiB");
+	if (r->route == ROUTE_POLICY)
+		return serve_policy(s, c, r, method);
 	return serve_view(s, c, r);
 }
 
