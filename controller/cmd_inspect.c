@@ -285,9 +285,10 @@ show_next_line(const struct cli *cli, const struct attempt_row *a,
  * (docs/json.md#show); the branch's copy carries none. */
 static int
 show_build_json(json_t **out, const struct story_row *st,
-    const struct attempt_row *rows, size_t n, struct sc_err *err)
+    const struct attempt_row *rows, size_t n, const char *override,
+    struct sc_err *err)
 {
-	json_t *j = render_story_json(st, rows, n);
+	json_t *j = render_story_json(st, rows, n, override);
 	json_t *o =
 	    json_pack("{s:i}", "format_version", CLI_JSON_FORMAT_VERSION);
 	int rc = 0;
@@ -302,19 +303,26 @@ show_build_json(json_t **out, const struct story_row *st,
 	return rc;
 }
 
-/* The story and its attempts in the latest batch (none before one). */
+/* The story, its attempts in the latest batch (none before one) and its
+ * retry-policy override (*override NULL when none; the caller's). */
 static int
 show_read(struct story_row *st, struct attempt_row **rows, size_t *n,
-    struct view *v, const char *id, struct sc_err *err)
+    char **override, struct view *v, const char *id, struct sc_err *err)
 {
-	int rc;
+	struct policy_row pol = {0};
+	int found = 0, rc;
 
 	*rows = NULL;
 	*n = 0;
+	*override = NULL;
 	rc = view_find_story(st, v, id, err);
 	if (rc == 0 && v->have_batch)
 		rc =
 		    db_attempts_for_story(v->db, rows, n, v->batch.id, id, err);
+	if (rc == 0 && v->db != NULL)
+		rc = db_policy_get(v->db, &pol, &found, id, err);
+	if (rc == 0 && found)
+		*override = pol.body;
 	return rc;
 }
 
@@ -325,14 +333,16 @@ views_show_json(
 {
 	struct story_row st;
 	struct attempt_row *rows = NULL;
+	char *override = NULL;
 	size_t n = 0;
 	int rc;
 
 	*out = NULL;
-	rc = show_read(&st, &rows, &n, v, id, err);
+	rc = show_read(&st, &rows, &n, &override, v, id, err);
 	if (rc == 0)
-		rc = show_build_json(out, &st, rows, n, err);
+		rc = show_build_json(out, &st, rows, n, override, err);
 	attempt_rows_free(rows, n);
+	free(override);
 	return rc;
 }
 
@@ -343,6 +353,7 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct story_row st;
 	struct attempt_row *rows = NULL;
 	const char *id = NULL;
+	char *override = NULL;
 	json_t *j = NULL;
 	size_t n = 0, i;
 	int json = 0, rc;
@@ -359,7 +370,7 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			rc = cli_print_json(cli, j, err);
 		goto out;
 	}
-	rc = show_read(&st, &rows, &n, &v, id, err);
+	rc = show_read(&st, &rows, &n, &override, &v, id, err);
 	if (rc < 0)
 		goto out;
 	fprintf(cli->out, "%s  %s  %d/%d tasks  ", st.id,
@@ -375,6 +386,8 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		fprintf(cli->out, "cost: $%.4f\n", st.cost_usd);
 	if (st.branch[0])
 		fprintf(cli->out, "branch: %s\n", st.branch);
+	if (override != NULL)
+		fprintf(cli->out, "retry-policy override: %s\n", override);
 	if (st.status == STATUS_DEFERRED)
 		fprintf(cli->out,
 		    "Story %s deferred - dev-story hit complexity "
@@ -389,6 +402,7 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 out:
 	json_decref(j);
 	attempt_rows_free(rows, n);
+	free(override);
 	view_close(&v);
 	return rc;
 }

@@ -98,8 +98,8 @@ render_attempt_json(const struct attempt_row *a)
 }
 
 json_t *
-render_story_json(
-    const struct story_row *s, const struct attempt_row *a, size_t n)
+render_story_json(const struct story_row *s, const struct attempt_row *a,
+    size_t n, const char *override)
 {
 	json_t *o = NULL, *arr = NULL, *one;
 	size_t i;
@@ -124,6 +124,11 @@ render_story_json(
 		json_object_set_new(
 		    o, "subtasks_total", json_integer(s->subtasks_total));
 	}
+	/* only while there is one, so a story without keeps its bytes
+	 * (docs/json.md#show) */
+	if (o != NULL && override != NULL)
+		json_object_set_new(
+		    o, "retry_policy_override", json_loads(override, 0, NULL));
 	return o;
 fail:
 	json_decref(arr);

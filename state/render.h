@@ -16,9 +16,11 @@ json_t *render_attempt_json(const struct attempt_row *a);
 
 /* {"id", "file", "status", "reason", "tasks_completed", "tasks_total",
  *  "attempts": [...]} plus "cost_usd", "branch", "subtasks_completed" and
- *  "subtasks_total".  New reference. */
-json_t *render_story_json(
-    const struct story_row *s, const struct attempt_row *a, size_t n);
+ *  "subtasks_total", and "retry_policy_override" when override (the
+ *  stored JSON of the story's override, docs/api.md#retry-policy) is not
+ *  NULL.  New reference. */
+json_t *render_story_json(const struct story_row *s,
+    const struct attempt_row *a, size_t n, const char *override);
 
 /* progress.md: a markdown table of the batch's stories (story, status,
  * attempts, tasks, last agent, last outcome, reason, subtasks).  *out malloc'd;

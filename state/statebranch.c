@@ -17,21 +17,25 @@ story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
     const struct story_row *st, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
+	struct policy_row pol = {0};
 	size_t n = 0;
 	json_t *j = NULL;
-	int rc;
+	int found = 0, rc;
 
 	*out = NULL;
 	rc = db_attempts_for_story(sb->db, &rows, &n, batch_id, st->id, err);
+	if (rc == 0)
+		rc = db_policy_get(sb->db, &pol, &found, st->id, err);
 	if (rc < 0)
 		goto out;
-	j = render_story_json(st, rows, n);
+	j = render_story_json(st, rows, n, found ? pol.body : NULL);
 	if (j != NULL)
 		*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (*out == NULL)
 		rc = err_set(
 		    err, SC_EOS, "out of memory rendering story %s", st->id);
 out:
+	free(pol.body);
 	json_decref(j);
 	attempt_rows_free(rows, n);
 	return rc;

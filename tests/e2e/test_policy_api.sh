@@ -4,7 +4,8 @@
 # 404, 405 and 422 (naming the key, with the config's message); a story
 # override set while a batch runs decides that story's next decision
 # (fewer attempts), as simulate with the same policy decides; the event
-# log says so; DELETE restores the old behaviour.  curl on 127.0.0.1
+# log, show (text and --json) and stories/<id>.json say so; DELETE
+# restores the old behaviour.  curl on 127.0.0.1
 # only, every wait bounded; the agent waits for a file, not for time.
 . "$(dirname "$0")/lib.sh"
 cd "$T_TMP" || exit 1
@@ -135,6 +136,16 @@ expect_json "simulate with the same policy decides the same ($DEC after $OUTC)" 
 run_sc -C "$P" log
 expect_match "the event log says who set the override" "$T_OUT" \
 	"retry-policy override of s1 set by key ci"
+run_sc -C "$P" show s1 --json
+expect_json "show --json carries the story's override" '.retry_policy_override == {"max_retries": 0}'
+SHOW_JSON=$T_OUT
+req GET /v1/stories/s1 "$RKEY"
+check "GET /v1/stories/s1 is still show --json, override included" [ "$H_BODY" = "$SHOW_JSON" ]
+run_sc -C "$P" show s1
+expect_match "show prints the override" "$T_OUT" 'retry-policy override: \{"max_retries":0\}'
+BRANCH=$(git -C "$P" show storyctl/state:stories/s1.json 2>/dev/null)
+check "stories/s1.json on the state branch carries it" \
+	jq -e '.retry_policy_override.max_retries == 0' <<<"$BRANCH"
 
 req DELETE /v1/stories/s1/retry-policy "$WKEY"
 expect_http "DELETE the story's override: 200, the batch's policy again" 200 '.max_retries == 2 and .override == null'
@@ -142,6 +153,8 @@ req DELETE /v1/stories/s1/retry-policy "$WKEY"
 expect_http "DELETE it again: 404" 404 '.error.code == "not_found"'
 run_sc -C "$P" log
 expect_match "the event log says it was removed" "$T_OUT" "retry-policy override of s1 removed"
+run_sc -C "$P" show s1 --json
+expect_json "show --json has no override after DELETE" 'has("retry_policy_override") | not'
 run_sc -C "$P" requeue s1
 "$STORYCTL" -C "$P" run >"$T_TMP/run2.out" 2>&1
 N=$(sql "SELECT count(*) FROM attempts WHERE story_id = 's1'")
