@@ -64,7 +64,7 @@ new_story "$P" k2 1 '<!-- sim a1: sleep 30 -->' '<!-- sim *: checkall -->'
 commit_all
 "$STORYCTL" -C "$P" run -j 2 >"$T_TMP/k.out" 2>&1 &
 bg=$!
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
 	[ "$(sql "SELECT count(*) FROM attempts WHERE outcome='running' AND pid IS NOT NULL" 2>/dev/null)" = 2 ] && break
 	sleep 0.1
 done
@@ -93,11 +93,14 @@ new_story "$P" hs 1 '<!-- sim a1: sleep 30 -->' '<!-- sim *: checkall -->'
 commit_all
 "$STORYCTL" -C "$P" run -j 2 >"$T_TMP/h.out" 2>&1 &
 bg=$!
-for _ in $(seq 1 100); do
+# bounded generously: two CI runs side by side took over 10 s to get here
+reached=0
+for _ in $(seq 1 600); do
 	[ "$(sql "SELECT count(*) FROM stories WHERE id IN ('hf', 'hg') AND status='done'" 2>/dev/null)" = 2 ] &&
-		[ "$(sql "SELECT count(*) FROM attempts WHERE story_id='hs' AND outcome='running' AND pid IS NOT NULL" 2>/dev/null)" = 1 ] && break
+		[ "$(sql "SELECT count(*) FROM attempts WHERE story_id='hs' AND outcome='running' AND pid IS NOT NULL" 2>/dev/null)" = 1 ] && { reached=1; break; }
 	sleep 0.1
 done
+check "hf and hg done while hs runs, before the kill" test "$reached" = 1
 kill -9 "$bg"
 wait "$bg" 2>/dev/null
 mkdir -p "$P/.storyctl/worktrees/hf/docs" "$P/.storyctl/worktrees/hg"
