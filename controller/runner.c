@@ -13,6 +13,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/param.h> /* MIN */
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,12 +69,6 @@ fd_close(int *fd)
 	if (*fd >= 0)
 		close(*fd);
 	*fd = -1;
-}
-
-static int64_t
-min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
 }
 
 static int
@@ -321,25 +316,25 @@ proc_deadline(const struct runner_proc *p, int64_t now)
 	if (p->phase == PHASE_CLEARING) {
 		d = now + PGROUP_TICK_MS;
 		if (p->term_sent && !p->kill_sent)
-			d = min64(d, p->kill_at);
+			d = MIN(d, p->kill_at);
 		if (p->kill_sent)
-			d = min64(d, p->give_up);
+			d = MIN(d, p->give_up);
 		return d;
 	}
 	/* A safety net only: exits and output wake poll() by themselves. */
 	d = now + 1000;
 	if (o->on_poll != NULL)
-		d = min64(d, p->next_poll);
+		d = MIN(d, p->next_poll);
 	if (!p->term_sent && o->timeout_ms > 0)
-		d = min64(d, p->t0 + o->timeout_ms);
+		d = MIN(d, p->t0 + o->timeout_ms);
 	if (!p->term_sent && o->stall_timeout_ms > 0)
-		d = min64(d, p->last_activity + o->stall_timeout_ms);
+		d = MIN(d, p->last_activity + o->stall_timeout_ms);
 	if (p->term_sent && !p->kill_sent)
-		d = min64(d, p->kill_at);
+		d = MIN(d, p->kill_at);
 	if (p->pidfd < 0)
-		d = min64(d, now + 50); /* no pidfd: look for the exit */
+		d = MIN(d, now + 50); /* no pidfd: look for the exit */
 	if (proc_stop_unsignalled(p))
-		d = min64(d, now + 100);
+		d = MIN(d, now + 100);
 	return d;
 }
 
@@ -574,13 +569,14 @@ wait_fill(struct wait_set *ws, struct runner_proc *const *procs, size_t n,
     int wake_fd, int64_t now, int64_t until)
 {
 	struct runner_proc *p;
-	int64_t wait = until - now;
+	int64_t wait = until - now, due;
 	size_t i;
 
 	ws->nf = 0;
 	for (i = 0; i < n; i++) {
 		p = procs[i];
-		wait = min64(wait, proc_deadline(p, now) - now);
+		due = proc_deadline(p, now);
+		wait = MIN(wait, due - now);
 		p->pf_out = p->out_fd >= 0 ? (int)wait_add(ws, p->out_fd) : -1;
 		/* Readable once the agent exits: the next pass reaps it. */
 		if (p->pidfd >= 0)

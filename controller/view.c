@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "controller/clock.h"
 #include "controller/stories.h"
 #include "controller/view.h"
 #include "strategies/suggest.h"
@@ -43,10 +44,10 @@ view_close(struct view *v)
 int64_t
 view_now_ms(void)
 {
-	struct timespec ts;
+	struct sc_clock c;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	clock_real(&c);
+	return c.now_ms(c.ctx);
 }
 
 /* Stories of the latest batch; before the first batch, the config's

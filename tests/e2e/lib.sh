@@ -126,3 +126,17 @@ commit_all() {
 sql() {
 	sqlite3 "$P/.storyctl/state.db" "$1"
 }
+
+# serve_up: start `storyctl serve` in $P on a free loopback port; sets
+# SRV_PID and SRV_PORT (what the server printed), 1 if it never said.
+serve_up() {
+	"$STORYCTL" -C "$P" serve --listen 127.0.0.1:0 >"$T_TMP/srv.out" 2>"$T_TMP/srv.err" &
+	SRV_PID=$!
+	SRV_PORT=
+	for _ in $(seq 1 300); do
+		SRV_PORT=$(sed -n 's/^serving on port \([0-9]*\) .*/\1/p' "$T_TMP/srv.out")
+		[ -n "$SRV_PORT" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}

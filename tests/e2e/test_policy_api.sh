@@ -13,16 +13,6 @@ cd "$T_TMP" || exit 1
 SRV_PID=
 SRV_PORT=
 RUN_PID=
-serve_up() {
-	"$STORYCTL" -C "$P" serve --listen 127.0.0.1:0 >"$T_TMP/srv.out" 2>"$T_TMP/srv.err" &
-	SRV_PID=$!
-	for _ in $(seq 1 100); do
-		SRV_PORT=$(sed -n 's/^serving on port \([0-9]*\) .*/\1/p' "$T_TMP/srv.out")
-		[ -n "$SRV_PORT" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 trap '[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; [ -n "$RUN_PID" ] && kill "$RUN_PID" 2>/dev/null; rm -rf "$T_TMP"' EXIT
 
 # req METHOD PATH KEY [CURL-ARGS...]: H_CODE and H_BODY of the answer.

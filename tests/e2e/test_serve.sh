@@ -11,18 +11,6 @@ cd "$T_TMP" || exit 1
 
 SRV_PID=
 SRV_PORT=
-# serve_up: start storyctl serve in $P on a free loopback port.
-serve_up() {
-	"$STORYCTL" -C "$P" serve --listen 127.0.0.1:0 >"$T_TMP/srv.out" 2>"$T_TMP/srv.err" &
-	SRV_PID=$!
-	SRV_PORT=
-	for _ in $(seq 1 100); do
-		SRV_PORT=$(sed -n 's/^serving on port \([0-9]*\) .*/\1/p' "$T_TMP/srv.out")
-		[ -n "$SRV_PORT" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # serve_down: SIGTERM; sets SRV_RC to its exit status.
 serve_down() {
 	kill -TERM "$SRV_PID" 2>/dev/null
