@@ -110,6 +110,11 @@ static const struct pattern patterns[] = {
     {"out of usage credits", NULL, K_USAGE, false},
     {"org is out of usage", NULL, K_USAGE, false},
     {"usage_limit_reached", NULL, K_USAGE, false},
+    /* the Messages API's workspace cap: "You have reached your
+     * specified workspace API usage limits. You will regain access on
+     * 2025-06-01 at 00:00 UTC." (an ISO reset, docs/classification.md) */
+    {"api usage limits", NULL, K_USAGE, false},
+    {"will regain access on", NULL, K_USAGE, false},
     {"limit will reset", NULL, K_USAGE, false},
     {"limits will reset", NULL, K_USAGE, false},
     {NULL, match_limit_reset, K_USAGE, false},

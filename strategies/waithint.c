@@ -422,6 +422,91 @@ scan_zone(const char *t, size_t len, size_t q, struct waithint *h)
 	return r + 1;
 }
 
+/* Days from 1970-01-01 to the proleptic Gregorian y-m-d (the civil
+ * calendar arithmetic of H. Hinnant's days_from_civil): pure, no tz. */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* n digits at q into *v.  Returns the end, or 0. */
+static size_t
+scan_digits(const char *t, size_t len, size_t q, size_t n, int *v)
+{
+	size_t i;
+
+	*v = 0;
+	for (i = 0; i < n; i++) {
+		if (!text_is_digit(at(t, len, q + i)))
+			return 0;
+		*v = *v * 10 + (t[q + i] - '0');
+	}
+	return q + n;
+}
+
+/*
+ * An ISO 8601 date and time at p: "2025-06-01 at 00:00 UTC",
+ * "2025-06-01T00:00:00Z", "2025-06-01 00:00 (Europe/Oslo)".  In UTC
+ * (UTC, GMT, Z) it is an instant, WAITHINT_EPOCH; with a zone in
+ * parentheses or none (local time) it is a dated WAITHINT_CLOCK, which
+ * controller/tz.c resolves (docs/classification.md#wait-hints).
+ * Returns the end, or 0.
+ */
+static size_t
+scan_iso(const char *t, size_t len, size_t p, struct waithint *h)
+{
+	size_t q, r;
+	int y, mo, d, hour, minute, sec = 0;
+	bool colon;
+
+	q = skip_ws(t, len, p);
+	if ((q = scan_digits(t, len, q, 4, &y)) == 0 || at(t, len, q) != '-' ||
+	    (q = scan_digits(t, len, q + 1, 2, &mo)) == 0 ||
+	    at(t, len, q) != '-' ||
+	    (q = scan_digits(t, len, q + 1, 2, &d)) == 0)
+		return 0;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1970)
+		return 0;
+	if (at(t, len, q) == 'T')
+		q++;
+	else
+		q = skip_ws(t, len, q);
+	if (ci_at(t, len, q, "at") && text_is_space(at(t, len, q + 2)))
+		q = skip_ws(t, len, q + 2);
+	q = scan_hour(t, len, q, &hour, &minute, &colon);
+	if (q == 0 || !colon || hour > 23 || minute > 59)
+		return 0;
+	if (at(t, len, q) == ':' && scan_digits(t, len, q + 1, 2, &sec) != 0)
+		q += 3;
+	if (sec > 60)
+		return 0;
+	r = skip_blank(t, len, q);
+	if (at(t, len, q) == 'Z' || ci_at(t, len, r, "utc") ||
+	    ci_at(t, len, r, "gmt")) {
+		q = at(t, len, q) == 'Z' ? q + 1 : r + 3;
+		if (text_is_alnum(at(t, len, q)))
+			return 0;
+		h->kind = WAITHINT_EPOCH;
+		h->epoch_s = days_from_civil(y, mo, d) * 86400 + hour * 3600 +
+		    minute * 60 + sec;
+		return q;
+	}
+	h->kind = WAITHINT_CLOCK;
+	h->hour = hour;
+	h->minute = minute;
+	h->month = mo;
+	h->day = d;
+	return scan_zone(t, len, q, h);
+}
+
 /*
  * A wall-clock time at p: "1am", "3:30pm", "3:15 PM", "13:00", optionally
  * "at " first, a date before it ("Apr 23 at 4pm", "Feb 7, 11am") and a
@@ -438,6 +523,8 @@ scan_clock(const char *t, size_t len, size_t p, struct waithint *h)
 	q = skip_ws(t, len, p);
 	if (ci_at(t, len, q, "at") && text_is_space(at(t, len, q + 2)))
 		q = skip_ws(t, len, q + 2);
+	if ((r = scan_iso(t, len, q, h)) != 0)
+		return r;
 	q = scan_date(t, len, q, &month, &day);
 	q = scan_hour(t, len, q, &hour, &minute, &colon);
 	if (q == 0)
@@ -482,6 +569,9 @@ static const char *const clock_phrases[] = {
     "reset at",
     "resets at",
     "resets",
+    /* Anthropic's workspace limit: "You will regain access on
+     * 2025-06-01 at 00:00 UTC." */
+    "regain access on",
 };
 
 /* How the value after a keyed field reads. */

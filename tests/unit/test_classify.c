@@ -498,6 +498,13 @@ static const struct ccase cases[] = {
 	ERRC_QUOTA_EXCEEDED, "disabled"},
     /* the same walls both ways: with a reset (a zone or local time) a
 	 * usage limit, without one a limit that no wait lifts */
+    /* the Messages API's workspace cap, as claude prints its 400 */
+    {"workspace API usage limit with an ISO reset", END_EXIT1, 0, 5,
+	"API Error: 400 {\"type\":\"error\",\"error\":{\"type\":"
+	"\"invalid_request_error\",\"message\":\"You have reached your "
+	"specified workspace API usage limits. You will regain access on "
+	"2025-06-01 at 00:00 UTC.\"}}\n",
+	ERRC_USAGE_LIMIT, "usage limits"},
     {"claude session limit, no reset", END_EXIT1, 0, 5,
 	"You've hit your session limit\n", ERRC_QUOTA_EXCEEDED,
 	"session limit"},

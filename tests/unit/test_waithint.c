@@ -97,6 +97,20 @@ static const struct wcase cases[] = {
 	"You've hit your limit \xc2\xb7 resets Apr 23 at 4pm "
 	"(America/Recife)",
 	WAITHINT_CLOCK, 0, 0, 16, 0, "America/Recife", 4, 23},
+    {"anthropic workspace limit, ISO date in UTC",
+	"You have reached your specified workspace API usage limits. You "
+	"will regain access on 2025-06-01 at 00:00 UTC.",
+	WAITHINT_EPOCH, 0, 1748736000, 0, 0, NULL, 0, 0},
+    {"ISO instant with seconds and Z, leap day",
+	"resets at 2024-02-29T13:05:09Z", WAITHINT_EPOCH, 0, 1709211909, 0, 0,
+	NULL, 0, 0},
+    {"ISO date in a named zone", "resets 2026-03-08 02:30 (America/New_York)",
+	WAITHINT_CLOCK, 0, 0, 2, 30, "America/New_York", 3, 8},
+    {"ISO date without a time is no hint", "regain access on 2025-06-01.",
+	WAITHINT_NONE, 0, 0, 0, 0, NULL, 0, 0},
+    {"ISO date with a bad month is no hint",
+	"regain access on 2025-13-01 at 00:00 UTC", WAITHINT_NONE, 0, 0, 0, 0,
+	NULL, 0, 0},
     {"codex dated try again at",
 	"Upgrade to Plus to continue using Codex, or try again at Jul 5th, "
 	"2026 8:19 PM.",
