@@ -131,14 +131,11 @@ pause_agent(struct batch *b, const struct attempt_row *r, int64_t hint_ms)
 		b->pause_until[r->role] = until;
 }
 
-/* The story's effective policy: the config's with the batch's and the
- * story's overrides set over HTTP applied, read at every decision (one
- * indexed read), so a running batch follows a change without a restart
- * (docs/api.md#retry-policy).  An override that no longer fits the
- * config (an agent renamed since) is left out, said on the console. */
-static int
-story_policy(struct policy *out, struct batch *b, const struct story_row *st,
-    struct sc_err *err)
+/* Read at every decision (one indexed read), so a running batch
+ * follows a change without a restart (docs/api.md#retry-policy). */
+int
+attempt_story_policy(struct policy *out, struct batch *b,
+    const struct story_row *st, bool say, struct sc_err *err)
 {
 	struct sc_err perr = {0};
 	char *bb = NULL, *sb = NULL;
@@ -147,7 +144,7 @@ story_policy(struct policy *out, struct batch *b, const struct story_row *st,
 	*out = b->cfg->policy;
 	rc = db_policy_for_story(b->db, &bb, &sb, st->id, err);
 	if (rc == 0 && (bb != NULL || sb != NULL) &&
-	    config_policy_effective(out, b->cfg, bb, sb, &perr) < 0)
+	    config_policy_effective(out, b->cfg, bb, sb, &perr) < 0 && say)
 		console_line(b, "%s: retry-policy override left out: %s",
 		    st->id, perr.msg);
 	free(bb);
@@ -346,7 +343,7 @@ attempt_decide_record(bool *transient_zero, struct batch *b,
 	rc = story_history(b, &rows, &n, &first, st, err);
 	if (rc < 0)
 		goto out;
-	rc = story_policy(&pol, b, st, err);
+	rc = attempt_story_policy(&pol, b, st, true, err);
 	if (rc < 0)
 		goto out;
 	recs = to_recs(rows, first, n, r, st->attempt_base);

@@ -13,6 +13,7 @@
 #include "common/err.h"
 #include "state/db.h"
 #include "strategies/classify.h"
+#include "strategies/policy.h"
 
 struct batch; /* controller/batch_int.h */
 
@@ -30,6 +31,13 @@ int attempt_decide_record(bool *transient_zero, struct batch *b,
 int attempt_settle(struct batch *b, struct story_row *st,
     enum story_status status, const char *reason, const char *kind,
     struct sc_err *err);
+/* The story's effective policy into *out: the config's with the batch's
+ * and the story's overrides set over HTTP applied
+ * (docs/api.md#retry-policy).  An override that no longer fits the
+ * config (an agent renamed since) is left out, and said on the console
+ * when say is true. */
+int attempt_story_policy(struct policy *out, struct batch *b,
+    const struct story_row *st, bool say, struct sc_err *err);
 /* Did story st end with zero progress and only transient failures? */
 int attempt_transient_zero(
     struct batch *b, const struct story_row *st, bool *out, struct sc_err *err);

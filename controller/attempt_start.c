@@ -228,6 +228,7 @@ begin_prompt(struct attempt_run *ar, struct argv_vars *vars,
 	struct slot *sl = ar->sl;
 	const struct story_row *st = sl->st;
 	struct prompt_prev prev;
+	struct policy pol;
 	int rc;
 
 	memset(&prev, 0, sizeof(prev));
@@ -238,7 +239,12 @@ begin_prompt(struct attempt_run *ar, struct argv_vars *vars,
 	vars->stalled_task = now_pr->stalled_task;
 	vars->repo = sl->cwd;
 	vars->attempt = nx->attempt - st->attempt_base;
-	vars->max_attempts = b->cfg->policy.max_attempts;
+	/* the number the next decision will use: an override set over
+	 * HTTP counts (docs/api.md#when-it-applies) */
+	rc = attempt_story_policy(&pol, b, st, false, err);
+	if (rc < 0)
+		return rc;
+	vars->max_attempts = pol.max_attempts;
 	if (nx->prev != NULL && vars->attempt >= 2) {
 		prev.attempt = nx->prev->attempt - st->attempt_base;
 		if (prev.attempt < 1)

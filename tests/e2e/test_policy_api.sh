@@ -41,13 +41,14 @@ cat >"$T_TMP/gated" <<'SH'
 #!/bin/sh
 i=0
 while [ ! -e "$GO" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+echo "$1 $2" >>"$MAXLOG"
 echo "gated agent: failing attempt $1"
 exit 1
 SH
 chmod +x "$T_TMP/gated"
-export GO="$T_TMP/go"
-new_project '{"max_attempts": 3}' '{"primary": {"name": "gp", "command": ["'"$T_TMP/gated"'", "{attempt}"], "timeout_s": 60},
-  "fallback": {"name": "gf", "command": ["'"$T_TMP/gated"'", "{attempt}"], "timeout_s": 60}}'
+export GO="$T_TMP/go" MAXLOG="$T_TMP/max.log"
+new_project '{"max_attempts": 3}' '{"primary": {"name": "gp", "command": ["'"$T_TMP/gated"'", "{attempt}", "{max_attempts}"], "timeout_s": 60},
+  "fallback": {"name": "gf", "command": ["'"$T_TMP/gated"'", "{attempt}", "{max_attempts}"], "timeout_s": 60}}'
 new_story "$P" s1 2
 commit_all
 WKEY=$("$STORYCTL" -C "$P" key add ci --write 2>/dev/null)
@@ -149,4 +150,16 @@ run_sc -C "$P" requeue s1
 "$STORYCTL" -C "$P" run >"$T_TMP/run2.out" 2>&1
 N=$(sql "SELECT count(*) FROM attempts WHERE story_id = 's1'")
 check "without the override the story gets its attempts again ($N in all)" [ "$N" -gt 2 ]
+check "and its agent is told {max_attempts} 3, the config's" \
+	[ "$(tail -n 1 "$MAXLOG")" = "3 3" ]
+
+# An override stored before a run is what {max_attempts} and the prompt
+# say: the number the decisions use, not the config's.
+put /v1/stories/s1/retry-policy "$WKEY" '{"max_retries": 1}'
+expect_http "PUT a story override of 2 attempts" 200 '.policy.max_attempts == 2'
+run_sc -C "$P" requeue s1
+: >"$MAXLOG"
+"$STORYCTL" -C "$P" run >"$T_TMP/run3.out" 2>&1
+check "the agent is told {max_attempts} 2 on both of its attempts" \
+	[ "$(cat "$MAXLOG")" = "$(printf '1 2\n2 2')" ]
 finish
