@@ -6,9 +6,11 @@
  * controller stops on an error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "controller/attempt_end.h"
 #include "controller/attempt_run.h"
@@ -16,6 +18,7 @@
 #include "controller/tz.h"
 #include "state/redact.h"
 #include "strategies/adapter.h"
+#include "strategies/agentout.h"
 
 static void
 copy_redacted(char *dst, size_t len, const char *src)
@@ -129,6 +132,49 @@ row_from_report(struct attempt_row *r, const struct agent_report *rep,
 	}
 }
 
+/* The head of an attempt's log read back for its session id: codex and
+ * gemini print theirs first, claude with every event. */
+#define SESSION_HEAD_MAX (64 * 1024)
+
+/* An agent that printed more than the tail holds has its first lines,
+ * and so codex's thread.started or gemini's init with the session id,
+ * only in its log (docs/agents.md#the-session-id): read the log's head
+ * when the tail named no session.  Best effort: a log that cannot be
+ * read leaves the id empty, as before. */
+static void
+session_from_log_head(char *dst, size_t len, const struct attempt_run *ar)
+{
+	const struct runner_result *res = &ar->agent_res;
+	struct agent_output *ao = NULL;
+	char *buf = NULL;
+	ssize_t n;
+	size_t got = 0;
+	int fd = -1;
+
+	if (dst[0] != '\0' || res->output_bytes <= res->tail_len ||
+	    ar->r.log_path[0] == '\0')
+		return;
+	fd = open(ar->r.log_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || (buf = malloc(SESSION_HEAD_MAX)) == NULL ||
+	    (ao = malloc(sizeof(*ao))) == NULL)
+		goto out;
+	while (got < SESSION_HEAD_MAX) {
+		n = read(fd, buf + got, SESSION_HEAD_MAX - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	agentout_parse(ao, buf, got);
+	copy_redacted(dst, len, ao->session_id);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(ao);
+	free(buf);
+}
+
 void
 attempt_end_read(struct agent_report *rep, int64_t *hint_ms,
     struct attempt_run *ar, bool gate_failed, bool stopped)
@@ -149,6 +195,7 @@ attempt_end_read(struct agent_report *rep, int64_t *hint_ms,
 	    waithint_resolve(hint_ms, &cls->hint, r->ended_ms, NULL) < 0)
 		*hint_ms = -1;
 	row_from_report(r, rep, &ar->agent_res);
+	session_from_log_head(r->session_id, sizeof(r->session_id), ar);
 }
 
 void

@@ -55,7 +55,22 @@ while IFS=$'\t' read -r fixture cli version scenario code effect outcome ecode d
 	fi
 done <"$dir/INDEX.tsv"
 check "every fixture of INDEX.tsv was replayed ($n)" [ "$n" -ge 30 ]
+
+# codex prints its thread id once, first: 100 KiB of output after it push
+# it out of the 64 KiB tail, and the log's head still gives it.
+cmd=$(jq -cn --arg a "$agent" --arg f "$dir/codex-success.txt" '[$a, $f, "0", "checkall", "{story_file}"]')
+line=$(grep -n '"thread_id"' "$dir/codex-success.txt" | head -n1 | cut -d: -f1)
+new_project '{"max_attempts": 3}' "$(jq -cn --argjson c "$cmd" --arg l "$line" \
+	'{primary: {preset: "codex", command: $c, timeout_s: 60,
+	  env: {REPLAY_FILLER_KB: "100", REPLAY_FILLER_AFTER: $l}}}')"
+new_story "$P" s1 2
+commit_all
+run_sc -C "$P" run
+sid=$(grep -o '"thread_id":"[^"]*"' "$dir/codex-success.txt" | head -n1 | sed 's/^.*":"//; s/"$//')
+T_OUT=$("$STORYCTL" -C "$P" show s1 --json | jq -c '.attempts[0] // {}')
+expect_json "codex's thread id survives 100 KiB of output after it ($sid)" \
+	"(.outcome == \"success\") and .session_id == \"$sid\""
 check "every fixture file is in INDEX.tsv" \
-	[ "$(ls "$dir" | grep -c '\.txt$')" = "$(grep -c '\.txt' "$dir/INDEX.tsv")" ]
+	[ "$(find "$dir" -maxdepth 1 -name '*.txt' | wc -l)" = "$(grep -c '\.txt' "$dir/INDEX.tsv")" ]
 
 finish
