@@ -279,6 +279,38 @@ const struct cli_help help_log = {
     "STORY's events, the last N or those since a time.",
     log_opts, log_exits, log_examples, "@ids"};
 
+static const struct help_item stats_opts[] = {
+    {"--batch ID", "the figures of batch ID (default: the latest batch)", NULL},
+    {"--all", "the figures of every batch together", NULL},
+    OPT_JSON("the figures"),
+    OPT_HELP,
+    HELP_END,
+};
+static const struct help_item stats_exits[] = {
+    {"0", "printed", NULL},
+    {"64",
+	"a bad command line (a bad ID, or --batch with --all), no\n"
+	"storyctl.json found, or no such batch",
+	NULL},
+    {"65", "storyctl.json is not valid", NULL},
+    {"74", "the state database cannot be read", NULL},
+    HELP_END,
+};
+static const struct help_item stats_examples[] = {
+    {"storyctl stats", "how the last night went, in figures", NULL},
+    {"storyctl stats --all --json | jq .recovery.rate",
+	"how often a transient failure was got past, over every batch", NULL},
+    HELP_END,
+};
+const struct cli_help help_stats = {
+    "Reference 001's telemetry of the latest batch, of batch ID or of\n"
+    "every batch (docs/stats.md): attempts per agent and role, success\n"
+    "by attempt number, recovery of transient failures, delays by\n"
+    "cause (mean, p50, p95), error codes, time lost to limits and\n"
+    "waits, cost per agent and story, and where plateaus deferred\n"
+    "stories.  GET /v1/stats answers the same JSON.",
+    stats_opts, stats_exits, stats_examples, NULL};
+
 static const struct help_item requeue_opts[] = {OPT_HELP, HELP_END};
 static const struct help_item requeue_exits[] = {
     {"0", "requeued", NULL},
