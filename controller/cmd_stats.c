@@ -29,12 +29,13 @@ views_stats_select(
 	*out = 0;
 	if (batch != NULL && all)
 		return err_set(err, SC_EUSAGE,
-		    "stats: --batch and --all exclude each other");
+		    "stats: choose one batch or all of them, not both "
+		    "(--batch, --all)");
 	if (all)
 		*out = -1;
 	if (batch == NULL)
 		return 0;
-	rc = cli_parse_int(&id, batch, "stats: --batch", 1, INT32_MAX, err);
+	rc = cli_parse_int(&id, batch, "stats: a batch id", 1, INT32_MAX, err);
 	if (rc == 0)
 		*out = id;
 	return rc;
