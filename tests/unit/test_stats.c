@@ -25,7 +25,7 @@
 
 /* One night of batch 1 (docs/stats.md has the same example):
  * s1 network, then success on the fallback (recovered);
- * s2 the SPEC's plateau: 5/9, 4/9 crash, 5/9, 5/9 -> deferred at 4;
+ * s2 the plateau of docs/retry-strategy.md's worked example: 5/9, 4/9 crash, 5/9, 5/9 -> deferred at 4;
  * s3 a usage-limit wait, then success on the same attempt number;
  * s4 rate limit, overloaded, timeout -> escalated (not recovered);
  * s5 running. */
