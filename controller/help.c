@@ -386,11 +386,11 @@ static const struct help_item serve_examples[] = {
 };
 const struct cli_help help_serve = {
     "Serve the batch over HTTP (docs/api.md): GET /v1/status,\n"
-    "/v1/stories and /v1/stories/ID answer what status, list and show\n"
-    "--json print.  Every request needs a key in X-API-Key (storyctl\n"
-    "key add); a read key can only GET.  It reads the database beside a\n"
-    "running controller and never blocks it.  It prints the port it\n"
-    "listens on and runs until SIGINT or SIGTERM.",
+    "/v1/stories, /v1/stories/ID and /v1/stats answer what status,\n"
+    "list, show and stats --json print.  Every request needs a key in\n"
+    "X-API-Key (storyctl key add); a read key can only GET.  It reads\n"
+    "the database beside a running controller and never blocks it.  It\n"
+    "prints the port it listens on and runs until SIGINT or SIGTERM.",
     serve_opts, serve_exits, serve_examples, NULL};
 
 static const struct help_item simulate_opts[] = {
