@@ -279,6 +279,38 @@ const struct cli_help help_log = {
     "STORY's events, the last N or those since a time.",
     log_opts, log_exits, log_examples, "@ids"};
 
+static const struct help_item stats_opts[] = {
+    {"--batch ID", "the figures of batch ID (default: the latest batch)", NULL},
+    {"--all", "the figures of every batch together", NULL},
+    OPT_JSON("the figures"),
+    OPT_HELP,
+    HELP_END,
+};
+static const struct help_item stats_exits[] = {
+    {"0", "printed", NULL},
+    {"64",
+	"a bad command line (a bad ID, or --batch with --all), no\n"
+	"storyctl.json found, or no such batch",
+	NULL},
+    {"65", "storyctl.json is not valid", NULL},
+    {"74", "the state database cannot be read", NULL},
+    HELP_END,
+};
+static const struct help_item stats_examples[] = {
+    {"storyctl stats", "how the last night went, in figures", NULL},
+    {"storyctl stats --all --json | jq .recovery.rate",
+	"how often a transient failure was got past, over every batch", NULL},
+    HELP_END,
+};
+const struct cli_help help_stats = {
+    "Reference 001's telemetry of the latest batch, of batch ID or of\n"
+    "every batch (docs/stats.md): attempts per agent and role, success\n"
+    "by attempt number, recovery of transient failures, delays by\n"
+    "cause (mean, p50, p95), error codes, time lost to limits and\n"
+    "waits, cost per agent and story, and where plateaus deferred\n"
+    "stories.  GET /v1/stats answers the same JSON.",
+    stats_opts, stats_exits, stats_examples, NULL};
+
 static const struct help_item requeue_opts[] = {OPT_HELP, HELP_END};
 static const struct help_item requeue_exits[] = {
     {"0", "requeued", NULL},
@@ -354,11 +386,11 @@ static const struct help_item serve_examples[] = {
 };
 const struct cli_help help_serve = {
     "Serve the batch over HTTP (docs/api.md): GET /v1/status,\n"
-    "/v1/stories and /v1/stories/ID answer what status, list and show\n"
-    "--json print.  Every request needs a key in X-API-Key (storyctl\n"
-    "key add); a read key can only GET.  It reads the database beside a\n"
-    "running controller and never blocks it.  It prints the port it\n"
-    "listens on and runs until SIGINT or SIGTERM.",
+    "/v1/stories, /v1/stories/ID and /v1/stats answer what status,\n"
+    "list, show and stats --json print.  Every request needs a key in\n"
+    "X-API-Key (storyctl key add); a read key can only GET.  It reads\n"
+    "the database beside a running controller and never blocks it.  It\n"
+    "prints the port it listens on and runs until SIGINT or SIGTERM.",
     serve_opts, serve_exits, serve_examples, NULL};
 
 static const struct help_item simulate_opts[] = {

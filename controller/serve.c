@@ -37,6 +37,7 @@ enum route {
 	ROUTE_STORIES,
 	ROUTE_STORY,
 	ROUTE_POLICY, /* the batch's, or id's when id[0] != '\0' */
+	ROUTE_STATS,
 	ROUTE_NOT_YET, /* routes of docs/api.md#not-yet: 405 for now */
 };
 
@@ -115,7 +116,7 @@ static void
 serve_route(struct req *r, const char *path)
 {
 	static const char *const not_yet[] = {
-	    "/v1/events", "/v1/events/stream", "/v1/stats"};
+	    "/v1/events", "/v1/events/stream"};
 	static const char *const story_not_yet[] = {"failures", "requeue"};
 	const char *id, *slash;
 	size_t i, len;
@@ -126,6 +127,8 @@ serve_route(struct req *r, const char *path)
 		r->route = ROUTE_STORIES;
 	else if (strcmp(path, "/v1/retry-policy") == 0)
 		r->route = ROUTE_POLICY;
+	else if (strcmp(path, "/v1/stats") == 0)
+		r->route = ROUTE_STATS;
 	for (i = 0; i < sizeof(not_yet) / sizeof(not_yet[0]); i++)
 		if (strcmp(path, not_yet[i]) == 0)
 			r->route = ROUTE_NOT_YET;
@@ -234,26 +237,51 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 		    "this route takes GET");
 }
 
-/* The read views: the JSON of status, list and show --json. */
+/* GET /v1/stats[?batch=ID | ?all=1]: stats --json's selection; a bad
+ * query is 400, no such batch 404 (docs/api.md#stats). */
+static int
+serve_stats(json_t **j, int *status, struct view *v, struct MHD_Connection *c,
+    struct sc_err *err)
+{
+	const char *all =
+	    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "all");
+	int64_t batch;
+	int rc;
+
+	*status = MHD_HTTP_BAD_REQUEST;
+	rc = views_stats_select(&batch,
+	    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "batch"),
+	    all != NULL && strcmp(all, "0") != 0, err);
+	if (rc < 0)
+		return rc;
+	*status = MHD_HTTP_NOT_FOUND;
+	return views_stats_json(j, v, batch, err);
+}
+
+/* The read views: the JSON of status, list, show and stats --json. */
 static enum MHD_Result
 serve_view(const struct serve *s, struct MHD_Connection *c, struct req *r)
 {
 	struct view v;
 	struct sc_err err = {0};
 	json_t *j = NULL;
-	int rc;
+	int rc, usage = MHD_HTTP_NOT_FOUND;
 
 	rc = view_open(&v, s->cli, false, &err);
-	if (rc == 0 && r->route == ROUTE_STATUS)
+	if (rc == 0 && r->route == ROUTE_STATS)
+		rc = serve_stats(&j, &usage, &v, c, &err);
+	else if (rc == 0 && r->route == ROUTE_STATUS)
 		rc = views_status_json(&j, &v, &err);
 	else if (rc == 0 && r->route == ROUTE_STORIES)
 		rc = views_list_json(&j, &v, NULL, &err);
 	else if (rc == 0)
 		rc = views_show_json(&j, &v, r->id, &err);
 	view_close(&v);
-	if (rc == SC_EUSAGE && r->route == ROUTE_STORY)
-		return serve_send_error(
-		    c, MHD_HTTP_NOT_FOUND, "not_found", err.msg);
+	if (rc == SC_EUSAGE &&
+	    (r->route == ROUTE_STORY || r->route == ROUTE_STATS))
+		return serve_send_error(c, usage,
+		    usage == MHD_HTTP_NOT_FOUND ? "not_found" : "bad_query",
+		    err.msg);
 	if (rc < 0)
 		return serve_send_error(
 		    c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", err.msg);

@@ -22,4 +22,13 @@ int views_list_json(
 int views_show_json(
     json_t **out, struct view *v, const char *id, struct sc_err *err);
 
+/* stats --json [--batch ID | --all] (controller/cmd_stats.c): batch 0
+ * the latest, > 0 that one (none such is SC_EUSAGE), -1 every batch. */
+int views_stats_json(
+    json_t **out, struct view *v, int64_t batch, struct sc_err *err);
+/* The batch of stats' --batch ID (NULL: none) and --all, as
+ * views_stats_json() takes it; SC_EUSAGE for a bad id or both. */
+int views_stats_select(
+    int64_t *out, const char *batch, bool all, struct sc_err *err);
+
 #endif

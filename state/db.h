@@ -303,6 +303,28 @@ int db_attempt_last(struct db *db, struct attempt_row *out, int *found,
 int db_attempts_running(
     struct db *db, struct attempt_row **out, size_t *n, struct sc_err *err);
 
+/* An attempt as the telemetry reads it (docs/stats.md): the figures'
+ * columns, no text.  Times 0 unknown; outcome NONE while running. */
+struct attempt_brief {
+	int64_t batch_id;
+	char story_id[128];
+	int attempt, seq;
+	bool counted;
+	enum role role;
+	char agent[64];
+	int64_t started_ms, ended_ms;
+	enum outcome outcome;
+	enum error_code error_code;
+	int tasks_completed, tasks_total;
+	int64_t delay_ms;
+	enum decision decision;
+	double cost_usd;
+};
+/* The attempts of batch batch_id (every batch when <= 0) by batch, story
+ * and seq.  *out is the caller's (free()). */
+int db_attempt_briefs(struct db *db, struct attempt_brief **out, size_t *n,
+    int64_t batch_id, struct sc_err *err);
+
 /* Events.  story_id_or_null "" is the same as NULL; msg NULL is "". */
 int db_event_add(struct db *db, int64_t batch_id, int64_t ts_ms,
     const char *story_id_or_null, const char *kind, const char *msg,

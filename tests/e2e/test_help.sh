@@ -116,8 +116,10 @@ if [ -r "$bc" ]; then
 	}
 	out=$(cd "$P" && bash --norc -c '. "$1" && . "$2" && complete -p storyctl' _ "$bc" "$bash_comp" 2>&1)
 	expect_match "the bash script loads and registers _storyctl" "$out" '^complete -F _storyctl storyctl$'
+	out=$(bash_complete "$STORYCTL statu")
+	check "bash completes a command (statu: status)" test "$out" = "status "
 	out=$(bash_complete "$STORYCTL st")
-	check "bash completes a command (st: status)" test "$out" = "status "
+	check "bash offers every command of a prefix (st: stats, status)" test "$out" = "stats status "
 	out=$(bash_complete "$STORYCTL run --")
 	check "bash completes run's options" test "$out" = "--help --include-drafts --jobs "
 	out=$(bash_complete "$STORYCTL list --status e")
@@ -149,8 +151,10 @@ if command -v zsh >/dev/null 2>&1; then
 			print -r -- ${(j: :)${(o)${(M)reply:#${PREFIX}*}}}
 		' _ "$zsh_dir" "$T_TMP" "$@")
 	}
-	out=$(zsh_complete "$STORYCTL" st)
+	out=$(zsh_complete "$STORYCTL" statu)
 	check "zsh loads _storyctl (compinit) and completes a command" test "$out" = "status"
+	out=$(zsh_complete "$STORYCTL" st)
+	check "zsh offers every command of a prefix (st: stats, status)" test "$out" = "stats status"
 	out=$(zsh_complete "$STORYCTL" show 1.)
 	check "zsh completes story ids (show 1.)" test "$out" = "1.1-login 1.2-logout"
 	out=$(zsh_complete "$STORYCTL" list --)

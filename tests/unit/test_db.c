@@ -881,6 +881,59 @@ test_attempts_running_any_batch(void **state)
 	attempt_rows_free(rows, n);
 }
 
+/* The telemetry's rows (docs/stats.md): by batch, story id and seq, one
+ * batch or all of them, the figures' columns read back. */
+static void
+test_attempt_briefs(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct attempt_row a, b, c;
+	struct attempt_brief *rows = NULL;
+	struct story_row s;
+	int64_t second = 0;
+	size_t n = 0;
+
+	add_story(f, "s2", 0);
+	add_story(f, "s1", 1);
+	assert_int_equal(db_batch_create(f->db, &second, 2000, &err), 0);
+	story_init(&s, second, "s1", 0);
+	assert_int_equal(db_story_add(f->db, &s, &err), 0);
+	attempt_init(&a, f->batch, "s2", 1);
+	attempt_init(&b, f->batch, "s1", 1);
+	attempt_init(&c, second, "s1", 1);
+	assert_int_equal(db_attempt_begin(f->db, &a, &err), 0);
+	assert_int_equal(db_attempt_begin(f->db, &b, &err), 0);
+	assert_int_equal(db_attempt_begin(f->db, &c, &err), 0);
+	attempt_end(&a, OUTCOME_RATE_LIMIT, 0, DECISION_RETRY);
+	a.error_code = ERRC_OVERLOADED;
+	a.delay_ms = 1500;
+	a.cost_usd = 0.25;
+	assert_int_equal(
+	    db_attempt_finish(f->db, &a, NULL, NULL, NULL, &err), 0);
+	assert_int_equal(
+	    db_attempt_briefs(f->db, &rows, &n, f->batch, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(rows[0].story_id, "s1");
+	assert_int_equal(rows[0].outcome, OUTCOME_NONE); /* running */
+	assert_string_equal(rows[1].story_id, "s2");
+	assert_int_equal(rows[1].outcome, OUTCOME_RATE_LIMIT);
+	assert_int_equal(rows[1].error_code, ERRC_OVERLOADED);
+	assert_int_equal(rows[1].decision, DECISION_RETRY);
+	assert_int_equal(rows[1].delay_ms, 1500);
+	assert_true(rows[1].cost_usd == 0.25);
+	assert_int_equal(rows[1].ended_ms, a.ended_ms);
+	assert_string_equal(rows[1].agent, "claude");
+	free(rows);
+	assert_int_equal(db_attempt_briefs(f->db, &rows, &n, 0, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(rows[2].batch_id, second);
+	free(rows);
+	assert_int_equal(db_attempt_briefs(f->db, &rows, &n, 99, &err), 0);
+	assert_int_equal(n, 0);
+	assert_null(rows);
+}
+
 static void
 test_attempt_pid_and_heartbeat(void **state)
 {
@@ -1621,6 +1674,8 @@ main(void)
 		test_attempt_needs_story, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_attempts_running_any_batch, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_attempt_briefs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_attempt_pid_and_heartbeat, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
