@@ -35,6 +35,7 @@ static const char *const errcode_names[ERRC__COUNT] = {
     [ERRC_QUOTA_EXCEEDED] = "QUOTA_EXCEEDED",
     [ERRC_BUDGET_EXCEEDED] = "BUDGET_EXCEEDED",
     [ERRC_INTERRUPTED] = "INTERRUPTED",
+    [ERRC_NO_EVIDENCE] = "NO_EVIDENCE",
 };
 
 static const enum outcome errcode_outcomes[ERRC__COUNT] = {
@@ -55,6 +56,7 @@ static const enum outcome errcode_outcomes[ERRC__COUNT] = {
     [ERRC_QUOTA_EXCEEDED] = OUTCOME_PERMANENT,
     [ERRC_BUDGET_EXCEEDED] = OUTCOME_PERMANENT,
     [ERRC_INTERRUPTED] = OUTCOME_INTERRUPTED,
+    [ERRC_NO_EVIDENCE] = OUTCOME_INCOMPLETE,
 };
 
 static const char *const decision_names[DECISION__COUNT] = {

@@ -43,6 +43,9 @@ enum error_code {
 	ERRC_QUOTA_EXCEEDED,
 	ERRC_BUDGET_EXCEEDED,
 	ERRC_INTERRUPTED,
+	/* boxes checked with nothing else changed, under verify.require_diff
+	 * (docs/evidence.md#require-diff) */
+	ERRC_NO_EVIDENCE,
 	ERRC__COUNT
 };
 

@@ -11,6 +11,7 @@
 #include "controller/attempt.h"
 #include "controller/attempt_decide.h"
 #include "controller/attempt_end.h"
+#include "controller/attempt_evidence.h"
 #include "controller/attempt_run.h"
 #include "controller/attempt_start.h"
 #include "controller/checks.h"
@@ -249,6 +250,9 @@ attempt_complete(
 	sl->run = NULL;
 	sl->state = SLOT_FREE;
 	attempt_end_read(&rep, &hint_ms, ar, gate_failed, stopped);
+	rc = attempt_evidence_record(ar, err);
+	if (rc < 0)
+		goto out;
 	rc = attempt_decide_record(
 	    &tz, b, r, sl->st, &rep.verdict, hint_ms, err);
 	if (rc < 0)
@@ -305,6 +309,9 @@ service_agent(struct batch *b, struct slot *sl, struct sc_err *err)
 	if (story_read_progress(&ar->end, sl->abspath, slot_root(b, sl),
 		b->cfg->tasks_heading, NULL) < 0)
 		ar->end = ar->start;
+	/* before the gates: under verify.require_diff unbacked ticks are
+	 * no claim to check (docs/evidence.md#require-diff) */
+	attempt_evidence_end(ar);
 	if (agent_claims_done(b, ar)) {
 		rc = checks_begin(b, ar, &none, err);
 		if (rc < 0)

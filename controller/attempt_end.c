@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "controller/attempt_end.h"
+#include "controller/attempt_evidence.h"
 #include "controller/attempt_run.h"
 #include "controller/checks.h"
 #include "controller/tz.h"
@@ -191,6 +192,19 @@ attempt_end_read(struct agent_report *rep, int64_t *hint_ms,
 		snprintf(cls->message, sizeof(cls->message), "%s %s",
 		    strcmp(r->gate, "review") == 0 ? "review panel" : "gate",
 		    strcmp(r->gate, "review") == 0 ? r->consensus : r->gate);
+	/* boxes checked with nothing else changed, taken back under
+	 * verify.require_diff: an ordinary end is incomplete, with its own
+	 * code (docs/evidence.md#require-diff); a failure keeps its own */
+	if (ar->ev_verdict.no_evidence &&
+	    (cls->outcome == OUTCOME_SUCCESS ||
+		cls->outcome == OUTCOME_INCOMPLETE)) {
+		cls->outcome = OUTCOME_INCOMPLETE;
+		cls->code = ERRC_NO_EVIDENCE;
+		snprintf(cls->message, sizeof(cls->message),
+		    "%d box%s checked with no other change in the work tree; "
+		    "opened again (verify.require_diff)",
+		    ar->ev.ticked, ar->ev.ticked == 1 ? "" : "es");
+	}
 	if (cls->hint.kind != WAITHINT_NONE &&
 	    waithint_resolve(hint_ms, &cls->hint, r->ended_ms, NULL) < 0)
 		*hint_ms = -1;
@@ -238,6 +252,7 @@ attempt_run_free(struct attempt_run *ar)
 	if (ar == NULL)
 		return;
 	checks_free(ar->b, ar);
+	attempt_evidence_release(ar);
 	runner_result_release(&ar->agent_res);
 	free(ar->review_prompt);
 	attempt_row_release(&ar->r);

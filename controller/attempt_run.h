@@ -8,6 +8,8 @@
 #define STORYCTL_ATTEMPT_RUN_H
 
 #include "controller/batch_int.h"
+#include "state/db_evidence.h"
+#include "strategies/evidence.h"
 #include "strategies/review.h"
 
 /* A gate or a reviewer of an attempt (controller/checks.c). */
@@ -53,6 +55,15 @@ struct attempt_run {
 	int token; /* tasks checked, for stall detection */
 	struct sc_err err; /* what a callback failed with */
 	int rc;
+	/* evidence (controller/attempt_evidence.c): the tree's snapshot
+	 * and the story's boxes at the start, then what was measured */
+	char ev_base[48]; /* "" when the tree could not be snapshotted */
+	struct progress_item *ev_before;
+	size_t ev_nbefore;
+	bool ev_started; /* the boxes at the start were read */
+	bool ev_ended; /* ev is filled */
+	struct evidence_row ev;
+	struct evidence_verdict ev_verdict;
 };
 
 /* The tree slot sl's story must stay in: its worktree, or the project. */

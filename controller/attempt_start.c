@@ -15,6 +15,7 @@
 #include "controller/argv.h"
 #include "controller/attempt_decide.h"
 #include "controller/attempt_end.h"
+#include "controller/attempt_evidence.h"
 #include "controller/attempt_run.h"
 #include "controller/attempt_start.h"
 #include "controller/checks.h"
@@ -460,6 +461,9 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 		console_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
 		    sl->st->id, ar->r.attempt, role_name(ar->r.role), ag->name,
 		    ar->r.tasks_completed, ar->r.tasks_total);
+	/* the tree and the boxes as the agent finds them
+	 * (docs/evidence.md) */
+	attempt_evidence_start(ar);
 	begin_runner_opts(ar, nx);
 	rc = b->ops.start(b->ops.ctx, &ar->handle, &ar->ro, err);
 	if (rc < 0) {

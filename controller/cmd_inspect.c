@@ -21,7 +21,9 @@
 #include "state/db.h"
 #include "state/lock.h"
 #include "state/render.h"
+#include "state/render_evidence.h"
 #include "strategies/decide.h"
+#include "strategies/evidence.h"
 #include "strategies/statusline.h"
 #include "strategies/suggest.h"
 
@@ -260,6 +262,59 @@ show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 	}
 }
 
+/* What attempt a changed besides its story file, and its flags
+ * (docs/evidence.md): the row of ev[0..n) with its seq, if any. */
+static void
+show_evidence_lines(const struct cli *cli, const struct attempt_row *a,
+    const struct evidence_row *ev, size_t n)
+{
+	const struct evidence_row *e = NULL;
+	json_t *files, *f;
+	size_t i;
+
+	for (i = 0; i < n && e == NULL; i++)
+		if (ev[i].seq == a->seq)
+			e = &ev[i];
+	if (e == NULL)
+		return;
+	if (!e->measured) {
+		fprintf(cli->out, "       evidence: not measured: %s\n",
+		    e->not_measured);
+	} else {
+		fprintf(cli->out, "       evidence: %d file%s changed, +%d -%d",
+		    e->files_changed, e->files_changed == 1 ? "" : "s",
+		    e->lines_added, e->lines_removed);
+		files = e->files != NULL ? json_loads(e->files, 0, NULL) : NULL;
+		json_array_foreach(files, i, f)
+		{
+			if (i == 5) {
+				fprintf(cli->out, ", ...");
+				break;
+			}
+			fprintf(cli->out, "%s%s +%d -%d", i ? ", " : " (",
+			    json_string_value(json_object_get(f, "path")),
+			    (int)json_integer_value(
+				json_object_get(f, "added")),
+			    (int)json_integer_value(
+				json_object_get(f, "removed")));
+		}
+		fprintf(
+		    cli->out, "%s\n", json_array_size(files) > 0 ? ")" : "");
+		json_decref(files);
+	}
+	if (e->ticked_without_change)
+		fprintf(cli->out,
+		    "       FLAG %s: %d box%s checked with no other change\n",
+		    EVIDENCE_FLAG_TICKED, e->ticked,
+		    e->ticked == 1 ? "" : "es");
+	if (e->unticked > 0)
+		fprintf(cli->out,
+		    "       FLAG %s: %d box%s checked before, unchecked now "
+		    "(first: %s)\n",
+		    EVIDENCE_FLAG_UNTICKED, e->unticked,
+		    e->unticked == 1 ? "" : "es", e->first_unticked);
+}
+
 /* The next attempt of a pending story as its last decision stored it
  * (docs/retry-strategy.md#where-the-decision-lives); nothing for a row
  * from before schema 4 or one before the story's requeue. */
@@ -333,15 +388,22 @@ views_show_json(
 {
 	struct story_row st;
 	struct attempt_row *rows = NULL;
+	struct evidence_row *ev = NULL;
 	char *override = NULL;
-	size_t n = 0;
+	size_t n = 0, nev = 0;
 	int rc;
 
 	*out = NULL;
 	rc = show_read(&st, &rows, &n, &override, v, id, err);
 	if (rc == 0)
 		rc = show_build_json(out, &st, rows, n, override, err);
+	if (rc == 0 && v->have_batch)
+		rc = db_evidence_for_story(
+		    v->db, &ev, &nev, v->batch.id, st.id, err);
+	if (rc == 0 && render_story_add_evidence(*out, ev, nev) < 0)
+		rc = err_set(err, SC_EOS, "out of memory");
 	attempt_rows_free(rows, n);
+	evidence_rows_free(ev, nev);
 	free(override);
 	return rc;
 }
@@ -352,10 +414,11 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct view v;
 	struct story_row st;
 	struct attempt_row *rows = NULL;
+	struct evidence_row *ev = NULL;
 	const char *id = NULL;
 	char *override = NULL;
 	json_t *j = NULL;
-	size_t n = 0, i;
+	size_t n = 0, nev = 0, i;
 	int json = 0, rc;
 
 	rc = view_parse_flags("show", argc, argv, &json, NULL, NULL, &id, err);
@@ -393,8 +456,15 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    "Story %s deferred - dev-story hit complexity "
 		    "limit at %d/%d\n",
 		    st.id, st.tasks_completed, st.tasks_total);
-	for (i = 0; i < n; i++)
+	if (v.have_batch)
+		rc = db_evidence_for_story(
+		    v.db, &ev, &nev, v.batch.id, st.id, err);
+	if (rc < 0)
+		goto out;
+	for (i = 0; i < n; i++) {
 		show_attempt_line(cli, &rows[i]);
+		show_evidence_lines(cli, &rows[i], ev, nev);
+	}
 	if (n > 0 && st.status == STATUS_PENDING)
 		show_next_line(cli, &rows[n - 1], &st);
 	if (n > 0 && rows[n - 1].log_path[0])
@@ -402,6 +472,7 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 out:
 	json_decref(j);
 	attempt_rows_free(rows, n);
+	evidence_rows_free(ev, nev);
 	free(override);
 	view_close(&v);
 	return rc;

@@ -144,7 +144,7 @@ out:
 
 static const char *const top_keys[] = {"stories", "stories_glob", "prompt",
     "agents", "policy", "gates", "review", "breaker", "budget", "git", "state",
-    NULL};
+    "verify", NULL};
 
 int
 config_load(struct config *out, const char *path, struct sc_err *err)

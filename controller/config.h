@@ -82,6 +82,14 @@ struct git_conf {
 	bool commit_work; /* default false */
 };
 
+/* verify: what an attempt's claims are checked against
+ * (docs/configuration.md#verify, docs/evidence.md) */
+struct verify_conf {
+	/* boxes checked with no other change make the attempt
+	 * incomplete / NO_EVIDENCE; default false */
+	bool require_diff;
+};
+
 struct config {
 	/* Absolute path of the config file; NULL for built-in defaults. */
 	char *path;
@@ -115,6 +123,7 @@ struct config {
 	struct budget_conf budget;
 	struct git_conf git;
 	char *state_dir; /* absolute; default <root>/.storyctl */
+	struct verify_conf verify;
 };
 
 /*

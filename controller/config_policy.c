@@ -292,6 +292,23 @@ static const char *const budget_keys[] = {
     "max_cost_usd", "story_max_cost_usd", NULL};
 static const char *const git_keys[] = {"state_branch", "commit_work", NULL};
 static const char *const state_keys[] = {"dir", NULL};
+static const char *const verify_keys[] = {"require_diff", NULL};
+
+/* verify (docs/configuration.md#verify) */
+static int
+parse_verify(struct loader *ld, json_t *root, struct config *c)
+{
+	json_t *v = json_object_get(root, "verify");
+	int rc = 0;
+
+	if (v != NULL &&
+	    ((rc = config_want_object(ld, v, "verify")) != 0 ||
+		(rc = config_check_keys(ld, v, "verify", verify_keys)) != 0 ||
+		(rc = config_get_bool(ld, v, "verify", "require_diff",
+		     &c->verify.require_diff)) != 0))
+		return rc;
+	return 0;
+}
 
 int
 config_parse_small_sections(struct loader *ld, json_t *root, struct config *c)
@@ -322,6 +339,8 @@ config_parse_small_sections(struct loader *ld, json_t *root, struct config *c)
 			 USD_MAX, false)) != 0)
 			goto out;
 	}
+	if ((rc = parse_verify(ld, root, c)) != 0)
+		goto out;
 	if ((v = json_object_get(root, "git")) != NULL) {
 		if ((rc = config_want_object(ld, v, "git")) != 0 ||
 		    (rc = config_check_keys(ld, v, "git", git_keys)) != 0 ||

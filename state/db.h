@@ -33,7 +33,7 @@
 #include "common/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 /* How long a statement waits for another connection's write lock. */
 #define DB_BUSY_TIMEOUT_MS 10000
 /* The meta key of the committed-decision counter (db_decision_seq). */

@@ -184,6 +184,28 @@ static const char *const db_migrations[] = {
     "  key_name TEXT NOT NULL\n"
     ") WITHOUT ROWID;\n"
     "PRAGMA user_version = 6;\n",
+    /* 7: what each attempt changed in its work tree besides the story
+     * file, and its boxes' flags (docs/evidence.md, docs/state.md);
+     * one row per measured attempt, in a table of its own so that the
+     * attempts' columns stay as they were.  When renumbered, only the
+     * user_version below changes; IF NOT EXISTS lets the tests that
+     * rebuild an older schema leave the table in place. */
+    "CREATE TABLE IF NOT EXISTS attempt_evidence (\n"
+    "  attempt_id INTEGER PRIMARY KEY REFERENCES attempts(id),\n"
+    "  measured INTEGER NOT NULL CHECK (measured IN (0, 1)),\n"
+    "  not_measured TEXT,\n"
+    "  base_tree TEXT,\n"
+    "  files_changed INTEGER,\n"
+    "  lines_added INTEGER,\n"
+    "  lines_removed INTEGER,\n"
+    "  files TEXT,\n"
+    "  ticked INTEGER NOT NULL,\n"
+    "  unticked INTEGER NOT NULL,\n"
+    "  first_unticked TEXT,\n"
+    "  ticked_without_change INTEGER NOT NULL\n"
+    "    CHECK (ticked_without_change IN (0, 1))\n"
+    ");\n"
+    "PRAGMA user_version = 7;\n",
 };
 
 _Static_assert(

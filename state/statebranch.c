@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "state/render.h"
+#include "state/render_evidence.h"
 #include "state/statebranch.h"
 
 /* The last line of every commit message: the database's decision
@@ -17,8 +18,9 @@ story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
     const struct story_row *st, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
+	struct evidence_row *ev = NULL;
 	struct policy_row pol = {0};
-	size_t n = 0;
+	size_t n = 0, nev = 0;
 	json_t *j = NULL;
 	int found = 0, rc;
 
@@ -28,7 +30,15 @@ story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
 		rc = db_policy_get(sb->db, &pol, &found, st->id, err);
 	if (rc < 0)
 		goto out;
+	rc = db_evidence_for_story(sb->db, &ev, &nev, batch_id, st->id, err);
+	if (rc < 0)
+		goto out;
 	j = render_story_json(st, rows, n, found ? pol.body : NULL);
+	/* each attempt's evidence (docs/evidence.md) */
+	if (j != NULL && render_story_add_evidence(j, ev, nev) < 0) {
+		json_decref(j);
+		j = NULL;
+	}
 	if (j != NULL)
 		*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (*out == NULL)
@@ -38,6 +48,7 @@ out:
 	free(pol.body);
 	json_decref(j);
 	attempt_rows_free(rows, n);
+	evidence_rows_free(ev, nev);
 	return rc;
 }
 

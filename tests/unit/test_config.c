@@ -171,6 +171,7 @@ test_defaults(void **state)
 	assert_true(c.budget.max_cost_usd == 0);
 	assert_string_equal(c.git.state_branch, "storyctl/state");
 	assert_false(c.git.commit_work);
+	assert_false(c.verify.require_diff);
 	config_release(&c);
 	assert_null(c.root);
 	config_release(&c); /* twice: no-op */
@@ -996,6 +997,10 @@ static const struct ecase ecases[] = {
 	": policy.max_wait_s: expected a number, got a boolean"},
     {"wrong type bool", "{\"git\": {\"commit_work\": \"yes\"}}",
 	": git.commit_work: expected a boolean"},
+    {"verify.require_diff not a boolean", "{\"verify\": {\"require_diff\": 1}}",
+	": verify.require_diff: expected a boolean"},
+    {"verify unknown key", "{\"verify\": {\"require_dif\": true}}",
+	": unknown key verify.require_dif (did you mean require_diff?)"},
     {"null value", "{\"prompt\": null}",
 	": prompt: expected a string, "
 	"got null"},
@@ -1288,10 +1293,27 @@ test_error_case(void **state)
 	tmp_teardown((void **)&t);
 }
 
+/* verify.require_diff (docs/configuration.md#verify) */
+static void
+test_verify_require_diff(void **state)
+{
+	struct tmp *t = *state;
+	struct config c;
+	struct sc_err err;
+
+	assert_int_equal(
+	    load_text(&c, &err, t, "{\"verify\": {\"require_diff\": true}}"),
+	    0);
+	assert_true(c.verify.require_diff);
+	config_release(&c);
+}
+
 int
 main(void)
 {
 	static const struct CMUnitTest fixed[] = {
+	    cmocka_unit_test_setup_teardown(
+		test_verify_require_diff, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_defaults, tmp_setup, tmp_teardown),
 	    cmocka_unit_test(test_defaults_bad_root),

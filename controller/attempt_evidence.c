@@ -1,0 +1,217 @@
+/*
+ * attempt_evidence.c - an attempt's evidence (docs/evidence.md): the
+ * work tree snapshotted and the story's boxes kept when it starts, the
+ * change measured and the boxes compared when its agent ends, unbacked
+ * ticks taken back under verify.require_diff, the row and its event
+ * recorded before the decision.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "controller/attempt_evidence.h"
+#include "controller/attempt_run.h"
+#include "controller/console.h"
+#include "state/gitevidence.h"
+#include "state/render_evidence.h"
+
+/* The boxes of slot sl's story file now. */
+static int
+read_boxes(struct progress_item **items, size_t *n, char **text, size_t *len,
+    const struct attempt_run *ar, struct sc_err *err)
+{
+	int rc;
+
+	*items = NULL;
+	*n = 0;
+	rc = story_read_text(
+	    text, len, ar->sl->abspath, slot_root(ar->b, ar->sl), err);
+	if (rc == 0)
+		rc = progress_items(items, n, NULL, *text, *len,
+		    ar->b->cfg->tasks_heading, err);
+	return rc;
+}
+
+static void
+not_measured(struct attempt_run *ar, const char *what, const char *why)
+{
+	snprintf(ar->ev.not_measured, sizeof(ar->ev.not_measured),
+	    "%.60s: %.180s", what, why);
+}
+
+void
+attempt_evidence_start(struct attempt_run *ar)
+{
+	struct sc_err err = {0};
+	char *text = NULL;
+	size_t len = 0;
+
+	if (read_boxes(
+		&ar->ev_before, &ar->ev_nbefore, &text, &len, ar, &err) == 0)
+		ar->ev_started = true;
+	free(text);
+	err_clear(&err);
+	/* the state dir is left out wherever it lies: inside the main
+	 * tree it is excluded, a worktree's tree does not hold it */
+	if (gitevidence_snapshot(ar->ev_base, slot_root(ar->b, ar->sl),
+		ar->b->cfg->state_dir, &err) < 0) {
+		ar->ev_base[0] = '\0';
+		not_measured(
+		    ar, "the work tree cannot be snapshotted", err.msg);
+	}
+}
+
+/* The change since the start's snapshot into ar->ev. */
+static void
+measure(struct attempt_run *ar)
+{
+	struct gitevidence_diff d;
+	struct sc_err err = {0};
+
+	if (ar->ev_base[0] == '\0')
+		return; /* not_measured says why */
+	if (gitevidence_diff(&d, slot_root(ar->b, ar->sl), ar->ev_base,
+		ar->b->cfg->state_dir, ar->sl->abspath, &err) < 0) {
+		not_measured(ar, "the work tree cannot be diffed", err.msg);
+		return;
+	}
+	ar->ev.measured = true;
+	snprintf(ar->ev.base_tree, sizeof(ar->ev.base_tree), "%s", ar->ev_base);
+	ar->ev.files_changed = d.files_changed;
+	ar->ev.lines_added = d.lines_added;
+	ar->ev.lines_removed = d.lines_removed;
+	ar->ev.files = render_evidence_files(&d);
+}
+
+/* Open again the boxes on lines of text (the story as the agent left
+ * it), in place: the same bytes but for those boxes' marks. */
+static int
+untick(struct attempt_run *ar, const char *text, size_t len,
+    const struct evidence_boxes *eb, struct sc_err *err)
+{
+	char *out = NULL;
+	size_t outlen = 0;
+	ssize_t put;
+	int changed = 0, fd = -1, rc;
+
+	rc = evidence_untick(
+	    &out, &outlen, &changed, text, len, eb->lines, eb->nlines, err);
+	if (rc < 0 || changed == 0)
+		goto out;
+	/* the same length: written over, never truncated; no symlink
+	 * followed (the read above checked where the file lies) */
+	fd = open(ar->sl->abspath, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	put = fd < 0 ? -1 : pwrite(fd, out, outlen, 0);
+	if (put != (ssize_t)outlen || close(fd) != 0)
+		rc = err_set(err, SC_EIO, "%s: cannot open its boxes again: %s",
+		    ar->sl->s->file, strerror(errno));
+	fd = -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(out);
+	return rc;
+}
+
+/* The boxes now against the start's; under require_diff the unbacked
+ * ticks taken back and ar->end read again. */
+static void
+judge(struct attempt_run *ar)
+{
+	struct progress_item *after = NULL;
+	struct evidence_boxes eb;
+	struct sc_err err = {0};
+	char *text = NULL;
+	size_t n = 0, len = 0;
+	struct batch *b = ar->b;
+
+	if (!ar->ev_started ||
+	    read_boxes(&after, &n, &text, &len, ar, &err) < 0 ||
+	    evidence_compare(
+		&eb, ar->ev_before, ar->ev_nbefore, after, n, &err) < 0)
+		goto out;
+	ar->ev.ticked = eb.ticked;
+	ar->ev.unticked = eb.unticked;
+	memcpy(ar->ev.first_unticked, eb.first_unticked,
+	    sizeof(ar->ev.first_unticked));
+	evidence_judge(&ar->ev_verdict, &eb,
+	    ar->ev.measured ? ar->ev.files_changed : -1,
+	    b->cfg->verify.require_diff);
+	ar->ev.ticked_without_change = ar->ev_verdict.ticked_without_change;
+	if (!ar->ev_verdict.no_evidence)
+		goto out;
+	if (untick(ar, text, len, &eb, &err) < 0) {
+		console_line(b, "%s: %s", ar->sl->st->id, err.msg);
+		goto out;
+	}
+	if (story_read_progress(&ar->end, ar->sl->abspath, slot_root(b, ar->sl),
+		b->cfg->tasks_heading, NULL) < 0)
+		ar->end = ar->start;
+out:
+	free(after);
+	free(text);
+}
+
+void
+attempt_evidence_end(struct attempt_run *ar)
+{
+	ar->ev.files_changed = ar->ev.lines_added = ar->ev.lines_removed = -1;
+	measure(ar);
+	judge(ar);
+	ar->ev_ended = true;
+}
+
+/* The event's text for the flags raised, "" when none. */
+static void
+flag_message(char *msg, size_t len, const struct attempt_run *ar)
+{
+	const struct evidence_row *e = &ar->ev;
+	size_t used = 0;
+
+	msg[0] = '\0';
+	if (e->ticked_without_change)
+		used = (size_t)snprintf(msg, len,
+		    "attempt %d: %d box%s checked with no other change in the "
+		    "work tree (%s)%s",
+		    ar->r.attempt, e->ticked, e->ticked == 1 ? "" : "es",
+		    EVIDENCE_FLAG_TICKED,
+		    ar->ev_verdict.no_evidence
+			? "; opened again: verify.require_diff"
+			: "");
+	if (e->unticked > 0 && used < len)
+		snprintf(msg + used, len - used,
+		    "%sattempt %d: %d box%s checked before %s unchecked now, "
+		    "first \"%.200s\" (%s)",
+		    used ? "; " : "", ar->r.attempt, e->unticked,
+		    e->unticked == 1 ? "" : "es",
+		    e->unticked == 1 ? "is" : "are", e->first_unticked,
+		    EVIDENCE_FLAG_UNTICKED);
+}
+
+int
+attempt_evidence_record(struct attempt_run *ar, struct sc_err *err)
+{
+	char msg[900];
+
+	if (!ar->ev_ended)
+		return 0; /* the agent never ended: nothing was measured */
+	ar->ev.attempt_id = ar->r.id;
+	flag_message(msg, sizeof(msg), ar);
+	if (msg[0] != '\0')
+		console_line(ar->b, "%s: %s", ar->sl->st->id, msg);
+	return db_evidence_put(ar->b->db, &ar->ev, ar->b->batch_id,
+	    ar->sl->st->id, ar->r.ended_ms, msg[0] != '\0' ? msg : NULL, err);
+}
+
+void
+attempt_evidence_release(struct attempt_run *ar)
+{
+	free(ar->ev_before);
+	ar->ev_before = NULL;
+	ar->ev_nbefore = 0;
+	free(ar->ev.files);
+	ar->ev.files = NULL;
+}

@@ -1,0 +1,47 @@
+/*
+ * db_evidence.h - an attempt's evidence in the database (docs/state.md,
+ * docs/evidence.md): what it changed in its work tree besides the story
+ * file and its boxes' flags, one row per measured attempt in the
+ * attempt_evidence table.  The contract of db.h holds.
+ */
+#ifndef STORYCTL_DB_EVIDENCE_H
+#define STORYCTL_DB_EVIDENCE_H
+
+#include "state/db.h"
+
+struct evidence_row {
+	int64_t attempt_id; /* attempts.id */
+	int seq; /* read back: the attempt's seq in its story */
+	/* the change was measured; when not, why (not_measured) and the
+	 * change figures are -1 */
+	bool measured;
+	char not_measured[256];
+	char base_tree[48]; /* the snapshot at the attempt's start */
+	int files_changed, lines_added, lines_removed;
+	/* the files by name, a JSON array (render_evidence_files()); owned
+	 * (malloc), NULL when none */
+	char *files;
+	int ticked, unticked; /* boxes newly checked, boxes opened again */
+	char first_unticked[256];
+	bool ticked_without_change;
+};
+
+/*
+ * Record e (its attempt_id set), replacing an earlier row of the same
+ * attempt, with one "evidence" event of batch_id/story_id at ts_ms when
+ * event_msg is not NULL.  Written like a heartbeat, without an fsync of
+ * its own: it is durable with the decision that follows it.
+ */
+int db_evidence_put(struct db *db, const struct evidence_row *e,
+    int64_t batch_id, const char *story_id, int64_t ts_ms,
+    const char *event_msg, struct sc_err *err);
+
+/* The evidence rows of one story's attempts in a batch, by seq; *out the
+ * caller's: evidence_rows_free().  Attempts with none have no row. */
+int db_evidence_for_story(struct db *db, struct evidence_row **out, size_t *n,
+    int64_t batch_id, const char *story_id, struct sc_err *err);
+
+/* Free what the rows own, then the array.  NULL ok. */
+void evidence_rows_free(struct evidence_row *rows, size_t n);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+ * gitevidence.h - what an attempt changed in its work tree
+ * (docs/evidence.md#how-it-is-measured): a snapshot of the work tree
+ * taken when the attempt starts, and the diff of the tree as the agent
+ * left it against that snapshot, file by file, with lines added and
+ * removed.
+ *
+ * A snapshot is what `git add -A && git write-tree` would give, written
+ * into the object database only: HEAD, the index file and the work tree
+ * are never touched (as `git stash create` does).  It holds tracked and
+ * untracked files; ignored files, nested repositories and everything
+ * under exclude_dir (the state dir) are left out, as gitwork.h's
+ * commits leave them out.  So what the agent committed itself counts as
+ * well as what it left uncommitted, and what earlier attempts left in
+ * the tree does not count again.
+ *
+ * Like gitwork.h: every call opens the repository containing dir
+ * afresh and closes it; errors are SC_EDATA (not a repository, bare),
+ * SC_EIO (libgit2, the snapshot's objects gone), SC_EOS, SC_ESOFTWARE.
+ */
+#ifndef STORYCTL_GITEVIDENCE_H
+#define STORYCTL_GITEVIDENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "state/gitwork.h"
+
+/* How many files a diff lists by name; the totals count them all. */
+#define GITEVIDENCE_LIST_MAX 20
+
+struct gitevidence_file {
+	char path[256]; /* work-tree relative, the new name of a rename */
+	char status; /* 'A' added, 'M' modified, 'D' deleted, 'R' renamed,
+		      * 'T' type changed */
+	bool binary; /* lines are 0 for a binary file */
+	int added, removed;
+};
+
+struct gitevidence_diff {
+	int files_changed;
+	int lines_added, lines_removed;
+	/* the first GITEVIDENCE_LIST_MAX files in path order */
+	size_t nlisted;
+	struct gitevidence_file listed[GITEVIDENCE_LIST_MAX];
+};
+
+/*
+ * Snapshot the work tree containing dir into a tree object: its id into
+ * tree_hex (GITWORK_HEXSZ bytes).  Nothing under exclude_dir (NULL or
+ * "": nothing) is in it.
+ */
+int gitevidence_snapshot(char *tree_hex, const char *dir,
+    const char *exclude_dir, struct sc_err *err);
+
+/*
+ * *out: the change from the snapshot base_tree_hex to the work tree
+ * containing dir now (snapshotted the same way), leaving out
+ * exclude_file (a path, absolute or relative to the work tree: the
+ * story file) and everything under exclude_dir.  A rename is one file.
+ */
+int gitevidence_diff(struct gitevidence_diff *out, const char *dir,
+    const char *base_tree_hex, const char *exclude_dir,
+    const char *exclude_file, struct sc_err *err);
+
+#endif

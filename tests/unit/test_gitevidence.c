@@ -1,0 +1,334 @@
+/*
+ * test_gitevidence.c - an attempt's change in its work tree: snapshot
+ * at the start, diff stats at the end (docs/evidence.md).
+ *
+ * Every test gets a temp repo/ on main with one commit (.gitignore
+ * ignoring *.log, a.txt with 3 lines, story.md, sub/c.txt) and an
+ * untracked, not ignored .storyctl/ state dir; the snapshot is taken,
+ * the "agent" changes files, and the figures are checked exactly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "state/gitevidence.h"
+
+#define EX ".storyctl"
+
+struct fx {
+	char root[PATH_MAX];
+	char repo[PATH_MAX];
+	char base[GITWORK_HEXSZ];
+};
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	char *slash;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+	*slash = '/';
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_true(fputs(text, f) >= 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* `git -C dir args...` (NULL-terminated) must exit 0; output dropped. */
+static void
+git_ok(const char *dir, ...)
+{
+	const char *argv[32];
+	va_list ap;
+	int argc = 0, status = 0, devnull;
+	pid_t pid;
+
+	argv[argc++] = "git";
+	argv[argc++] = "-C";
+	argv[argc++] = dir;
+	va_start(ap, dir);
+	while ((argv[argc] = va_arg(ap, const char *)) != NULL)
+		assert_true(++argc < 31);
+	va_end(ap);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0) {
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+		}
+		execvp("git", (char *const *)argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void
+snapshot(struct fx *fx)
+{
+	struct sc_err err = {0, ""};
+
+	if (gitevidence_snapshot(fx->base, fx->repo, EX, &err) != 0)
+		fail_msg("gitevidence_snapshot: %s", err.msg);
+	assert_int_equal(strlen(fx->base), 40);
+}
+
+static void
+diff(struct gitevidence_diff *d, struct fx *fx)
+{
+	struct sc_err err = {0, ""};
+
+	if (gitevidence_diff(d, fx->repo, fx->base, EX, "story.md", &err) != 0)
+		fail_msg("gitevidence_diff: %s", err.msg);
+}
+
+static int
+fx_setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+	const char *tmp = getenv("TMPDIR");
+	char tmpl[PATH_MAX];
+
+	assert_non_null(fx);
+	snprintf(tmpl, sizeof(tmpl), "%s/gitevidence-test-XXXXXX",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
+	assert_non_null(mkdtemp(tmpl));
+	assert_non_null(realpath(tmpl, fx->root));
+	snprintf(fx->repo, sizeof(fx->repo), "%s/repo", fx->root);
+	setenv("HOME", fx->root, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+	setenv("GIT_AUTHOR_NAME", "T", 1);
+	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
+	setenv("GIT_COMMITTER_NAME", "T", 1);
+	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
+	git_ok(fx->root, "init", "-q", "-b", "main", "repo", NULL);
+	write_file(fx->repo, ".gitignore", "*.log\n");
+	write_file(fx->repo, "a.txt", "1\n2\n3\n");
+	write_file(fx->repo, "story.md", "# S\n\n## Tasks\n\n- [ ] one\n");
+	write_file(fx->repo, "sub/c.txt", "c\n");
+	git_ok(fx->repo, "add", "-A", NULL);
+	git_ok(fx->repo, "commit", "-q", "-m", "init", NULL);
+	write_file(fx->repo, EX "/state.db", "db\n");
+	*state = fx;
+	return 0;
+}
+
+static int
+fx_teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	nftw(fx->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(fx);
+	return 0;
+}
+
+/* Nothing changed: no file, no line. */
+static void
+test_nothing(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+
+	snapshot(fx);
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 0);
+	assert_int_equal(d.lines_added, 0);
+	assert_int_equal(d.lines_removed, 0);
+	assert_int_equal(d.nlisted, 0);
+}
+
+/* Only the story file, the state dir and ignored files changed: they
+ * are not evidence, and HEAD, the index and the tree are untouched. */
+static void
+test_story_state_ignored_left_out(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+
+	snapshot(fx);
+	write_file(fx->repo, "story.md", "# S\n\n## Tasks\n\n- [x] one\n");
+	write_file(fx->repo, EX "/state.db", "db2\nmore\n");
+	write_file(fx->repo, EX "/logs/a.log", "x\n");
+	write_file(fx->repo, "build.log", "noise\n");
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 0);
+	/* the snapshot staged nothing for real */
+	git_ok(fx->repo, "diff", "--cached", "--quiet", NULL);
+}
+
+/* Modified, added (untracked), deleted: each file and line counted. */
+static void
+test_counts(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	char p[PATH_MAX];
+
+	snapshot(fx);
+	write_file(fx->repo, "a.txt", "1\nTWO\n3\n4\n"); /* +2 -1 */
+	write_file(fx->repo, "new/n.c", "int x;\nint y;\nint z;\n"); /* +3 */
+	snprintf(p, sizeof(p), "%s/sub/c.txt", fx->repo);
+	assert_int_equal(unlink(p), 0); /* -1 */
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 3);
+	assert_int_equal(d.lines_added, 5);
+	assert_int_equal(d.lines_removed, 2);
+	assert_int_equal(d.nlisted, 3);
+	/* path order */
+	assert_string_equal(d.listed[0].path, "a.txt");
+	assert_int_equal(d.listed[0].status, 'M');
+	assert_int_equal(d.listed[0].added, 2);
+	assert_int_equal(d.listed[0].removed, 1);
+	assert_string_equal(d.listed[1].path, "new/n.c");
+	assert_int_equal(d.listed[1].status, 'A');
+	assert_int_equal(d.listed[1].added, 3);
+	assert_string_equal(d.listed[2].path, "sub/c.txt");
+	assert_int_equal(d.listed[2].status, 'D');
+	assert_int_equal(d.listed[2].removed, 1);
+}
+
+/* What the tree held before the attempt (uncommitted work of an earlier
+ * attempt) does not count again; what the agent committed does. */
+static void
+test_base_is_the_start_not_head(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+
+	write_file(fx->repo, "old.txt", "earlier\nattempt\n");
+	write_file(fx->repo, "a.txt", "1\n2\n3\nearlier\n");
+	snapshot(fx);
+	write_file(fx->repo, "b.txt", "b\n");
+	git_ok(fx->repo, "add", "b.txt", NULL);
+	git_ok(fx->repo, "commit", "-q", "-m", "agent", NULL);
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 1);
+	assert_int_equal(d.lines_added, 1);
+	assert_int_equal(d.lines_removed, 0);
+	assert_string_equal(d.listed[0].path, "b.txt");
+}
+
+/* A rename is one file; a binary file counts with no lines; the story
+ * file given as an absolute path is left out too. */
+static void
+test_rename_binary_absolute_story(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	struct sc_err err = {0, ""};
+	char from[PATH_MAX], to[PATH_MAX], story[PATH_MAX];
+	FILE *f;
+
+	snapshot(fx);
+	snprintf(from, sizeof(from), "%s/sub/c.txt", fx->repo);
+	snprintf(to, sizeof(to), "%s/sub/d.txt", fx->repo);
+	assert_int_equal(rename(from, to), 0);
+	snprintf(to, sizeof(to), "%s/img.bin", fx->repo);
+	f = fopen(to, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite("\0\1\2\0", 1, 4, f), 4);
+	assert_int_equal(fclose(f), 0);
+	write_file(fx->repo, "story.md", "changed\n");
+	snprintf(story, sizeof(story), "%s/story.md", fx->repo);
+	assert_int_equal(
+	    gitevidence_diff(&d, fx->repo, fx->base, EX, story, &err), 0);
+	assert_int_equal(d.files_changed, 2);
+	assert_int_equal(d.lines_added, 0);
+	assert_int_equal(d.lines_removed, 0);
+	assert_string_equal(d.listed[0].path, "img.bin");
+	assert_true(d.listed[0].binary);
+	assert_string_equal(d.listed[1].path, "sub/d.txt");
+	assert_int_equal(d.listed[1].status, 'R');
+}
+
+/* More files than the list holds: the totals count them all. */
+static void
+test_list_is_bounded(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	char name[64];
+	int i;
+
+	snapshot(fx);
+	for (i = 0; i < GITEVIDENCE_LIST_MAX + 5; i++) {
+		snprintf(name, sizeof(name), "gen/f%02d.txt", i);
+		write_file(fx->repo, name, "x\n");
+	}
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, GITEVIDENCE_LIST_MAX + 5);
+	assert_int_equal(d.lines_added, GITEVIDENCE_LIST_MAX + 5);
+	assert_int_equal(d.nlisted, GITEVIDENCE_LIST_MAX);
+}
+
+/* Not a repository, a bad or lost snapshot: errors, not figures. */
+static void
+test_errors(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	struct sc_err err = {0, ""};
+	char hex[GITWORK_HEXSZ];
+
+	assert_int_equal(gitevidence_snapshot(hex, "/", NULL, &err), SC_EDATA);
+	assert_int_equal(
+	    gitevidence_diff(&d, fx->repo, "nothex", EX, "story.md", &err),
+	    SC_ESOFTWARE);
+	assert_int_equal(gitevidence_diff(&d, fx->repo,
+			     "0123456789012345678901234567890123456789", EX,
+			     "story.md", &err),
+	    SC_EIO);
+	assert_non_null(strstr(err.msg, "snapshot"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+		test_nothing, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_story_state_ignored_left_out, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_counts, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_base_is_the_start_not_head, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_rename_binary_absolute_story, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_list_is_bounded, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_errors, fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
