@@ -61,7 +61,7 @@ DEPS_OK  = $(BUILD)/.deps-ok
 .SECONDARY:
 
 .PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
-	lint bench check-agents man
+	lint bench check-agents check-browser man
 all: $(BIN)
 
 $(DEPS_OK): scripts/deps
@@ -108,6 +108,12 @@ lint:
 # storyctl's presets against a stand-in API on 127.0.0.1 (docs/agents.md).
 check-agents: $(BIN)
 	@scripts/check-agents $(BIN)
+
+# The pages storyctl makes, in a real browser: Debian's headless
+# Chromium driven by chromedriver (docs/report.md#tests); installs both
+# when missing.
+check-browser: $(BIN)
+	@scripts/check-browser $(BUILD)
 
 demo: $(BIN)
 	@scripts/demo $(BIN)

@@ -393,6 +393,41 @@ const struct cli_help help_serve = {
     "prints the port it listens on and runs until SIGINT or SIGTERM.",
     serve_opts, serve_exits, serve_examples, NULL};
 
+static const struct help_item report_opts[] = {
+    {"--html FILE",
+	"write the report as one self-contained HTML page: styles and\n"
+	"the timeline inline, nothing loaded from the network ('-' for\n"
+	"standard output)",
+	NULL},
+    {"--md FILE",
+	"write it as markdown ('-' for standard output; the default\n"
+	"when neither option is given)",
+	NULL},
+    OPT_HELP,
+    HELP_END,
+};
+static const struct help_item report_exits[] = {
+    {"0", "written", NULL},
+    {"64", "a bad command line, or no storyctl.json found", NULL},
+    {"65", "storyctl.json is not valid", NULL},
+    {"74", "the state database cannot be read, or FILE not written", NULL},
+    HELP_END,
+};
+static const struct help_item report_examples[] = {
+    {"storyctl report --html night.html", "the page to open in the morning",
+	NULL},
+    {"storyctl report | less", "the same as markdown, in the terminal", NULL},
+    HELP_END,
+};
+const struct cli_help help_report = {
+    "The morning report of the latest batch (docs/report.md): the\n"
+    "stories that need a person first, with the reason and the\n"
+    "storyctl commands to act, then the counts, the night as a\n"
+    "timeline (one row per story, one bar per attempt coloured and\n"
+    "labelled by outcome, waits, breaker pauses and stops) and every\n"
+    "story's attempts.  storyctl serve shows the same page live at /.",
+    report_opts, report_exits, report_examples, NULL};
+
 static const struct help_item simulate_opts[] = {
     {"--tasks N", "the story's number of tasks, 1 or more (default 9)",
 	"5 9 12"},
