@@ -80,6 +80,13 @@ static const char page_css[] =
     "td.reason{overflow-wrap:anywhere;min-width:12em}\n"
     "ol.attempts{margin:0;padding-left:1.4em}\n"
     ".hint{display:none;color:var(--muted);font-size:.85rem}\n"
+    ".needs li.flag{border-left-color:#CC79A7}\n"
+    ".change{color:var(--muted);font-size:.9rem}.flagtext{color:#A0306E;"
+    "font-weight:600}\n"
+    "svg .flagged rect{stroke:#A0306E;stroke-width:2.5}\n"
+    ".stats{display:flex;flex-wrap:wrap;gap:8px 24px}\n"
+    "table.stat{width:auto}table.stat caption{text-align:left;font-weight:"
+    "600;padding:4px 0}\n"
     /* a phone: the table's rows become blocks, each cell labelled */
     "@media (max-width:600px){main{padding:10px}h1{font-size:1.25rem}"
     ".hint{display:block}table.stories thead{display:none}"
@@ -136,6 +143,46 @@ html_head(FILE *f, const json_t *model)
 		    f);
 }
 
+/* Attempts whose boxes do not match their work (docs/evidence.md): a
+ * person should look even when the story is done. */
+static void
+html_flagged(FILE *f, const json_t *model)
+{
+	const json_t *s, *a;
+	size_t i, k;
+	char why[400];
+	int n = 0;
+
+	json_array_foreach(json_object_get(model, "stories"), i, s)
+	    json_array_foreach(json_object_get(s, "attempts"), k, a)
+	{
+		if (report_flag_text(why, sizeof(why), a) == 0)
+			continue;
+		if (n++ == 0)
+			fputs("<h3 id=\"flagged-h\">Boxes to check</h3><ul "
+			      "class=\"needs flagged\" aria-labelledby="
+			      "\"flagged-h\">\n",
+			    f);
+		fputs("<li class=\"flag\" data-story=\"", f);
+		report_put_html(f, report_str(s, "id"));
+		fprintf(f,
+		    "\" data-attempt=\"%lld\"><span class=\"badge\">"
+		    "flagged</span> <b>",
+		    (long long)report_int(a, "attempt"));
+		report_put_html(f, report_str(s, "id"));
+		fprintf(f, "</b> attempt %lld (",
+		    (long long)report_int(a, "attempt"));
+		report_put_html(f, report_str(a, "agent"));
+		fputs(")<p class=\"reason\">", f);
+		report_put_html(f, why);
+		fputs("</p><code class=\"act\">storyctl show ", f);
+		report_put_html(f, report_str(s, "id"));
+		fputs("</code></li>\n", f);
+	}
+	if (n > 0)
+		fputs("</ul>\n", f);
+}
+
 /* The stories that need a person, first on the page. */
 static void
 html_needs(FILE *f, const json_t *model)
@@ -185,6 +232,7 @@ html_needs(FILE *f, const json_t *model)
 	}
 	if (json_array_size(needs) > 0)
 		fputs("</ul>\n", f);
+	html_flagged(f, model);
 	fputs("</section>\n", f);
 	json_decref(needs);
 }
@@ -242,7 +290,7 @@ html_attempts(FILE *f, const json_t *s)
 {
 	const json_t *a;
 	size_t k;
-	char d[32];
+	char d[64], why[400];
 
 	fputs("<ol class=\"attempts\">", f);
 	json_array_foreach(json_object_get(s, "attempts"), k, a)
@@ -263,6 +311,14 @@ html_attempts(FILE *f, const json_t *s)
 		if (json_is_string(json_object_get(a, "decision"))) {
 			fputs(" &rarr; ", f);
 			report_put_html(f, report_str(a, "decision"));
+		}
+		report_fmt_change(d, sizeof(d), a);
+		if (d[0] != '\0')
+			fprintf(f, " <span class=\"change\">%s</span>", d);
+		if (report_flag_text(why, sizeof(why), a) > 0) {
+			fputs(" <span class=\"flagtext\">\xe2\x9a\x91 ", f);
+			report_put_html(f, why);
+			fputs("</span>", f);
 		}
 		fputs("</li>", f);
 	}
@@ -337,6 +393,7 @@ html_main(FILE *f, const json_t *model)
 	html_needs(f, model);
 	html_counts(f, model);
 	html_timeline(f, model);
+	report_stats_html(f, model);
 	html_stories(f, model);
 	fputs("</main>\n", f);
 }

@@ -36,10 +36,26 @@ int report_actions(
  * caller's) of borrowed references' copies. */
 json_t *report_needs(const json_t *model);
 
+/* The evidence flags of attempt a in words ("ticked 2 boxes without
+ * changing another file; ...") into buf; returns how many flags
+ * (docs/evidence.md).  0 and "" when none. */
+int report_flag_text(char *buf, size_t len, const json_t *a);
+/* Attempt a's change besides the story file, "3 files +40 -2", or ""
+ * when it was not measured. */
+void report_fmt_change(char *buf, size_t len, const json_t *a);
+
 /* Write s to f escaped for HTML text and attribute values. */
 void report_put_html(FILE *f, const char *s);
 /* A duration for people: "850ms", "42s", "3m05s", "2h10m". */
 void report_fmt_ms(char *buf, size_t len, int64_t ms);
+
+/* Write s to f as text of a markdown table cell: '|' escaped, control
+ * characters as spaces, so agent text cannot break the table. */
+void report_put_md(FILE *f, const char *s);
+
+/* The telemetry section (report_stats.c, docs/report.md). */
+void report_stats_html(FILE *f, const json_t *model);
+void report_stats_md(FILE *f, const json_t *model);
 
 /* The timeline of model as inline SVG (docs/report.md#timeline). */
 void report_svg(FILE *f, const json_t *model);

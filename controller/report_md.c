@@ -10,19 +10,33 @@
 #include "controller/report.h"
 #include "controller/report_int.h"
 
-/* s in a table cell: '|' escaped, line breaks and other controls as
- * spaces, so that agent text cannot break the table. */
+/* Attempts whose boxes do not match their work (docs/evidence.md). */
 static void
-md_cell(FILE *f, const char *s)
+md_flagged(FILE *f, const json_t *model)
 {
-	for (; s != NULL && *s != '\0'; s++) {
-		if (*s == '|')
-			fputs("\\|", f);
-		else if ((unsigned char)*s < 0x20)
-			fputc(' ', f);
-		else
-			fputc(*s, f);
+	const json_t *s, *a;
+	size_t i, k;
+	char why[400];
+	int n = 0;
+
+	json_array_foreach(json_object_get(model, "stories"), i, s)
+	    json_array_foreach(json_object_get(s, "attempts"), k, a)
+	{
+		if (report_flag_text(why, sizeof(why), a) == 0)
+			continue;
+		if (n++ == 0)
+			fputs("### Boxes to check\n\n", f);
+		fputs("- **", f);
+		report_put_md(f, report_str(s, "id"));
+		fprintf(f, "** attempt %lld (",
+		    (long long)report_int(a, "attempt"));
+		report_put_md(f, report_str(a, "agent"));
+		fputs("): ", f);
+		report_put_md(f, why);
+		fprintf(f, " · `storyctl show %s`\n", report_str(s, "id"));
 	}
+	if (n > 0)
+		fputc('\n', f);
 }
 
 static void
@@ -41,13 +55,13 @@ md_needs(FILE *f, const json_t *model)
 	json_array_foreach(needs, i, s)
 	{
 		fputs("- **", f);
-		md_cell(f, report_str(s, "id"));
+		report_put_md(f, report_str(s, "id"));
 		fprintf(f, "** (%s, %lld/%lld tasks, %zu attempts): ",
 		    report_str(s, "status"),
 		    (long long)report_int(s, "tasks_completed"),
 		    (long long)report_int(s, "tasks_total"),
 		    json_array_size(json_object_get(s, "attempts")));
-		md_cell(f, report_str(s, "reason"));
+		report_put_md(f, report_str(s, "reason"));
 		fputs("\n  ", f);
 		n = report_actions(
 		    act, report_str(s, "status"), report_str(s, "id"));
@@ -56,6 +70,7 @@ md_needs(FILE *f, const json_t *model)
 		fputc('\n', f);
 	}
 	fputc('\n', f);
+	md_flagged(f, model);
 	json_decref(needs);
 }
 
@@ -64,13 +79,13 @@ md_attempts(FILE *f, const json_t *s)
 {
 	const json_t *a;
 	size_t k;
-	char d[32];
+	char d[64], why[400];
 
 	json_array_foreach(json_object_get(s, "attempts"), k, a)
 	{
 		fprintf(f, "%s%lld ", k ? "; " : "",
 		    (long long)report_int(a, "attempt"));
-		md_cell(f, report_str(a, "agent"));
+		report_put_md(f, report_str(a, "agent"));
 		fprintf(f, " %s",
 		    json_is_string(json_object_get(a, "outcome"))
 			? report_str(a, "outcome")
@@ -82,6 +97,13 @@ md_attempts(FILE *f, const json_t *s)
 		}
 		if (json_is_string(json_object_get(a, "decision")))
 			fprintf(f, " → %s", report_str(a, "decision"));
+		report_fmt_change(d, sizeof(d), a);
+		if (d[0] != '\0')
+			fprintf(f, " (%s)", d);
+		if (report_flag_text(why, sizeof(why), a) > 0) {
+			fputs(" ⚑ ", f);
+			report_put_md(f, why);
+		}
 	}
 }
 
@@ -97,14 +119,14 @@ md_stories(FILE *f, const json_t *model)
 	json_array_foreach(json_object_get(model, "stories"), i, s)
 	{
 		fputs("| ", f);
-		md_cell(f, report_str(s, "id"));
+		report_put_md(f, report_str(s, "id"));
 		fprintf(f, " | %s | %lld/%lld | ", report_str(s, "status"),
 		    (long long)report_int(s, "tasks_completed"),
 		    (long long)report_int(s, "tasks_total"));
 		md_attempts(f, s);
 		fprintf(f, " | $%.2f | ",
 		    json_number_value(json_object_get(s, "cost_usd")));
-		md_cell(f, report_str(s, "reason"));
+		report_put_md(f, report_str(s, "reason"));
 		fputs(" |\n", f);
 	}
 	fputc('\n', f);
@@ -115,7 +137,7 @@ md_stories(FILE *f, const json_t *model)
 	{
 		fprintf(f, "- %s %s: ", report_str(m, "time"),
 		    report_str(m, "kind"));
-		md_cell(f, report_str(m, "message"));
+		report_put_md(f, report_str(m, "message"));
 		fputc('\n', f);
 	}
 	fputc('\n', f);
@@ -152,6 +174,7 @@ report_md(char **out, const json_t *model, struct sc_err *err)
 	json_object_foreach(json_object_get(st, "counts"), k, v)
 	    fprintf(f, "| %s | %lld |\n", k, (long long)json_integer_value(v));
 	fputc('\n', f);
+	report_stats_md(f, model);
 	md_stories(f, model);
 	if (fclose(f) != 0) {
 		free(buf);

@@ -122,6 +122,7 @@ int
 report_model(json_t **out, struct view *v, int64_t now_ms, struct sc_err *err)
 {
 	json_t *status = NULL, *stories = NULL, *marks = NULL, *m = NULL;
+	json_t *stats = NULL;
 	int rc;
 
 	*out = NULL;
@@ -132,16 +133,22 @@ report_model(json_t **out, struct view *v, int64_t now_ms, struct sc_err *err)
 		rc = model_marks(&marks, v, err);
 	if (rc < 0)
 		goto out;
+	/* reference 001's telemetry of the same batch (docs/stats.md) */
+	rc = views_stats_json(&stats, v, 0, err);
+	if (rc < 0)
+		goto out;
 	json_object_del(status, "format_version");
-	m = json_pack("{s:i, s:o, s:O, s:O, s:O}", "format_version", 1,
+	json_object_del(stats, "format_version");
+	m = json_pack("{s:i, s:o, s:O, s:O, s:O, s:O}", "format_version", 1,
 	    "generated_at", render_time_json(now_ms), "status", status,
-	    "stories", stories, "marks", marks);
+	    "stories", stories, "marks", marks, "stats", stats);
 	if (m == NULL)
 		rc = err_set(err, SC_EOS, "out of memory");
 out:
 	json_decref(status);
 	json_decref(stories);
 	json_decref(marks);
+	json_decref(stats);
 	*out = m;
 	return rc;
 }

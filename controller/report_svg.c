@@ -199,7 +199,8 @@ svg_bar(FILE *f, const struct frame *fr, const json_t *s, const json_t *a,
 	const char *out = json_is_string(json_object_get(a, "outcome"))
 	    ? report_str(a, "outcome")
 	    : "running";
-	char lbl[160], dur[32];
+	char lbl[160], dur[32], why[400];
+	bool flagged;
 
 	if (st <= 0)
 		return;
@@ -209,8 +210,11 @@ svg_bar(FILE *f, const struct frame *fr, const json_t *s, const json_t *a,
 	if (w < 3)
 		w = 3;
 	report_fmt_ms(dur, sizeof(dur), end - st);
+	flagged = report_flag_text(why, sizeof(why), a) > 0;
 	fputs("<g class=\"bar o-", f);
 	report_put_html(f, out);
+	if (flagged)
+		fputs(" flagged", f);
 	fputs("\" data-story=\"", f);
 	report_put_html(f, report_str(s, "id"));
 	fprintf(f, "\" data-attempt=\"%lld\" data-outcome=\"",
@@ -232,6 +236,10 @@ svg_bar(FILE *f, const struct frame *fr, const json_t *s, const json_t *a,
 	if (json_is_string(json_object_get(a, "error_code"))) {
 		fputs(", ", f);
 		report_put_html(f, report_str(a, "error_code"));
+	}
+	if (flagged) {
+		fputs("; flagged: ", f);
+		report_put_html(f, why);
 	}
 	fprintf(f,
 	    "</title><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "

@@ -129,3 +129,65 @@ report_fmt_ms(char *buf, size_t len, int64_t ms)
 		snprintf(buf, len, "%lldh%02lldm", (long long)(s / 3600),
 		    (long long)(s % 3600 / 60));
 }
+
+void
+report_put_md(FILE *f, const char *s)
+{
+	for (; s != NULL && *s != '\0'; s++) {
+		if (*s == '|')
+			fputs("\\|", f);
+		else if ((unsigned char)*s < 0x20)
+			fputc(' ', f);
+		else
+			fputc(*s, f);
+	}
+}
+
+int
+report_flag_text(char *buf, size_t len, const json_t *a)
+{
+	const json_t *ev = json_object_get(a, "evidence"), *fl;
+	size_t i;
+	size_t used = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(ev, "flags"), i, fl)
+	{
+		const char *f = json_string_value(fl);
+
+		if (f == NULL || used >= len)
+			continue;
+		if (strcmp(f, "ticked_without_change") == 0)
+			used += (size_t)snprintf(buf + used, len - used,
+			    "%sticked %lld box%s without changing another file",
+			    n ? "; " : "", (long long)report_int(ev, "ticked"),
+			    report_int(ev, "ticked") == 1 ? "" : "es");
+		else if (strcmp(f, "unticked") == 0)
+			used += (size_t)snprintf(buf + used, len - used,
+			    "%sunticked %lld box%s (first: %s)", n ? "; " : "",
+			    (long long)report_int(ev, "unticked"),
+			    report_int(ev, "unticked") == 1 ? "" : "es",
+			    report_str(ev, "first_unticked"));
+		else
+			used += (size_t)snprintf(
+			    buf + used, len - used, "%s%s", n ? "; " : "", f);
+		n++;
+	}
+	return n;
+}
+
+void
+report_fmt_change(char *buf, size_t len, const json_t *a)
+{
+	const json_t *ev = json_object_get(a, "evidence");
+
+	buf[0] = '\0';
+	if (!json_is_true(json_object_get(ev, "measured")))
+		return;
+	snprintf(buf, len, "%lld file%s +%lld \xe2\x88\x92%lld",
+	    (long long)report_int(ev, "files_changed"),
+	    report_int(ev, "files_changed") == 1 ? "" : "s",
+	    (long long)report_int(ev, "lines_added"),
+	    (long long)report_int(ev, "lines_removed"));
+}

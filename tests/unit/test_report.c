@@ -31,7 +31,10 @@ static const char model_text[] =
     "    \"primary\", \"outcome\": \"success\", \"start_ms\": 1795750000000,"
     "    \"end_ms\": 1795750600000, \"duration_ms\": 600000,"
     "    \"decision\": \"done\", \"delay_ms\": 0, \"tasks_completed\": 3,"
-    "    \"tasks_total\": 3}]},"
+    "    \"tasks_total\": 3, \"evidence\": {\"measured\": true,"
+    "    \"files_changed\": 0, \"lines_added\": 0, \"lines_removed\": 0,"
+    "    \"ticked\": 3, \"unticked\": 0, \"first_unticked\": null,"
+    "    \"flags\": [\"ticked_without_change\"]}}]},"
     "  {\"id\": \"s-stall\", \"status\": \"deferred\", \"reason\": \"D8: "
     "plateau\", \"tasks_completed\": 2, \"tasks_total\": 5,"
     "   \"cost_usd\": 0, \"attempts\": ["
@@ -55,6 +58,20 @@ static const char model_text[] =
     "   \"attempts\": [{\"attempt\": 1, \"agent\": \"claude\", \"role\":"
     "    \"primary\", \"outcome\": null, \"start_ms\": 1795751500000,"
     "    \"end_ms\": null, \"decision\": null, \"delay_ms\": 0}]}],"
+    " \"stats\": {\"success\": {\"stories\": 4, \"done\": 1,"
+    "   \"first_try_rate\": 0.25, \"by_attempt\": [{\"attempt\": 1,"
+    "   \"tries\": 4, \"success\": 1, \"rate\": 0.25}]},"
+    "  \"recovery\": {\"failures\": 1, \"recovered\": 0, \"rate\": 0},"
+    "  \"attempts\": {\"by_agent\": [{\"agent\": \"claude\","
+    "   \"attempts\": 3, \"success\": 1, \"run_ms\": 660000}]},"
+    "  \"delays\": {\"network\": {\"count\": 1, \"mean_ms\": 300000,"
+    "   \"p50_ms\": 300000, \"p95_ms\": 300000, \"total_ms\": 300000},"
+    "   \"backoff\": {\"count\": 0}},"
+    "  \"error_codes\": [{\"code\": \"CRASH\", \"outcome\": \"crash\","
+    "   \"class\": \"other\", \"count\": 1}],"
+    "  \"time_lost\": {\"total_ms\": 300000, \"breaker_pauses\": 1,"
+    "   \"stops\": 0}, \"cost\": {\"cost_usd\": 1.5, \"by_agent\":"
+    "   [{\"agent\": \"claude\", \"cost_usd\": 0.5}]}, \"plateaus\": []},"
     " \"marks\": [{\"kind\": \"breaker\", \"time\": "
     "\"2026-11-27T03:40:00Z\", \"message\": \"breaker: pausing\"},"
     "  {\"kind\": \"batch\", \"time\": \"2026-11-27T03:26:40Z\","
@@ -229,6 +246,49 @@ test_markdown(void **state)
 	json_decref(m);
 }
 
+/* An attempt whose boxes were ticked with nothing else changed is
+ * listed under the stories that need a person, marked on its bar and
+ * in its story's row (docs/evidence.md); the telemetry is shown. */
+static void
+test_flags_and_telemetry(void **state)
+{
+	json_t *m = model();
+	char *h = html(m, false, false), *md = NULL;
+	struct sc_err err = {0};
+	const char *flag = strstr(h,
+	    "<li class=\"flag\" data-story=\"s-ok\" "
+	    "data-attempt=\"1\">");
+
+	(void)state;
+	assert_non_null(flag);
+	assert_true(flag < strstr(h, "<svg class=\"timeline\""));
+	assert_non_null(
+	    strstr(h, "ticked 3 boxes without changing another file"));
+	assert_non_null(strstr(h, "<g class=\"bar o-success flagged\""));
+	assert_int_equal(count(h, " flagged\" data-story="), 1);
+	assert_non_null(strstr(h, "<span class=\"change\">0 files +0 "));
+	assert_non_null(strstr(h,
+	    "1 of 4 stories done (25% on the first try); "
+	    "0 of 1 transient failures recovered (0%)"));
+	assert_non_null(strstr(h, "<table class=\"stat\" id=\"t-agents\">"));
+	assert_non_null(strstr(h,
+	    "<td>claude</td><td>3</td><td>1</td><td>"
+	    "11m00s</td><td>$0.50</td>"));
+	assert_non_null(strstr(h, "<td>network</td><td>1</td><td>5m00s</td>"));
+	/* a table with no row is left out */
+	assert_null(strstr(h, "id=\"t-plateaus\""));
+	assert_int_equal(report_md(&md, m, &err), 0);
+	assert_non_null(strstr(md,
+	    "### Boxes to check\n\n- **s-ok** attempt 1 "
+	    "(claude): ticked 3 boxes without changing "
+	    "another file"));
+	assert_non_null(strstr(md, "**Attempts by agent**\n\n| agent |"));
+	assert_non_null(strstr(md, "| CRASH | crash | other | 1 |"));
+	free(md);
+	free(h);
+	json_decref(m);
+}
+
 /* Nothing needs anyone, and no attempt yet: said in words. */
 static void
 test_empty_batch(void **state)
@@ -281,6 +341,7 @@ main(void)
 	    cmocka_unit_test(test_escaping),
 	    cmocka_unit_test(test_self_contained_and_live),
 	    cmocka_unit_test(test_markdown),
+	    cmocka_unit_test(test_flags_and_telemetry),
 	    cmocka_unit_test(test_empty_batch),
 	    cmocka_unit_test(test_helpers),
 	};
