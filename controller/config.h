@@ -24,6 +24,7 @@
 
 #include "common/err.h"
 #include "common/model.h"
+#include "strategies/notifyev.h"
 #include "strategies/policy.h"
 #include "common/strlist.h"
 
@@ -82,6 +83,13 @@ struct git_conf {
 	bool commit_work; /* default false */
 };
 
+/* One entry of "notify" (docs/notifications.md#configuration). */
+struct notify_conf {
+	unsigned on; /* the events it wants: bit (1u << enum notify_event) */
+	char *webhook; /* http(s) URL, or NULL for a command */
+	struct strlist command; /* argv, empty for a webhook */
+};
+
 struct config {
 	/* Absolute path of the config file; NULL for built-in defaults. */
 	char *path;
@@ -115,6 +123,8 @@ struct config {
 	struct budget_conf budget;
 	struct git_conf git;
 	char *state_dir; /* absolute; default <root>/.storyctl */
+	struct notify_conf *notify; /* "notify": none when nnotify is 0 */
+	size_t nnotify;
 };
 
 /*
