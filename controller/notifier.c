@@ -1,6 +1,7 @@
 /*
- * notifier.c - see notifier.h: one thread, a bounded queue, libcurl for
- * webhooks and spawn_start() for commands (docs/notifications.md#delivery).
+ * notifier.c - see notifier.h: a thread and a bounded queue per target,
+ * libcurl for webhooks and spawn_start() for commands
+ * (docs/notifications.md#delivery).
  *
  * Every wait of the thread is bounded: a webhook try by libcurl's connect
  * and total timeouts, a command try by NOTIFY_TRY_MS after which its
@@ -43,21 +44,31 @@ struct njob {
 	char *json;
 };
 
-struct notifier {
-	const struct notify_conf *targets;
-	size_t ntargets;
-	char *cwd, *log_path;
+/* One target's thread and queue: a receiver that hangs delays only the
+ * notifications meant for it. */
+struct nworker {
+	struct notifier *nf;
+	size_t target;
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* a job queued, one done, quit, abort */
 	struct njob q[NOTIFY_QUEUE_MAX];
 	size_t head, len;
-	bool busy; /* the thread is delivering one */
+	bool busy; /* delivering one */
 	bool quit;
+	pthread_t th;
+	bool th_ok, mu_ok, cv_ok;
+};
+
+struct notifier {
+	const struct notify_conf *targets;
+	size_t ntargets;
+	char *cwd, *log_path;
 	atomic_bool abort_now;
+	pthread_mutex_t fmu; /* guards fails */
 	struct notify_failure fails[NOTIFY_FAIL_MAX];
 	size_t nfails;
-	pthread_t th;
-	bool th_ok, mu_ok, cv_ok, curl_ok;
+	struct nworker *w; /* one per target */
+	bool fmu_ok, curl_ok;
 };
 
 /* One try's answer. */
@@ -92,26 +103,36 @@ notifier_target_shown(char *buf, size_t cap, const struct notify_conf *t)
 	redact_copy(buf, cap, raw);
 }
 
+/* CLOCK_MONOTONIC ms from now, for pthread_cond_timedwait (the
+ * conditions are made on that clock: a change of the wall clock must not
+ * stretch an interval). */
+static void
+deadline_ts(struct timespec *ts, int64_t ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
 /* Wait up to ms, or until stopped; true when stopped. */
 static bool
-nap_or_abort(struct notifier *nf, int64_t ms)
+nap_or_abort(struct nworker *w, int64_t ms)
 {
+	struct notifier *nf = w->nf;
 	struct timespec ts;
 	bool stopped;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)(ms / 1000);
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&nf->mu);
+	deadline_ts(&ts, ms);
+	pthread_mutex_lock(&w->mu);
 	while (!atomic_load(&nf->abort_now) &&
-	    pthread_cond_timedwait(&nf->cv, &nf->mu, &ts) != ETIMEDOUT)
+	    pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT)
 		;
 	stopped = atomic_load(&nf->abort_now);
-	pthread_mutex_unlock(&nf->mu);
+	pthread_mutex_unlock(&w->mu);
 	return stopped;
 }
 
@@ -320,20 +341,21 @@ command_try(struct try_res *tr, struct notifier *nf, const struct strlist *argv,
 	}
 }
 
-/* ---- the thread ---- */
+/* ---- the threads ---- */
 
 /* Deliver job with its tries; on failure fill *f. */
 static bool
-deliver(struct notifier *nf, const struct njob *job, struct notify_failure *f)
+deliver(struct nworker *w, const struct njob *job, struct notify_failure *f)
 {
-	const struct notify_conf *t = &nf->targets[job->target];
+	struct notifier *nf = w->nf;
+	const struct notify_conf *t = &nf->targets[w->target];
 	struct try_res tr = {0};
 	char raw[sizeof(f->msg)];
 	int tries = 0;
 
 	while (tries < NOTIFY_TRIES) {
 		if (tries > 0 &&
-		    nap_or_abort(nf, notify_retry_delay_ms(tries + 1)))
+		    nap_or_abort(w, notify_retry_delay_ms(tries + 1)))
 			break;
 		memset(&tr, 0, sizeof(tr));
 		tries++;
@@ -354,35 +376,46 @@ deliver(struct notifier *nf, const struct njob *job, struct notify_failure *f)
 	return false;
 }
 
+static void
+fail_add(struct notifier *nf, const struct notify_failure *f)
+{
+	pthread_mutex_lock(&nf->fmu);
+	/* beyond the bound the loop has not looked for a long while; the
+	 * end of the batch still says how many were given up */
+	if (nf->nfails < NOTIFY_FAIL_MAX)
+		nf->fails[nf->nfails++] = *f;
+	pthread_mutex_unlock(&nf->fmu);
+}
+
 static void *
 worker(void *arg)
 {
-	struct notifier *nf = arg;
+	struct nworker *w = arg;
 	struct notify_failure f;
 	struct njob job;
 	bool ok;
 
-	pthread_mutex_lock(&nf->mu);
+	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (nf->len == 0 && !nf->quit)
-			pthread_cond_wait(&nf->cv, &nf->mu);
-		if (nf->len == 0 || atomic_load(&nf->abort_now))
+		while (w->len == 0 && !w->quit)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->len == 0 || atomic_load(&w->nf->abort_now))
 			break;
-		job = nf->q[nf->head];
-		nf->head = (nf->head + 1) % NOTIFY_QUEUE_MAX;
-		nf->len--;
-		nf->busy = true;
-		pthread_mutex_unlock(&nf->mu);
+		job = w->q[w->head];
+		w->head = (w->head + 1) % NOTIFY_QUEUE_MAX;
+		w->len--;
+		w->busy = true;
+		pthread_mutex_unlock(&w->mu);
 		memset(&f, 0, sizeof(f));
-		ok = deliver(nf, &job, &f);
+		ok = deliver(w, &job, &f);
 		free(job.json);
-		pthread_mutex_lock(&nf->mu);
-		nf->busy = false;
-		if (!ok && nf->nfails < NOTIFY_FAIL_MAX)
-			nf->fails[nf->nfails++] = f;
-		pthread_cond_broadcast(&nf->cv);
+		if (!ok)
+			fail_add(w->nf, &f);
+		pthread_mutex_lock(&w->mu);
+		w->busy = false;
+		pthread_cond_broadcast(&w->cv);
 	}
-	pthread_mutex_unlock(&nf->mu);
+	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }
 
@@ -390,24 +423,26 @@ static int
 real_post(void *ctx, size_t target, enum notify_event e, const char *json)
 {
 	struct notifier *nf = ctx;
+	struct nworker *w;
+	struct njob *j;
 	char *copy;
 	int rc = -1;
 
 	if (target >= nf->ntargets || (copy = strdup(json)) == NULL)
 		return -1;
-	pthread_mutex_lock(&nf->mu);
-	if (nf->len < NOTIFY_QUEUE_MAX && !nf->quit) {
-		struct njob *j =
-		    &nf->q[(nf->head + nf->len) % NOTIFY_QUEUE_MAX];
+	w = &nf->w[target];
+	pthread_mutex_lock(&w->mu);
+	if (w->len < NOTIFY_QUEUE_MAX && !w->quit) {
+		j = &w->q[(w->head + w->len) % NOTIFY_QUEUE_MAX];
 		j->target = target;
 		j->event = e;
 		j->json = copy;
 		copy = NULL;
-		nf->len++;
+		w->len++;
 		rc = 0;
-		pthread_cond_broadcast(&nf->cv);
+		pthread_cond_broadcast(&w->cv);
 	}
-	pthread_mutex_unlock(&nf->mu);
+	pthread_mutex_unlock(&w->mu);
 	free(copy);
 	return rc;
 }
@@ -418,35 +453,34 @@ real_take_failures(void *ctx, struct notify_failure *out, size_t cap)
 	struct notifier *nf = ctx;
 	size_t n;
 
-	pthread_mutex_lock(&nf->mu);
+	pthread_mutex_lock(&nf->fmu);
 	n = nf->nfails < cap ? nf->nfails : cap;
 	memcpy(out, nf->fails, n * sizeof(*out));
 	memmove(nf->fails, nf->fails + n, (nf->nfails - n) * sizeof(*out));
 	nf->nfails -= n;
-	pthread_mutex_unlock(&nf->mu);
+	pthread_mutex_unlock(&nf->fmu);
 	return n;
 }
 
+/* Every target's queue against one deadline. */
 static size_t
 real_drain(void *ctx, int64_t timeout_ms)
 {
 	struct notifier *nf = ctx;
 	struct timespec ts;
-	size_t left;
+	struct nworker *w;
+	size_t i, left = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)(timeout_ms / 1000);
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
+	deadline_ts(&ts, timeout_ms);
+	for (i = 0; i < nf->ntargets; i++) {
+		w = &nf->w[i];
+		pthread_mutex_lock(&w->mu);
+		while ((w->len > 0 || w->busy) &&
+		    pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT)
+			;
+		left += w->len + (w->busy ? 1 : 0);
+		pthread_mutex_unlock(&w->mu);
 	}
-	pthread_mutex_lock(&nf->mu);
-	while ((nf->len > 0 || nf->busy) &&
-	    pthread_cond_timedwait(&nf->cv, &nf->mu, &ts) != ETIMEDOUT)
-		;
-	left = nf->len + (nf->busy ? 1 : 0);
-	pthread_mutex_unlock(&nf->mu);
 	return left;
 }
 
@@ -459,25 +493,33 @@ notifier_ops(struct notify_ops *out, struct notifier *nf)
 	out->ctx = nf;
 }
 
-/* The mutex and the condition (on CLOCK_MONOTONIC: the timed waits are
- * intervals, which a change of the wall clock must not stretch). */
+/* Worker w's mutex, condition (on CLOCK_MONOTONIC) and thread, which
+ * starts with every signal blocked: they are the loop's. */
 static int
-sync_init(struct notifier *nf)
+worker_start(struct nworker *w)
 {
 	pthread_condattr_t ca;
+	sigset_t all, old;
 	int e;
 
-	e = pthread_mutex_init(&nf->mu, NULL);
-	nf->mu_ok = e == 0;
+	e = pthread_mutex_init(&w->mu, NULL);
+	w->mu_ok = e == 0;
 	if (e == 0)
 		e = pthread_condattr_init(&ca);
 	if (e != 0)
 		return e;
 	e = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	if (e == 0)
-		e = pthread_cond_init(&nf->cv, &ca);
-	nf->cv_ok = e == 0;
+		e = pthread_cond_init(&w->cv, &ca);
+	w->cv_ok = e == 0;
 	pthread_condattr_destroy(&ca);
+	if (e != 0)
+		return e;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	e = pthread_create(&w->th, NULL, worker, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	w->th_ok = e == 0;
 	return e;
 }
 
@@ -486,69 +528,89 @@ notifier_start(struct notifier **out, const struct notify_conf *targets,
     size_t n, const char *cwd, const char *log_path, struct sc_err *err)
 {
 	struct notifier *nf = calloc(1, sizeof(*nf));
-	sigset_t all, old;
+	size_t i;
 	int e = ENOMEM, rc = 0;
 
 	*out = NULL;
 	if (nf == NULL)
 		goto fail;
 	nf->targets = targets;
-	nf->ntargets = n;
 	atomic_init(&nf->abort_now, false);
 	nf->cwd = strdup(cwd);
 	nf->log_path = strdup(log_path);
-	if (nf->cwd == NULL || nf->log_path == NULL)
+	nf->w = calloc(n > 0 ? n : 1, sizeof(*nf->w));
+	if (nf->cwd == NULL || nf->log_path == NULL || nf->w == NULL)
 		goto fail;
-	/* here, before the thread: curl_global_init is for the main one */
+	/* here, before any thread: curl_global_init is the main one's */
 	nf->curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
 	if (!nf->curl_ok) {
 		rc = err_set(err, SC_EOS, "notify: cannot set up libcurl");
 		goto fail;
 	}
-	if ((e = sync_init(nf)) != 0)
+	if ((e = pthread_mutex_init(&nf->fmu, NULL)) != 0)
 		goto fail;
-	/* the thread starts with every signal blocked: they are the loop's */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	e = pthread_create(&nf->th, NULL, worker, nf);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	nf->th_ok = e == 0;
-	if (e != 0)
-		goto fail;
+	nf->fmu_ok = true;
+	for (i = 0; i < n; i++) {
+		nf->ntargets = i + 1;
+		nf->w[i].nf = nf;
+		nf->w[i].target = i;
+		if ((e = worker_start(&nf->w[i])) != 0)
+			goto fail;
+	}
 	*out = nf;
 	return 0;
 fail:
 	if (rc == 0)
-		rc = err_set(err, SC_EOS, "notify: cannot start its thread: %s",
-		    strerror(e));
+		rc = err_set(err, SC_EOS,
+		    "notify: cannot start its threads: %s", strerror(e));
 	notifier_stop(nf);
 	return rc;
+}
+
+/* Stop worker w (the abort is already raised) and free its queue. */
+static void
+worker_stop(struct nworker *w)
+{
+	if (w->th_ok) {
+		pthread_mutex_lock(&w->mu);
+		w->quit = true;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->th, NULL);
+	}
+	while (w->len > 0) {
+		free(w->q[w->head].json);
+		w->head = (w->head + 1) % NOTIFY_QUEUE_MAX;
+		w->len--;
+	}
+	if (w->cv_ok)
+		pthread_cond_destroy(&w->cv);
+	if (w->mu_ok)
+		pthread_mutex_destroy(&w->mu);
 }
 
 void
 notifier_stop(struct notifier *nf)
 {
+	size_t i;
+
 	if (nf == NULL)
 		return;
-	if (nf->th_ok) {
-		pthread_mutex_lock(&nf->mu);
-		nf->quit = true;
-		atomic_store(&nf->abort_now, true);
-		pthread_cond_broadcast(&nf->cv);
-		pthread_mutex_unlock(&nf->mu);
-		pthread_join(nf->th, NULL);
-	}
-	while (nf->len > 0) {
-		free(nf->q[nf->head].json);
-		nf->head = (nf->head + 1) % NOTIFY_QUEUE_MAX;
-		nf->len--;
-	}
-	if (nf->cv_ok)
-		pthread_cond_destroy(&nf->cv);
-	if (nf->mu_ok)
-		pthread_mutex_destroy(&nf->mu);
+	/* every thread cuts its try short at once, then all are joined */
+	atomic_store(&nf->abort_now, true);
+	for (i = 0; nf->w != NULL && i < nf->ntargets; i++)
+		if (nf->w[i].mu_ok && nf->w[i].cv_ok) {
+			pthread_mutex_lock(&nf->w[i].mu);
+			pthread_cond_broadcast(&nf->w[i].cv);
+			pthread_mutex_unlock(&nf->w[i].mu);
+		}
+	for (i = 0; nf->w != NULL && i < nf->ntargets; i++)
+		worker_stop(&nf->w[i]);
+	if (nf->fmu_ok)
+		pthread_mutex_destroy(&nf->fmu);
 	if (nf->curl_ok)
 		curl_global_cleanup();
+	free(nf->w);
 	free(nf->cwd);
 	free(nf->log_path);
 	free(nf);
