@@ -13,7 +13,13 @@ cd "$T_TMP" || exit 1
 
 RECV="$STORYCTL_SRC/tests/e2e/agents/notify-receiver"
 R_PIDS=""
-trap 'for p in $R_PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$T_TMP"' EXIT
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	local p
+	for p in $R_PIDS; do kill "$p" 2>/dev/null; done
+	rm -rf "$T_TMP"
+}
+trap cleanup EXIT
 # libcurl honours these: the receivers are local
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
 ALL='["batch_end", "escalated", "deferred", "stopped", "breaker_open", "usage_limit"]'
