@@ -112,6 +112,28 @@ run_sc -C "$P" log --json
 check "nothing failed, nothing is logged about notify" \
 	bash -c '! grep -q "\"notify\"" <<<"$1"' _ "$T_OUT"
 
+# --- breaker_open and usage_limit, to a command ---------------------------
+EXTRA_JSON="\"breaker\": {\"after\": 2, \"cooldown_s\": 0.3},
+  \"notify\": [{\"on\": $ALL, \"command\": [\"$T_TMP/cmd\", \"$T_TMP/breaker.jsonl\"]}]," \
+	new_project '{"max_attempts": 1}'
+for s in n1 n2 n3; do new_story "$P" "$s" 2 '<!-- sim *: network -->'; done
+commit_all
+run_sc -C "$P" run
+expect_rc "the breaker stops the batch (75) with notify as without" 75
+T_OUT=$(jq -s . "$T_TMP/breaker.jsonl" 2>/dev/null)
+expect_json "breaker_open when it pauses and when it stops, then stopped and batch_end" \
+	'[.[] | select(.event != "escalated")] | [.[].event] == ["breaker_open", "breaker_open", "stopped", "batch_end"] and (.[0].reason | test("^breaker: 2 stories in a row")) and (.[1].reason | test("^breaker open")) and .[1].command == "storyctl log"'
+
+EXTRA_JSON="\"notify\": [{\"on\": [\"usage_limit\"], \"command\": [\"$T_TMP/cmd\", \"$T_TMP/usage.jsonl\"]}]," \
+	new_project '{"max_wait_s": 2}'
+new_story "$P" u1 1 "<!-- sim a1: once usage $(($(date +%s) + 1)); checkall -->"
+commit_all
+run_sc -C "$P" run
+expect_rc "a usage limit then done (0)" 0
+T_OUT=$(jq -s . "$T_TMP/usage.jsonl" 2>/dev/null)
+expect_json "usage_limit names the story and the agent, and nothing else was sent" \
+	'length == 1 and .[0].event == "usage_limit" and .[0].story_id == "u1" and .[0].agent == "sim-p" and (.[0].reason | test("hit its usage limit: no attempt of it before "))'
+
 # --- receivers that fail never stop or slow the batch ---------------------
 # the same night without notify: the time to compare with
 night
