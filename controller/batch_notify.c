@@ -186,6 +186,7 @@ batch_notify_end(struct batch *b, const struct batch_result *res)
 {
 	char counts[256], reason[700];
 	size_t left;
+	bool hurry;
 	bool open =
 	    res->counts[STATUS_PENDING] + res->counts[STATUS_RUNNING] > 0;
 
@@ -205,15 +206,18 @@ batch_notify_end(struct batch *b, const struct batch_result *res)
 	batch_notify(b,
 	    &(struct notify_msg){.event = NOTIFY_BATCH_END, .reason = reason},
 	    res);
+	/* a second Ctrl-C means now (docs/runner.md#kill-sequence) */
+	hurry = b->o->stop != NULL && *b->o->stop >= 2;
 	left = b->notify.drain != NULL
-	    ? b->notify.drain(b->notify.ctx, NOTIFY_DRAIN_MS)
+	    ? b->notify.drain(b->notify.ctx, hurry ? 0 : NOTIFY_DRAIN_MS)
 	    : 0;
 	batch_notify_poll(b);
 	if (left > 0) {
 		snprintf(reason, sizeof(reason),
 		    "%zu notification%s still undelivered %d s after the "
 		    "batch ended: given up",
-		    left, left == 1 ? "" : "s", NOTIFY_DRAIN_MS / 1000);
+		    left, left == 1 ? "" : "s",
+		    hurry ? 0 : NOTIFY_DRAIN_MS / 1000);
 		notify_log(b, reason);
 	}
 }

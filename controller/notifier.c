@@ -336,8 +336,13 @@ command_try(struct try_res *tr, struct notifier *nf, const struct strlist *argv,
 		snprintf(
 		    tr->msg, sizeof(tr->msg), "exited %d", WEXITSTATUS(st));
 	} else {
-		snprintf(tr->msg, sizeof(tr->msg), "killed by %s",
-		    strsignal(WTERMSIG(st)));
+		/* sigabbrev_np, not strsignal: this is a thread, and
+		 * strsignal may share a buffer */
+		snprintf(tr->msg, sizeof(tr->msg), "killed by signal %d (%s)",
+		    WTERMSIG(st),
+		    sigabbrev_np(WTERMSIG(st)) != NULL
+			? sigabbrev_np(WTERMSIG(st))
+			: "?");
 	}
 }
 
