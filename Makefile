@@ -10,7 +10,7 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= cc
-PKGS      = libgit2 sqlite3 jansson zlib libcmark-gfm yaml-0.1 libmicrohttpd libsodium
+PKGS      = libgit2 sqlite3 jansson zlib libcmark-gfm yaml-0.1 libmicrohttpd libsodium libcurl
 
 # Recursively expanded on purpose: pkg-config must run after scripts/deps
 # has installed the -dev packages, i.e. when a recipe is expanded.

@@ -10,6 +10,7 @@
 
 #include "controller/attempt_decide.h"
 #include "controller/batch_int.h"
+#include "controller/batch_notify.h"
 #include "controller/console.h"
 #include "controller/clock.h"
 
@@ -287,6 +288,24 @@ decision_event(char **event, const char **kind, const struct attempt_row *r,
 	return 0;
 }
 
+/* Story st has just ended escalated or deferred (anything else: no-op):
+ * a person may want to hear it (docs/notifications.md#events); error is
+ * its last agent's error message, or NULL. */
+static void
+notify_story_end(struct batch *b, const struct story_row *st, const char *error)
+{
+	struct notify_msg m = {0};
+
+	if (st->status != STATUS_ESCALATED && st->status != STATUS_DEFERRED)
+		return;
+	m.event =
+	    st->status == STATUS_DEFERRED ? NOTIFY_DEFERRED : NOTIFY_ESCALATED;
+	m.story_id = st->id;
+	m.reason = st->reason;
+	m.error = error;
+	batch_notify(b, &m, NULL);
+}
+
 /* The decision in SQLite (one transaction with the attempt and the
  * story), then on the state branch, then on the console. */
 static int
@@ -321,10 +340,30 @@ decision_record(struct batch *b, const struct attempt_row *r,
 	if (rc < 0)
 		goto out;
 	print_decision(b, r, st, d);
+	notify_story_end(b, st, r->error_message);
 out:
 	free(msg);
 	free(event);
 	return rc;
+}
+
+/* A usage limit paused agent r->role: say until when. */
+static void
+notify_usage_limit(
+    struct batch *b, const struct attempt_row *r, const struct story_row *st)
+{
+	struct notify_msg m = {0};
+	char when[40], msg[400];
+
+	clock_fmt_iso(when, sizeof(when), b->pause_until[r->role]);
+	snprintf(msg, sizeof(msg),
+	    "%s agent %s hit its usage limit: no attempt of it before %s",
+	    role_name(r->role), r->agent, when);
+	m.event = NOTIFY_USAGE_LIMIT;
+	m.story_id = st->id;
+	m.reason = msg;
+	m.agent = r->agent;
+	batch_notify(b, &m, NULL);
 }
 
 int
@@ -374,6 +413,8 @@ attempt_decide_record(bool *transient_zero, struct batch *b,
 		goto out;
 	story_from_attempt(st, r, &d);
 	rc = decision_record(b, r, st, &d, err);
+	if (rc == 0 && r->outcome == OUTCOME_USAGE_LIMIT)
+		notify_usage_limit(b, r, st);
 out:
 	free(recs);
 	attempt_rows_free(rows, n);
@@ -432,6 +473,7 @@ attempt_settle(struct batch *b, struct story_row *st, enum story_status status,
 	    &b->sb, b->batch_id, st, msg, batch_now_ms(b), err);
 	console_line(
 	    b, "Story %s %s - %s", st->id, status_name(status), reason);
+	notify_story_end(b, st, NULL);
 out:
 	free(msg);
 	return rc;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "controller/attempt.h"
+#include "controller/batch_notify.h"
 #include "controller/batch_run_int.h"
 #include "controller/console.h"
 #include "controller/requeue.h"
@@ -169,6 +170,7 @@ batch_run(
 	rc = batch_open(&b, o, err);
 	if (rc < 0)
 		goto out;
+	batch_notify_open(&b);
 	rc = batch_reconcile(&b, err);
 	if (rc < 0)
 		goto out;
@@ -206,11 +208,14 @@ batch_run(
 	out->jobs = (int)b.nslots;
 	snprintf(
 	    out->stop_reason, sizeof(out->stop_reason), "%s", b.stop_reason);
+	if (rc == 0)
+		batch_notify_end(&b, out);
 out:
 	/* attempts this stop could not close are recorded as this stop,
 	 * not as a crash, by the next start (reconcile) */
 	if (rc < 0)
 		lock_note_stop(b.lock, err->msg);
+	batch_notify_close(&b);
 	console_clear(&b);
 	free(b.slots);
 	statebranch_release(&b.sb);

@@ -18,6 +18,7 @@
 
 #include "controller/clock.h"
 #include "controller/config.h"
+#include "controller/notifier.h"
 #include "controller/runner.h"
 #include "controller/stories.h"
 #include "common/err.h"
@@ -64,6 +65,9 @@ struct batch_opts {
 	const volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM */
 	int wake_fd; /* readable when *stop changes, or -1 */
 	int64_t kill_grace_ms_override; /* tests: < 0 = use the policy */
+	/* The notifier seam (controller/notifier.h): post NULL = the real
+	 * notifier, started when cfg has "notify" targets. */
+	struct notify_ops notify_ops;
 };
 
 struct batch_result {

@@ -9,6 +9,7 @@
 #define STORYCTL_BATCH_INT_H
 
 #include "controller/batch.h"
+#include "controller/notifier.h"
 #include "state/db.h"
 #include "state/gitstate.h"
 #include "state/lock.h"
@@ -68,6 +69,10 @@ struct batch {
 	/* the state branch, with the decision that waits for its commit
 	 * (group commit, statebranch_flush) */
 	struct statebranch sb;
+	/* notifications (batch_notify.h): the seam, and the real notifier
+	 * behind it when batch_notify_open() started one */
+	struct notify_ops notify;
+	struct notifier *notifier;
 };
 
 /* The controller's clock, wall ms. */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "controller/attempt.h"
+#include "controller/batch_notify.h"
 #include "controller/batch_run_int.h"
 #include "controller/console.h"
 #include "controller/requeue.h"
@@ -20,6 +21,17 @@
 #include "state/gitwork.h"
 #include "strategies/schedule.h"
 #include "strategies/suggest.h"
+
+/* The breaker has opened: it pauses the batch, or stops it. */
+static void
+notify_breaker(struct batch *b, const char *why)
+{
+	struct notify_msg m = {0};
+
+	m.event = NOTIFY_BREAKER_OPEN;
+	m.reason = why;
+	batch_notify(b, &m, NULL);
+}
 
 /* The batch breaker (docs/scheduling.md#the-batch-breaker) after the
  * story of slot sl reached a final status. */
@@ -51,6 +63,7 @@ breaker_after(
 		    "%s, then the next story probes",
 		    b->breaker.run, wait);
 		console_line(b, "%s", msg);
+		notify_breaker(b, msg);
 		/* no new attempt until the cooldown is over; what runs in
 		 * other slots goes on */
 		b->paused_until = now + (int64_t)(bc->cooldown_s * 1000.0);
@@ -74,6 +87,7 @@ breaker_after(
 			return rc;
 	}
 	b->stop_batch = true;
+	notify_breaker(b, b->stop_reason);
 	return statebranch_commit_batch(&b->sb, b->batch_id,
 	    "storyctl: batch breaker open", b->stop_reason, batch_now_ms(b),
 	    err);
@@ -319,6 +333,7 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 		rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
 		if (rc < 0)
 			goto out;
+		batch_notify_poll(b);
 		console_status(b);
 		if (nh > 0) {
 			rc = b->ops.wait(b->ops.ctx, handles, nh,

@@ -144,7 +144,7 @@ out:
 
 static const char *const top_keys[] = {"stories", "stories_glob", "prompt",
     "agents", "policy", "gates", "review", "breaker", "budget", "git", "state",
-    "verify", NULL};
+    "verify", "notify", NULL};
 
 int
 config_load(struct config *out, const char *path, struct sc_err *err)
@@ -190,6 +190,8 @@ config_load(struct config *out, const char *path, struct sc_err *err)
 	    (rc = config_parse_review(
 		 &ld, json_object_get(root, "review"), &out->review)) != 0 ||
 	    (rc = config_parse_small_sections(&ld, root, out)) != 0 ||
+	    (rc = config_parse_notify(
+		 &ld, json_object_get(root, "notify"), out)) != 0 ||
 	    (rc = config_parse_stories(&ld, root, out)) != 0)
 		goto out;
 out:
@@ -305,5 +307,6 @@ config_release(struct config *c)
 	free(c->review.prompt);
 	free(c->git.state_branch);
 	free(c->state_dir);
+	config_notify_release(c);
 	memset(c, 0, sizeof(*c));
 }

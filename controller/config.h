@@ -24,6 +24,7 @@
 
 #include "common/err.h"
 #include "common/model.h"
+#include "strategies/notifyev.h"
 #include "strategies/policy.h"
 #include "common/strlist.h"
 
@@ -90,6 +91,13 @@ struct verify_conf {
 	bool require_diff;
 };
 
+/* One entry of "notify" (docs/notifications.md#configuration). */
+struct notify_conf {
+	unsigned on; /* the events it wants: bit (1u << enum notify_event) */
+	char *webhook; /* http(s) URL, or NULL for a command */
+	struct strlist command; /* argv, empty for a webhook */
+};
+
 struct config {
 	/* Absolute path of the config file; NULL for built-in defaults. */
 	char *path;
@@ -124,6 +132,8 @@ struct config {
 	struct git_conf git;
 	char *state_dir; /* absolute; default <root>/.storyctl */
 	struct verify_conf verify;
+	struct notify_conf *notify; /* "notify": none when nnotify is 0 */
+	size_t nnotify;
 };
 
 /*

@@ -97,6 +97,10 @@ int config_parse_stories(struct loader *ld, json_t *root, struct config *c);
 /* config_sprint.c */
 int config_expand_sprint(struct loader *ld, struct config *c, size_t *alloc);
 
+/* config_notify.c */
+int config_parse_notify(struct loader *ld, json_t *v, struct config *c);
+void config_notify_release(struct config *c);
+
 /* config.c */
 int config_read_file(struct loader *ld, const char *key, const char *shown,
     const char *path, char **out, size_t *out_len);

@@ -195,7 +195,8 @@ spawn_setup(struct spawn_ctx *sc, int devnull)
 	if (e == 0)
 		e = posix_spawnattr_setsigmask(&sc->at, &none);
 	if (e == 0)
-		e = posix_spawn_file_actions_adddup2(&sc->fa, devnull, 0);
+		e = posix_spawn_file_actions_adddup2(
+		    &sc->fa, sc->rq->in_fd > 2 ? sc->rq->in_fd : devnull, 0);
 	if (e == 0)
 		e = posix_spawn_file_actions_adddup2(
 		    &sc->fa, sc->rq->out_fd, 1);

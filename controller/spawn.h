@@ -56,6 +56,9 @@ struct spawn_req {
 	char *const *envp; /* the agent's environment (agentenv_build) */
 	const char *cwd; /* its working directory; NULL = ours */
 	int out_fd; /* > 2: becomes its stdout and stderr */
+	/* > 2: becomes its stdin (a notify command's event,
+	 * docs/notifications.md#delivery); otherwise /dev/null */
+	int in_fd;
 };
 
 /*

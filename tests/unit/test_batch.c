@@ -32,6 +32,7 @@
 #include <jansson.h>
 
 #include "controller/batch.h"
+#include "controller/batch_notify.h"
 #include "controller/config.h"
 #include "controller/stories.h"
 #include "state/db.h"
@@ -2187,6 +2188,296 @@ test_story_left_config(void **state)
 	assert_int_equal(fx->ncalls, 0);
 }
 
+/* ------------------------------------------------------------------ */
+/* notifications through the seam (docs/notifications.md) */
+
+#define MAXPOSTS 16
+
+/* The notifier seam, faked: what was posted, and scripted answers. */
+struct fake_notifier {
+	size_t n;
+	enum notify_event ev[MAXPOSTS];
+	size_t target[MAXPOSTS];
+	json_t *json[MAXPOSTS];
+	bool full; /* post refuses (the queue is full) */
+	int failures; /* take_failures reports this many, once */
+	size_t left; /* what drain says is still undelivered */
+	int drains;
+	int64_t drain_ms;
+};
+
+static int
+fake_post(void *ctx, size_t target, enum notify_event e, const char *json)
+{
+	struct fake_notifier *fn = ctx;
+
+	if (fn->full)
+		return -1;
+	assert_true(fn->n < MAXPOSTS);
+	fn->ev[fn->n] = e;
+	fn->target[fn->n] = target;
+	fn->json[fn->n] = json_loads(json, 0, NULL);
+	assert_non_null(fn->json[fn->n]);
+	fn->n++;
+	return 0;
+}
+
+static size_t
+fake_take_failures(void *ctx, struct notify_failure *out, size_t cap)
+{
+	struct fake_notifier *fn = ctx;
+	size_t n = 0;
+
+	for (; fn->failures > 0 && n < cap; fn->failures--, n++) {
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].event = NOTIFY_STOPPED;
+		snprintf(out[n].target, sizeof(out[n].target),
+		    "webhook http://127.0.0.1:9");
+		snprintf(out[n].msg, sizeof(out[n].msg), "HTTP 500 (3 tries)");
+	}
+	return n;
+}
+
+static size_t
+fake_drain(void *ctx, int64_t timeout_ms)
+{
+	struct fake_notifier *fn = ctx;
+
+	fn->drains++;
+	fn->drain_ms = timeout_ms;
+	return fn->left;
+}
+
+static void
+fake_notifier_free(struct fake_notifier *fn)
+{
+	size_t i;
+
+	for (i = 0; i < fn->n; i++)
+		json_decref(fn->json[i]);
+}
+
+/* After fx_config(): the same config with "notify": notify, loaded
+ * again, and the batch given the fake notifier fn. */
+static void
+fx_notify(struct fx *fx, struct fake_notifier *fn, const char *notify)
+{
+	FILE *f = fopen(fx->cfgpath, "r");
+	char old[4096], text[8192];
+	size_t len;
+
+	assert_non_null(f);
+	len = fread(old, 1, sizeof(old) - 1, f);
+	old[len] = '\0';
+	fclose(f);
+	assert_true(old[0] == '{');
+	snprintf(text, sizeof(text), "{\"notify\": %s, %s", notify, old + 1);
+	file_put(fx->cfgpath, text);
+	stories_free(fx->stories, fx->nstories);
+	config_release(&fx->cfg);
+	if (config_load(&fx->cfg, fx->cfgpath, &fx->err) != 0)
+		fail_msg("config_load: %s", fx->err.msg);
+	if (stories_load(&fx->stories, &fx->nstories, &fx->cfg, &fx->err) != 0)
+		fail_msg("stories_load: %s", fx->err.msg);
+	fx->o.cfg = &fx->cfg;
+	fx->o.stories = fx->stories;
+	fx->o.nstories = fx->nstories;
+	fx->o.notify_ops.post = fake_post;
+	fx->o.notify_ops.take_failures = fake_take_failures;
+	fx->o.notify_ops.drain = fake_drain;
+	fx->o.notify_ops.ctx = fn;
+}
+
+static const char *
+jstr(json_t *j, const char *key)
+{
+	json_t *v = json_object_get(j, key);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+#define ALL_EVENTS \
+	"[\"batch_end\", \"escalated\", \"deferred\", \"stopped\", " \
+	"\"breaker_open\", \"usage_limit\"]"
+
+/* The worked example's deferral reaches the targets that want it, then
+ * batch_end with the counts; the end waits once, NOTIFY_DRAIN_MS. */
+static void
+test_notify_deferred_and_end(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 5, .dur_ms = 60000, .exit_code = 0},
+	    {.done = 4, .dur_ms = 30000, .exit_code = 1},
+	    {.done = 5, .dur_ms = 60000, .exit_code = 0},
+	    {.done = 5, .dur_ms = 60000, .exit_code = 0},
+	};
+	struct fake_notifier fn = {0};
+	struct fx *fx = *state;
+	json_t *c;
+
+	fx_story(fx, "s1.md", 9, 0);
+	fx_config(fx, "[\"s1.md\"]", BOTH, FIXED);
+	fx_notify(fx, &fn,
+	    "[{\"on\": " ALL_EVENTS ", \"webhook\": \"http://127.0.0.1:9/h\"}, "
+	    "{\"on\": [\"escalated\"], \"command\": [\"true\"]}]");
+	fx_script(fx, steps, 4);
+	fx_run(fx);
+
+	assert_int_equal(fx->res.counts[STATUS_DEFERRED], 1);
+	assert_int_equal(fn.n, 2);
+	assert_int_equal(fn.ev[0], NOTIFY_DEFERRED);
+	assert_int_equal(fn.target[0], 0);
+	assert_string_equal(jstr(fn.json[0], "story_id"), "s1");
+	assert_prefix(jstr(fn.json[0], "reason"), "D8");
+	assert_string_equal(jstr(fn.json[0], "command"), "storyctl requeue s1");
+	assert_string_equal(jstr(fn.json[0], "root"), fx->dir);
+	/* the controller's clock, not the machine's */
+	assert_int_equal(
+	    json_integer_value(json_object_get(fn.json[0], "time_ms")),
+	    T0 + 60000 + 1000 + 30000 + 1000 + 60000 + 1000 + 60000);
+	assert_int_equal(
+	    json_integer_value(json_object_get(fn.json[0], "batch_id")),
+	    fx->res.batch_id);
+	assert_int_equal(fn.ev[1], NOTIFY_BATCH_END);
+	assert_string_equal(jstr(fn.json[1], "batch_status"), "finished");
+	assert_string_equal(
+	    jstr(fn.json[1], "reason"), "batch 1 finished: 1 deferred");
+	c = json_object_get(fn.json[1], "counts");
+	assert_int_equal(json_integer_value(json_object_get(c, "deferred")), 1);
+	assert_int_equal(json_integer_value(json_object_get(c, "done")), 0);
+	assert_int_equal(fn.drains, 1);
+	assert_int_equal(fn.drain_ms, NOTIFY_DRAIN_MS);
+	assert_false(out_has(fx, "notify:"));
+	fake_notifier_free(&fn);
+}
+
+/* Both agents refuse their key: escalated (with the agent's error),
+ * stopped (why), batch_end (stopped, 2 pending). */
+static void
+test_notify_escalated_stopped(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Invalid API key \xc2\xb7 Please run /login\n"},
+	    {.done = 0,
+		.dur_ms = 1000,
+		.exit_code = 1,
+		.tail = "Error: invalid_api_key: Incorrect API key "
+			"provided\n"},
+	};
+	struct fake_notifier fn = {0};
+	struct fx *fx = *state;
+
+	fx_story(fx, "a.md", 2, 0);
+	fx_story(fx, "b.md", 2, 0);
+	fx_story(fx, "c.md", 2, 0);
+	fx_config(fx, "[\"a.md\", \"b.md\", \"c.md\"]", BOTH, FIXED);
+	fx_notify(
+	    fx, &fn, "[{\"on\": " ALL_EVENTS ", \"command\": [\"cat\"]}]");
+	fx_script(fx, steps, 2);
+	fx_run(fx);
+
+	assert_true(fx->res.stopped);
+	assert_int_equal(fn.n, 3);
+	assert_int_equal(fn.ev[0], NOTIFY_ESCALATED);
+	assert_string_equal(jstr(fn.json[0], "story_id"), "a");
+	assert_prefix(jstr(fn.json[0], "reason"), "D2");
+	assert_non_null(jstr(fn.json[0], "error"));
+	assert_non_null(strstr(jstr(fn.json[0], "error"), "API key"));
+	assert_int_equal(fn.ev[1], NOTIFY_STOPPED);
+	assert_true(json_is_null(json_object_get(fn.json[1], "story_id")));
+	assert_string_equal(jstr(fn.json[1], "reason"), fx->res.stop_reason);
+	assert_string_equal(jstr(fn.json[1], "command"), "storyctl resume");
+	assert_int_equal(fn.ev[2], NOTIFY_BATCH_END);
+	assert_string_equal(jstr(fn.json[2], "batch_status"), "stopped");
+	assert_int_equal(json_integer_value(json_object_get(
+			     json_object_get(fn.json[2], "counts"), "pending")),
+	    2);
+	fake_notifier_free(&fn);
+}
+
+/* A usage limit: the agent and when it may run again. */
+static void
+test_notify_usage_limit(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 1,
+		.dur_ms = 2000,
+		.exit_code = 1,
+		.tail = "Claude AI usage limit reached|%lld\n",
+		.reset_in_s = 3600},
+	    {.done = 4, .dur_ms = 2000, .exit_code = 0},
+	};
+	struct fake_notifier fn = {0};
+	struct fx *fx = *state;
+	char when[40];
+
+	fx_story(fx, "s1.md", 4, 0);
+	fx_config(fx, "[\"s1.md\"]", BOTH, "{}");
+	fx_notify(fx, &fn,
+	    "[{\"on\": [\"usage_limit\"], \"webhook\": \"http://h/\"}]");
+	fx->rnd = 0.0;
+	fx_script(fx, steps, 2);
+	fx_run(fx);
+
+	assert_int_equal(fn.n, 1);
+	assert_int_equal(fn.ev[0], NOTIFY_USAGE_LIMIT);
+	assert_string_equal(jstr(fn.json[0], "story_id"), "s1");
+	assert_string_equal(jstr(fn.json[0], "agent"), "prim");
+	assert_true(json_is_null(json_object_get(fn.json[0], "command")));
+	clock_fmt_iso(when, sizeof(when), fx->epoch_s * 1000);
+	assert_non_null(strstr(jstr(fn.json[0], "reason"), when));
+	/* only what a target asked for: no batch_end */
+	assert_int_equal(fn.drains, 1);
+	fake_notifier_free(&fn);
+}
+
+/* Drops, failures and what is given up at the end are console lines and
+ * "notify" events; the batch ends as it would have. */
+static void
+test_notify_failures_logged(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 2, .dur_ms = 1000, .exit_code = 0},
+	};
+	struct fake_notifier fn = {.full = true, .failures = 1, .left = 2};
+	struct fx *fx = *state;
+	struct event_row *ev = NULL;
+	struct db *db;
+	size_t n = 0, i, nnotify = 0;
+
+	fx_story(fx, "s1.md", 2, 0);
+	fx_config(fx, "[\"s1.md\"]", BOTH, FIXED);
+	fx_notify(fx, &fn,
+	    "[{\"on\": " ALL_EVENTS
+	    ", \"webhook\": \"http://127.0.0.1:9/x/SECRETPATH?token=t\"}]");
+	fx_script(fx, steps, 1);
+	fx_run(fx);
+
+	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
+	assert_true(out_has(fx,
+	    "notify: batch_end to webhook http://127.0.0.1:9 dropped: 64 "
+	    "events already wait for delivery\n"));
+	assert_true(out_has(fx,
+	    "notify: stopped to webhook http://127.0.0.1:9 failed: HTTP 500 "
+	    "(3 tries)\n"));
+	assert_true(out_has(fx,
+	    "notify: 2 notifications still undelivered 5 s after the batch "
+	    "ended: given up\n"));
+	assert_false(out_has(fx, "SECRETPATH"));
+	db = fx_db(fx);
+	assert_int_equal(
+	    db_events_list(db, &ev, &n, fx->res.batch_id, 0, &fx->err), 0);
+	for (i = 0; i < n; i++)
+		if (strcmp(ev[i].kind, "notify") == 0)
+			nnotify++;
+	event_rows_free(ev, n);
+	db_close(db);
+	assert_int_equal(nnotify, 3);
+}
+
 int
 main(void)
 {
@@ -2270,6 +2561,14 @@ main(void)
 		test_position_order, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_story_left_config, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_notify_deferred_and_end, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_notify_escalated_stopped, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_notify_usage_limit, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_notify_failures_logged, fx_setup, fx_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
