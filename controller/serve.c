@@ -6,7 +6,8 @@
  * poll) answers every connection, so at most one handler runs at a time:
  * the config loader and the views were written for one thread, and each
  * request is a few indexed reads.  A slow client costs a socket, not a
- * thread, and is closed after SERVE_TIMEOUT_S (docs/api.md#limits).
+ * thread, and is closed after SERVE_TIMEOUT_S (docs/api.md#limits).  An
+ * event stream waits suspended, out of that thread (serve_events.c).
  */
 #include <pthread.h>
 #include <signal.h>

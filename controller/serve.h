@@ -1,8 +1,8 @@
 /*
  * serve.h - the HTTP service (docs/api.md): libmicrohttpd with one
  * internal polling thread, API keys on every request, the read views.
- * cmd_serve.c parses the command line and waits for a signal; this file
- * runs the daemon and answers the requests.
+ * cmd_serve.c (serve) and cmd_run.c (run --serve) parse the command
+ * line; this file runs the daemon and answers the requests.
  */
 #ifndef STORYCTL_SERVE_H
 #define STORYCTL_SERVE_H
@@ -28,8 +28,8 @@ struct serve;
 /* Start serving on l's address (IPv4 or IPv6; TLS when l has a
  * certificate, controller/serve_listen.h) in a thread of the library's;
  * the requests read the state of the config cli names.  l (its PEM
- * texts) must outlive the server.  *out is the caller's, to serve_stop().  *port: the
- * port bound (for port 0). */
+ * texts) must outlive the server.  *out is the caller's, to
+ * serve_stop().  *port: the port bound (for port 0). */
 int serve_start(struct serve **out, int *port, const struct cli *cli,
     const char *state_dir, const struct serve_listen *l, struct sc_err *err);
 /* End the event streams (each sends what is written so far, a bounded
