@@ -12,6 +12,7 @@
 #include "controller/cli.h"
 #include "controller/clock.h"
 #include "controller/view.h"
+#include "controller/views.h"
 #include "state/db.h"
 #include "state/lock.h"
 #include "state/render.h"
@@ -29,8 +30,8 @@ struct log_opts {
 	const char *story; /* NULL: every story */
 };
 
-static json_t *
-event_json(const struct event_row *e)
+json_t *
+views_event_json(const struct event_row *e)
 {
 	/* each line carries the version (docs/json.md#versions) */
 	return json_pack("{s:i, s:I, s:I, s:o, s:o, s:s, s:s}",
@@ -57,7 +58,7 @@ event_print(const struct cli *cli, const struct log_opts *o,
 		    e->story_id[0] ? " " : "", e->message);
 		goto out;
 	}
-	one = event_json(e);
+	one = views_event_json(e);
 	line = one != NULL ? json_dumps(one, JSON_COMPACT) : NULL;
 	json_decref(one);
 	if (line == NULL) {

@@ -13,6 +13,8 @@
 #include "controller/argv.h"
 #include "controller/batch.h"
 #include "controller/cli.h"
+#include "controller/serve.h"
+#include "controller/serve_listen.h"
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t stop_signal;
@@ -140,6 +142,7 @@ struct run_args {
 	size_t nonly;
 	int jobs;
 	bool include_drafts;
+	struct serve_args serve; /* .listen NULL: no --serve */
 };
 
 /* -j N, -jN or --jobs N at argv[*i]: 1 and args->jobs set, 0 when
@@ -164,7 +167,8 @@ parse_jobs(
 	return rc < 0 ? rc : 1;
 }
 
-/* run [-j N] [--include-drafts] [STORY...], resume [-j N]
+/* run [-j N] [--include-drafts] [--serve ADDR:PORT [--tls-cert FILE
+ * --tls-key FILE]] [STORY...], resume [-j N] [--serve ...]
  * (docs/commands.md). */
 static int
 parse_run_args(struct run_args *args, int argc, char **argv,
@@ -177,6 +181,13 @@ parse_run_args(struct run_args *args, int argc, char **argv,
 		return err_set(err, SC_EOS, "out of memory");
 	for (i = 1; i < argc; i++) {
 		r = parse_jobs(args, argc, argv, &i, err);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			r = cli_opt_value(&args->serve.listen, argc, argv, &i,
+			    "--serve", err);
+		if (r == 0)
+			r = serve_args_tls(&args->serve, argc, argv, &i, err);
 		if (r < 0)
 			return r;
 		if (r == 1)
@@ -196,6 +207,36 @@ parse_run_args(struct run_args *args, int argc, char **argv,
 			    "(use 'storyctl run STORY')");
 		args->only[args->nonly++] = argv[i];
 	}
+	return 0;
+}
+
+/* --serve ADDR:PORT: the service inside this process, in the library's
+ * thread, reading the database read-only per request; the batch's loop
+ * does not know it is there (docs/api.md#run-serve).  *s stays NULL
+ * without --serve. */
+static int
+run_serve_start(struct serve **s, struct serve_listen *l, const struct cli *cli,
+    const struct config *cfg, const struct run_args *args, struct sc_err *err)
+{
+	int port = 0, rc;
+
+	*s = NULL;
+	if (args->serve.listen == NULL) {
+		if (args->serve.tls_cert != NULL || args->serve.tls_key != NULL)
+			return err_set(err, SC_EUSAGE,
+			    "--tls-cert and --tls-key go with --serve "
+			    "ADDR:PORT");
+		return 0;
+	}
+	rc = serve_listen_prepare(
+	    l, &args->serve, cfg->state_dir, "run --serve", err);
+	if (rc == 0)
+		rc = serve_start(s, &port, cli, cfg->state_dir, l, err);
+	if (rc < 0)
+		return rc;
+	fprintf(cli->out, "serving on port %d (%s%s)\n", port, l->spec,
+	    l->tls_cert != NULL ? ", https" : "");
+	fflush(cli->out);
 	return 0;
 }
 
@@ -246,11 +287,14 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	struct story *stories = NULL;
 	struct batch_opts o;
 	struct batch_result res;
-	struct run_args args = {NULL, 0, 1, false};
+	struct run_args args = {NULL, 0, 1, false, {NULL, NULL, NULL}};
+	struct serve_listen l;
+	struct serve *srv = NULL;
 	size_t nstories = 0;
 	int rc;
 
 	memset(&cfg, 0, sizeof(cfg));
+	memset(&l, 0, sizeof(l));
 	rc = parse_run_args(&args, argc, argv, mode, err);
 	if (rc == 0)
 		rc = cli_load_config(&cfg, cli, false, err);
@@ -263,10 +307,15 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 		rc = cmd_run_check_agents(&cfg, err);
 	if (rc == 0)
 		rc = signals_install(err);
+	if (rc == 0)
+		rc = run_serve_start(&srv, &l, cli, &cfg, &args, err);
 	if (rc < 0)
 		goto out;
 	run_opts_fill(&o, cli, &cfg, stories, nstories, &args, mode);
 	rc = batch_run(&res, &o, err);
+	/* the server ends with the batch, its streams with the last event */
+	serve_stop(srv);
+	srv = NULL;
 	if (rc < 0)
 		goto out;
 	if (res.nothing) {
@@ -276,6 +325,8 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	summary(cli, &res);
 	rc = run_exit_status(&res);
 out:
+	serve_stop(srv);
+	serve_listen_release(&l);
 	stories_free(stories, nstories);
 	config_release(&cfg);
 	free(args.only);

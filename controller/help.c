@@ -121,6 +121,27 @@ const struct cli_help help_tasks = {
     "not counted (docs/stories.md).",
     tasks_opts, tasks_exits, tasks_examples, "@ids"};
 
+/* run and resume --serve, and serve's TLS (docs/api.md#run-serve) */
+#define OPT_SERVE \
+	{ \
+		"--serve ADDR:PORT", \
+		    "serve the API (as storyctl serve does) from this " \
+		    "process\n" \
+		    "while the batch runs; it stops when the run ends", \
+		    NULL \
+	}
+#define OPT_TLS_CERT \
+	{ \
+		"--tls-cert FILE", \
+		    "serve HTTPS with this PEM certificate (chain); needs\n" \
+		    "--tls-key", \
+		    NULL \
+	}
+#define OPT_TLS_KEY \
+	{ \
+		"--tls-key FILE", "the PEM private key of --tls-cert", NULL \
+	}
+
 static const struct help_item run_opts[] = {
     {"-j N, --jobs N",
 	"run up to N stories at once, N from 1 to 64 (default 1); with\n"
@@ -129,6 +150,9 @@ static const struct help_item run_opts[] = {
 	"1 2 3 4"},
     {"--include-drafts",
 	"run stories whose status is Draft too (left out by default)", NULL},
+    OPT_SERVE,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
     OPT_HELP,
     HELP_END,
 };
@@ -153,6 +177,8 @@ static const struct help_item run_examples[] = {
     {"storyctl run", "run every story that is not done, one at a time", NULL},
     {"storyctl run -j 3", "run up to three stories at once", NULL},
     {"storyctl run 1.1 1.2", "run only stories 1.1 and 1.2", NULL},
+    {"storyctl run -j 3 --serve 127.0.0.1:8420",
+	"run, and serve the API while it runs", NULL},
     HELP_END,
 };
 const struct cli_help help_run = {
@@ -167,6 +193,9 @@ const struct cli_help help_run = {
 static const struct help_item resume_opts[] = {
     {"-j N, --jobs N",
 	"run up to N stories at once, N from 1 to 64 (default 1)", "1 2 3 4"},
+    OPT_SERVE,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
     OPT_HELP,
     HELP_END,
 };
@@ -364,15 +393,18 @@ static const struct help_item serve_opts[] = {
 	"where to listen: a numeric IPv4 address or [IPv6] and a port\n"
 	"(default 127.0.0.1:8420; port 0 picks a free one)",
 	NULL},
+    OPT_TLS_CERT,
+    OPT_TLS_KEY,
     OPT_HELP,
     HELP_END,
 };
 static const struct help_item serve_exits[] = {
     {"0", "stopped by SIGINT or SIGTERM", NULL},
     {"64",
-	"a bad command line, or a non-loopback address while no key\n"
-	"exists",
+	"a bad command line, a non-loopback address while no key\n"
+	"exists, or a --tls-cert or --tls-key that cannot be read",
 	NULL},
+    {"69", "TLS asked for, and libmicrohttpd was built without it", NULL},
     {"65", "storyctl.json is not valid", NULL},
     {"71", "the address cannot be listened on", NULL},
     {"74", "the state database cannot be read", NULL},
@@ -382,15 +414,20 @@ static const struct help_item serve_examples[] = {
     {"storyctl serve", "serve on 127.0.0.1:8420 beside a running batch", NULL},
     {"curl -H \"X-API-Key: $KEY\" localhost:8420/v1/status",
 	"what status --json prints", NULL},
+    {"curl -N -H \"X-API-Key: $KEY\" localhost:8420/v1/events/stream",
+	"follow the event log as server-sent events", NULL},
     HELP_END,
 };
 const struct cli_help help_serve = {
     "Serve the batch over HTTP (docs/api.md): GET /v1/status,\n"
     "/v1/stories, /v1/stories/ID and /v1/stats answer what status,\n"
-    "list, show and stats --json print.  Every request needs a key in\n"
-    "X-API-Key (storyctl key add); a read key can only GET.  It reads\n"
-    "the database beside a running controller and never blocks it.  It\n"
-    "prints the port it listens on and runs until SIGINT or SIGTERM.",
+    "list, show and stats --json print; /v1/events?after=SEQ and\n"
+    "/v1/events/stream the event log (log --json's lines).  Every\n"
+    "request needs a key in X-API-Key (storyctl key add); a read key\n"
+    "can only GET.  It reads the database beside a running controller\n"
+    "and never blocks it.  With --tls-cert and --tls-key it serves\n"
+    "HTTPS.  It prints the port it listens on and runs until SIGINT or\n"
+    "SIGTERM.",
     serve_opts, serve_exits, serve_examples, NULL};
 
 static const struct help_item report_opts[] = {

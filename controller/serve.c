@@ -6,8 +6,11 @@
  * poll) answers every connection, so at most one handler runs at a time:
  * the config loader and the views were written for one thread, and each
  * request is a few indexed reads.  A slow client costs a socket, not a
- * thread, and is closed after SERVE_TIMEOUT_S (docs/api.md#limits).
+ * thread, and is closed after SERVE_TIMEOUT_S (docs/api.md#limits).  An
+ * event stream waits suspended, out of that thread (serve_events.c).
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,8 @@
 
 #include "controller/config.h"
 #include "controller/serve.h"
+#include "controller/serve_events.h"
+#include "controller/serve_listen.h"
 #include "controller/serve_policy.h"
 #include "controller/view.h"
 #include "controller/views.h"
@@ -27,6 +32,7 @@ struct serve {
 	struct MHD_Daemon *d;
 	const struct cli *cli;
 	char *state_dir;
+	struct serve_events *ev;
 };
 
 /* What a request is, found from its method, path and headers before the
@@ -38,6 +44,8 @@ enum route {
 	ROUTE_STORY,
 	ROUTE_POLICY, /* the batch's, or id's when id[0] != '\0' */
 	ROUTE_STATS,
+	ROUTE_EVENTS, /* serve_events.c */
+	ROUTE_EVENTS_STREAM,
 	ROUTE_NOT_YET, /* routes of docs/api.md#not-yet: 405 for now */
 };
 
@@ -115,8 +123,6 @@ serve_send_error(
 static void
 serve_route(struct req *r, const char *path)
 {
-	static const char *const not_yet[] = {
-	    "/v1/events", "/v1/events/stream"};
 	static const char *const story_not_yet[] = {"failures", "requeue"};
 	const char *id, *slash;
 	size_t i, len;
@@ -129,9 +135,10 @@ serve_route(struct req *r, const char *path)
 		r->route = ROUTE_POLICY;
 	else if (strcmp(path, "/v1/stats") == 0)
 		r->route = ROUTE_STATS;
-	for (i = 0; i < sizeof(not_yet) / sizeof(not_yet[0]); i++)
-		if (strcmp(path, not_yet[i]) == 0)
-			r->route = ROUTE_NOT_YET;
+	else if (strcmp(path, "/v1/events") == 0)
+		r->route = ROUTE_EVENTS;
+	else if (strcmp(path, "/v1/events/stream") == 0)
+		r->route = ROUTE_EVENTS_STREAM;
 	if (r->route != ROUTE_NONE || strncmp(path, "/v1/stories/", 12) != 0)
 		return;
 	id = path + 12;
@@ -303,6 +310,28 @@ serve_policy(const struct serve *s, struct MHD_Connection *c, struct req *r,
 	return serve_send_json(c, status, j, NULL);
 }
 
+/* The event log, a page or the stream (docs/api.md#events). */
+static enum MHD_Result
+serve_events(const struct serve *s, struct MHD_Connection *c, struct req *r)
+{
+	struct MHD_Response *resp = NULL;
+	enum MHD_Result ret;
+	json_t *j = NULL;
+	int status = 500;
+
+	if (r->route == ROUTE_EVENTS &&
+	    serve_events_page(&j, &status, s->cli, c) < 0)
+		return MHD_NO;
+	if (r->route == ROUTE_EVENTS_STREAM &&
+	    serve_events_stream(&resp, &j, &status, s->ev, s->cli, c) < 0)
+		return MHD_NO;
+	if (resp == NULL)
+		return serve_send_json(c, status, j, NULL);
+	ret = MHD_queue_response(c, (unsigned int)status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 /* Keep up to SERVE_BODY_MAX bytes of the body (for the write routes to
  * come); beyond that only remember that it was too large. */
 static void
@@ -362,6 +391,8 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		    "too_large", "a request body is at most 1 MiB");
 	if (r->route == ROUTE_POLICY)
 		return serve_policy(s, c, r, method);
+	if (r->route == ROUTE_EVENTS || r->route == ROUTE_EVENTS_STREAM)
+		return serve_events(s, c, r);
 	return serve_view(s, c, r);
 }
 
@@ -377,13 +408,40 @@ serve_done(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
+/* The daemon on l's address, with TLS when l has a certificate
+ * (docs/api.md#tls); suspend and resume for the event streams
+ * (controller/serve_events.c). */
+static struct MHD_Daemon *
+serve_daemon(struct serve *s, const struct serve_listen *l)
+{
+	const struct sockaddr *addr = (const struct sockaddr *)&l->addr;
+	unsigned int flags =
+	    MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME;
+	struct MHD_OptionItem tls[] = {
+	    {MHD_OPTION_HTTPS_MEM_CERT, 0, l->tls_cert},
+	    {MHD_OPTION_HTTPS_MEM_KEY, 0, l->tls_key},
+	    {MHD_OPTION_END, 0, NULL}};
+
+	if (addr->sa_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	if (l->tls_cert != NULL)
+		flags |= MHD_USE_TLS;
+	else
+		tls[0].option = MHD_OPTION_END;
+	return MHD_start_daemon(flags, 0, NULL, NULL, serve_handle, s,
+	    MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned int)SERVE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned int)SERVE_CONN_MAX, MHD_OPTION_NOTIFY_COMPLETED,
+	    serve_done, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+}
+
 int
 serve_start(struct serve **out, int *port, const struct cli *cli,
-    const char *state_dir, const struct sockaddr *addr, struct sc_err *err)
+    const char *state_dir, const struct serve_listen *l, struct sc_err *err)
 {
 	struct serve *s = calloc(1, sizeof(*s));
 	const union MHD_DaemonInfo *info;
-	unsigned int flags = MHD_USE_AUTO_INTERNAL_THREAD;
+	sigset_t block, old;
 	int rc = 0;
 
 	*out = NULL;
@@ -392,19 +450,26 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 		goto out;
 	}
 	s->cli = cli;
-	if (addr->sa_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	s->d = MHD_start_daemon(flags, 0, NULL, NULL, serve_handle, s,
-	    MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned int)SERVE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned int)SERVE_CONN_MAX, MHD_OPTION_NOTIFY_COMPLETED,
-	    serve_done, NULL, MHD_OPTION_END);
-	if (s->d == NULL) {
+	/* the threads started here take no signal: the command's own
+	 * thread handles them (serve's sigwait, run's handlers) */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = serve_events_new(&s->ev, state_dir, err);
+	if (rc == 0 && (s->d = serve_daemon(s, l)) == NULL)
 		rc = err_set(err, SC_EOS,
-		    "serve: cannot listen there (in use, or not an address "
-		    "of this machine)");
+		    "serve: cannot listen on %s (in use, or not an address "
+		    "of this machine%s)",
+		    l->spec,
+		    l->tls_cert != NULL
+			? "; or --tls-cert and --tls-key are not a PEM "
+			  "certificate and its key"
+			: "");
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0)
 		goto out;
-	}
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	*port = info != NULL ? info->port : 0;
 out:
@@ -421,8 +486,12 @@ serve_stop(struct serve *s)
 {
 	if (s == NULL)
 		return;
+	/* no connection may be suspended when the daemon stops: the
+	 * streams end first, each with the events written so far */
+	serve_events_drain(s->ev);
 	if (s->d != NULL)
 		MHD_stop_daemon(s->d);
+	serve_events_free(s->ev);
 	free(s->state_dir);
 	free(s);
 }

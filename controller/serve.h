@@ -1,8 +1,8 @@
 /*
  * serve.h - the HTTP service (docs/api.md): libmicrohttpd with one
  * internal polling thread, API keys on every request, the read views.
- * cmd_serve.c parses the command line and waits for a signal; this file
- * runs the daemon and answers the requests.
+ * cmd_serve.c (serve) and cmd_run.c (run --serve) parse the command
+ * line; this file runs the daemon and answers the requests.
  */
 #ifndef STORYCTL_SERVE_H
 #define STORYCTL_SERVE_H
@@ -13,6 +13,7 @@
 
 #include "common/err.h"
 #include "controller/cli.h"
+#include "controller/serve_listen.h"
 
 /* A request body larger than this is refused with 413. */
 #define SERVE_BODY_MAX (1024 * 1024)
@@ -24,12 +25,16 @@
 
 struct serve;
 
-/* Start serving on addr (IPv4 or IPv6) in a thread of the library's; the
- * requests read the state of the config cli names.  *out is the
- * caller's, to serve_stop().  *port: the port bound (for port 0). */
+/* Start serving on l's address (IPv4 or IPv6; TLS when l has a
+ * certificate, controller/serve_listen.h) in a thread of the library's;
+ * the requests read the state of the config cli names.  l (its PEM
+ * texts) must outlive the server.  *out is the caller's, to
+ * serve_stop().  *port: the port bound (for port 0). */
 int serve_start(struct serve **out, int *port, const struct cli *cli,
-    const char *state_dir, const struct sockaddr *addr, struct sc_err *err);
-/* Stop accepting, finish the request under way, free.  NULL ok. */
+    const char *state_dir, const struct serve_listen *l, struct sc_err *err);
+/* End the event streams (each sends what is written so far, a bounded
+ * wait), stop accepting, finish the request under way, free.  NULL
+ * ok. */
 void serve_stop(struct serve *s);
 
 #endif

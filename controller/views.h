@@ -2,7 +2,7 @@
  * views.h - the JSON of status, list and show --json, built in one place
  * for the CLI and for the service's read views (docs/api.md,
  * docs/json.md).  Each fills *out (the caller's, json_decref()) from a
- * view opened with view_open().
+ * view opened with view_open().  One event of the log too.
  */
 #ifndef STORYCTL_VIEWS_H
 #define STORYCTL_VIEWS_H
@@ -21,6 +21,10 @@ int views_list_json(
  * (controller/cmd_inspect.c). */
 int views_show_json(
     json_t **out, struct view *v, const char *id, struct sc_err *err);
+/* One event of the log, a line of log --json and of the service's
+ * /v1/events and its stream (controller/cmd_log.c, docs/json.md#log);
+ * NULL when out of memory. */
+json_t *views_event_json(const struct event_row *e);
 
 /* stats --json [--batch ID | --all] (controller/cmd_stats.c): batch 0
  * the latest, > 0 that one (none such is SC_EUSAGE), -1 every batch. */

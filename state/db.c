@@ -121,6 +121,12 @@ static const char *const db_sql_text[SQL__COUNT] = {
     [SQL_EVENTS_LIST_ALL] = "SELECT id, batch_id, ts_ms, story_id, kind,"
 			    " message FROM events"
 			    " WHERE id > ? ORDER BY id",
+    /* by id (the primary key) from ?1: the service's pages and stream */
+    [SQL_EVENTS_PAGE] = "SELECT id, batch_id, ts_ms, story_id, kind,"
+			" message FROM events WHERE id > ?1"
+			" AND (?2 <= 0 OR batch_id = ?2)"
+			" AND (?3 IS NULL OR story_id = ?3)"
+			" ORDER BY id LIMIT ?4",
     [SQL_META_GET] = "SELECT value FROM meta WHERE key = ?",
     [SQL_META_SET] = "INSERT INTO meta (key, value) VALUES (?, ?)"
 		     " ON CONFLICT (key)"

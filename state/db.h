@@ -333,6 +333,18 @@ int db_event_add(struct db *db, int64_t batch_id, int64_t ts_ms,
  * lists every batch.  *out is the caller's: event_rows_free(). */
 int db_events_list(struct db *db, struct event_row **out, size_t *n,
     int64_t batch_id, int64_t after_id, struct sc_err *err);
+/* A page of the event log (docs/api.md#events): the events with id >
+ * after_id, oldest first, of batch batch_id (<= 0: every batch) and
+ * story story_id (NULL: every event), at most limit (0: all). */
+struct event_query {
+	int64_t after_id;
+	int64_t batch_id;
+	const char *story_id;
+	size_t limit;
+};
+/* *out is the caller's: event_rows_free(). */
+int db_events_page(struct db *db, struct event_row **out, size_t *n,
+    const struct event_query *q, struct sc_err *err);
 /* Free every message, then the array.  NULL ok. */
 void event_rows_free(struct event_row *rows, size_t n);
 

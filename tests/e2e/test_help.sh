@@ -121,7 +121,7 @@ if [ -r "$bc" ]; then
 	out=$(bash_complete "$STORYCTL st")
 	check "bash offers every command of a prefix (st: stats, status)" test "$out" = "stats status "
 	out=$(bash_complete "$STORYCTL run --")
-	check "bash completes run's options" test "$out" = "--help --include-drafts --jobs "
+	check "bash completes run's options" test "$out" = "--help --include-drafts --jobs --serve --tls-cert --tls-key "
 	out=$(bash_complete "$STORYCTL list --status e")
 	check "bash completes --status's values" test "$out" = "escalated "
 	out=$(bash_complete "$STORYCTL show 1.")

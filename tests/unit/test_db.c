@@ -1039,6 +1039,70 @@ test_events_after_id(void **state)
 	event_rows_free(ev, n);
 }
 
+/* The service's pages (docs/api.md#events): after, batch, story and
+ * limit, each alone and together, in id order across batches. */
+static void
+test_events_page(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct event_row *ev = NULL;
+	struct event_query q = {0, 0, NULL, 0};
+	int64_t second = 0, first_id;
+	size_t n = 0;
+
+	add_story(f, "s1", 0);
+	assert_int_equal(
+	    db_event_add(f->db, f->batch, 10, NULL, "batch", "b1", &err), 0);
+	assert_int_equal(
+	    db_event_add(f->db, f->batch, 11, "s1", "decision", "d1", &err), 0);
+	assert_int_equal(db_batch_create(f->db, &second, 12, &err), 0);
+	assert_int_equal(
+	    db_event_add(f->db, second, 13, "s1", "decision", "d2", &err), 0);
+	assert_int_equal(
+	    db_event_add(f->db, second, 14, "s2", "decision", "d3", &err), 0);
+
+	assert_int_equal(db_events_page(f->db, &ev, &n, &q, &err), 0);
+	assert_int_equal(n, 4);
+	assert_true(
+	    ev[0].id < ev[1].id && ev[1].id < ev[2].id && ev[2].id < ev[3].id);
+	assert_int_equal(ev[2].batch_id, second);
+	first_id = ev[0].id;
+	event_rows_free(ev, n);
+
+	q.after_id = first_id;
+	q.limit = 2;
+	assert_int_equal(db_events_page(f->db, &ev, &n, &q, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(ev[0].message, "d1");
+	assert_string_equal(ev[1].message, "d2");
+	event_rows_free(ev, n);
+
+	q = (struct event_query){0, second, NULL, 0};
+	assert_int_equal(db_events_page(f->db, &ev, &n, &q, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(ev[0].message, "d2");
+	event_rows_free(ev, n);
+
+	q = (struct event_query){0, 0, "s1", 0};
+	assert_int_equal(db_events_page(f->db, &ev, &n, &q, &err), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(ev[0].message, "d1");
+	assert_string_equal(ev[1].message, "d2");
+	event_rows_free(ev, n);
+
+	q = (struct event_query){first_id, second, "s1", 1};
+	assert_int_equal(db_events_page(f->db, &ev, &n, &q, &err), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(ev[0].message, "d2");
+	event_rows_free(ev, n);
+
+	q = (struct event_query){first_id + 10, 0, NULL, 0};
+	assert_int_equal(db_events_page(f->db, &ev, &n, &q, &err), 0);
+	assert_int_equal(n, 0);
+	assert_null(ev);
+}
+
 static void
 test_meta_get_set(void **state)
 {
@@ -1691,6 +1755,7 @@ main(void)
 		test_attempt_pid_and_heartbeat, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_events_after_id, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_events_page, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_meta_get_set, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_decision_seq_grows, setup, teardown),

@@ -1,0 +1,45 @@
+/*
+ * serve_listen.h - where and how the service listens, shared by
+ * `storyctl serve` and `storyctl run --serve` (docs/api.md#serve): the
+ * address (numeric, loopback unless a key exists) and TLS (a
+ * certificate and key, both or neither, docs/api.md#tls).
+ */
+#ifndef STORYCTL_SERVE_LISTEN_H
+#define STORYCTL_SERVE_LISTEN_H
+
+#include <stdbool.h>
+#include <sys/socket.h>
+
+#include "common/err.h"
+
+/* The command line's part: what the options said (argv's strings). */
+struct serve_args {
+	const char *listen; /* ADDR:PORT */
+	const char *tls_cert; /* file names, NULL without TLS */
+	const char *tls_key;
+};
+
+/* What the server starts with.  Owns tls_cert and tls_key (the PEM
+ * texts, NULL without TLS); serve_listen_release() frees them. */
+struct serve_listen {
+	struct sockaddr_storage addr;
+	char spec[96]; /* ADDR:PORT as given, for the line printed */
+	char *tls_cert;
+	char *tls_key;
+};
+
+/* --tls-cert FILE or --tls-key FILE at argv[*i]: 1 and a set, 0 when
+ * argv[*i] is something else, SC_EUSAGE when the value is missing. */
+int serve_args_tls(
+    struct serve_args *a, int argc, char **argv, int *i, struct sc_err *err);
+/* Check a and fill *out: the address parsed; not loopback only when a
+ * key exists in state_dir's database (brought up to this schema); the
+ * TLS files read (both or neither, the library able to).  cmd names the
+ * command in messages ("serve", "run --serve"). */
+int serve_listen_prepare(struct serve_listen *out, const struct serve_args *a,
+    const char *state_dir, const char *cmd, struct sc_err *err);
+/* Free the PEM texts (wiped first: the key is a secret).  A zeroed l
+ * is fine. */
+void serve_listen_release(struct serve_listen *l);
+
+#endif
