@@ -17,8 +17,9 @@ story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
     const struct story_row *st, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
+	struct failure_row *fl = NULL;
 	struct policy_row pol = {0};
-	size_t n = 0;
+	size_t n = 0, nf = 0;
 	json_t *j = NULL;
 	int found = 0, rc;
 
@@ -26,9 +27,17 @@ story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
 	rc = db_attempts_for_story(sb->db, &rows, &n, batch_id, st->id, err);
 	if (rc == 0)
 		rc = db_policy_get(sb->db, &pol, &found, st->id, err);
+	if (rc == 0)
+		rc = db_failures_for_story(
+		    sb->db, &fl, &nf, batch_id, st->id, false, err);
 	if (rc < 0)
 		goto out;
 	j = render_story_json(st, rows, n, found ? pol.body : NULL);
+	/* only while there is one, so that a story without keeps its
+	 * bytes (docs/json.md#show) */
+	if (j != NULL && nf > 0)
+		json_object_set_new(
+		    j, "external_failures", render_failures_json(fl, nf));
 	if (j != NULL)
 		*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (*out == NULL)
@@ -38,6 +47,7 @@ out:
 	free(pol.body);
 	json_decref(j);
 	attempt_rows_free(rows, n);
+	failure_rows_free(fl, nf);
 	return rc;
 }
 
