@@ -17,6 +17,7 @@
 
 #include "controller/config.h"
 #include "controller/serve.h"
+#include "controller/serve_failures.h"
 #include "controller/serve_policy.h"
 #include "controller/view.h"
 #include "controller/views.h"
@@ -37,6 +38,8 @@ enum route {
 	ROUTE_STORIES,
 	ROUTE_STORY,
 	ROUTE_POLICY, /* the batch's, or id's when id[0] != '\0' */
+	ROUTE_FAILURES, /* GET, POST /v1/stories/ID/failures */
+	ROUTE_REQUEUE, /* POST /v1/stories/ID/requeue */
 	ROUTE_NOT_YET, /* routes of docs/api.md#not-yet: 405 for now */
 };
 
@@ -116,7 +119,6 @@ serve_route(struct req *r, const char *path)
 {
 	static const char *const not_yet[] = {
 	    "/v1/events", "/v1/events/stream", "/v1/stats"};
-	static const char *const story_not_yet[] = {"failures", "requeue"};
 	const char *id, *slash;
 	size_t i, len;
 
@@ -152,9 +154,26 @@ serve_route(struct req *r, const char *path)
 	}
 	if (strcmp(slash + 1, "retry-policy") == 0)
 		r->route = ROUTE_POLICY;
-	for (i = 0; i < sizeof(story_not_yet) / sizeof(story_not_yet[0]); i++)
-		if (strcmp(slash + 1, story_not_yet[i]) == 0)
-			r->route = ROUTE_NOT_YET;
+	else if (strcmp(slash + 1, "failures") == 0)
+		r->route = ROUTE_FAILURES;
+	else if (strcmp(slash + 1, "requeue") == 0)
+		r->route = ROUTE_REQUEUE;
+}
+
+/* The methods a route takes, as the Allow header of a 405 says them. */
+static const char *
+route_allow(enum route route)
+{
+	switch (route) {
+	case ROUTE_POLICY:
+		return "GET, PUT, DELETE";
+	case ROUTE_FAILURES:
+		return "GET, POST";
+	case ROUTE_REQUEUE:
+		return "POST";
+	default:
+		return "GET";
+	}
 }
 
 /* The key's scope: 1 write, 0 read, -1 no such key.  Every stored hash
@@ -225,6 +244,15 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 		    "this route takes GET, PUT and DELETE");
 	else if (r->route == ROUTE_POLICY)
 		return;
+	else if (r->route == ROUTE_FAILURES && !get &&
+	    strcmp(method, "POST") != 0)
+		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+		    "this route takes GET and POST");
+	else if (r->route == ROUTE_REQUEUE && strcmp(method, "POST") != 0)
+		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+		    "this route takes POST");
+	else if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
+		return;
 	else if (r->route == ROUTE_NOT_YET)
 		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "not_implemented",
 		    "this storyctl does not serve this route yet "
@@ -275,6 +303,22 @@ serve_policy(const struct serve *s, struct MHD_Connection *c, struct req *r,
 	return serve_send_json(c, status, j, NULL);
 }
 
+/* The failure-record and requeue routes (docs/api.md#failure-records). */
+static enum MHD_Result
+serve_failures(const struct serve *s, struct MHD_Connection *c, struct req *r,
+    const char *method)
+{
+	json_t *j = NULL;
+	int status = 500;
+
+	if ((r->route == ROUTE_REQUEUE
+		    ? serve_requeue_answer(&j, &status, s->cli, r->id)
+		    : serve_failures_answer(&j, &status, s->cli, method, r->id,
+			  r->body, r->len, r->key_name)) < 0)
+		return MHD_NO;
+	return serve_send_json(c, status, j, NULL);
+}
+
 /* Keep up to SERVE_BODY_MAX bytes of the body (for the write routes to
  * come); beyond that only remember that it was too large. */
 static void
@@ -311,11 +355,11 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		serve_check(s, r, c, url, method);
 		/* refused from its headers: answered before any body is
 		 * read */
-		if (r->status != 0 && r->route == ROUTE_POLICY)
+		if (r->status == MHD_HTTP_METHOD_NOT_ALLOWED)
 			return serve_send_json(c, r->status,
 			    json_pack("{s:{s:s, s:s}}", "error", "code",
 				r->code, "message", r->msg),
-			    "GET, PUT, DELETE");
+			    route_allow(r->route));
 		if (r->status != 0)
 			return serve_send_error(c, r->status, r->code, r->msg);
 		return MHD_YES;
@@ -334,6 +378,8 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		    "too_large", "a request body is at most 1 MiB");
 	if (r->route == ROUTE_POLICY)
 		return serve_policy(s, c, r, method);
+	if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
+		return serve_failures(s, c, r, method);
 	return serve_view(s, c, r);
 }
 
