@@ -198,6 +198,8 @@ check "stories/s2.json on the state branch lists it" \
 kill "$SRV_PID" 2>/dev/null
 wait "$SRV_PID" 2>/dev/null
 SRV_PID=
+# (under make asan, a leak or a memory error of a handler shows here)
+check "the server wrote nothing on standard error" [ ! -s "$T_TMP/srv.err" ]
 
 # --- a running controller picks up a story reopened meanwhile --------------------
 # d1 is done first; g1 then waits for $GO.  While it waits, a failure
