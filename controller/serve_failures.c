@@ -196,24 +196,32 @@ static int
 record_failure(struct view *v, struct failure_row *f, struct story_row *st,
     struct sc_err *err)
 {
+	const char *m = f->error_message;
+	/* the event log and a story's reason are one line each: the
+	 * message's first line, at most 300 bytes (the record has it all) */
+	int len = (int)strcspn(m, "\n");
+	const char *more = len > 300 || m[len] != '\0' ? " ..." : "";
 	char msg[600];
 	int rc;
 
+	if (len > 300)
+		for (len = 300;
+		     len > 0 && ((unsigned char)m[len] & 0xc0) == 0x80;)
+			len--;
 	rc = db_tx_begin(v->db, err);
 	if (rc < 0)
 		return rc;
 	rc = db_failure_add(v->db, f, err);
 	snprintf(msg, sizeof(msg),
-	    "external failure %s reported by key %s%s%.400s",
-	    errcode_name(f->error_code), f->key_name,
-	    f->error_message[0] ? ": " : "", f->error_message);
+	    "external failure %s reported by key %s%s%.*s%s",
+	    errcode_name(f->error_code), f->key_name, m[0] ? ": " : "", len, m,
+	    more);
 	if (rc == 0)
 		rc = db_event_add(v->db, f->batch_id, f->created_ms, st->id,
 		    "failure", msg, err);
 	snprintf(msg, sizeof(msg),
-	    "reopened by an external failure (%s%s%.400s)",
-	    errcode_name(f->error_code), f->error_message[0] ? ": " : "",
-	    f->error_message);
+	    "reopened by an external failure (%s%s%.*s%s)",
+	    errcode_name(f->error_code), m[0] ? ": " : "", len, m, more);
 	if (rc == 0 && st->status == STATUS_DONE) {
 		rc = requeue_story(v->db, st, msg, f->created_ms, err);
 		if (rc == 0)

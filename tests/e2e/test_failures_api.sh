@@ -149,7 +149,8 @@ run_sc -C "$P" show s2
 expect_match "show prints the failure" "$T_OUT" "external failure GATE_FAILED reported .* by key ci \(open\): CI run 812"
 run_sc -C "$P" log s2
 expect_match "the event log has the failure" "$T_OUT" "external failure GATE_FAILED reported by key ci"
-expect_match "... and the reopening" "$T_OUT" "reopened by an external failure \(GATE_FAILED"
+expect_match "... and the reopening" "$T_OUT" "reopened by an external failure \(GATE_FAILED: CI run 812: test_login failed \.\.\.\)"
+check "... each on one line (the message's first)" [ "$(grep -c 'expected 200' <<<"$T_OUT")" = 0 ]
 check "the finished batch is stopped again, so that resume runs it" \
 	[ "$(sql 'SELECT status FROM batches ORDER BY id DESC LIMIT 1')" = stopped ]
 req GET /v1/stories/s2/failures "$RKEY"
