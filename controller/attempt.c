@@ -114,6 +114,24 @@ prepare_done(struct batch *b, struct story_row *st, const struct progress *pr,
 	return attempt_settle(b, st, STATUS_DONE, why, "done", err);
 }
 
+/* *open: a failure reported from outside storyctl waits for an attempt
+ * (docs/api.md#failure-records): a story reopened by one has every box
+ * checked, and must run all the same. */
+static int
+reported(
+    bool *open, struct batch *b, const struct story_row *st, struct sc_err *err)
+{
+	struct failure_row *rows = NULL;
+	size_t n = 0;
+	int rc;
+
+	rc = db_failures_for_story(
+	    b->db, &rows, &n, b->batch_id, st->id, true, err);
+	*open = n > 0;
+	failure_rows_free(rows, n);
+	return rc;
+}
+
 /* May a new attempt of agent role start (docs/scheduling.md)?  No when
  * the budget is spent, no agent is left, or every agent is paused past
  * max_wait_s: b->stop_batch and its reason set.  *now: the time read. */
@@ -168,7 +186,7 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 {
 	struct progress pr;
 	struct next_attempt nx;
-	bool settled = false;
+	bool settled = false, open = false;
 	int64_t now = 0;
 	int rc = 0;
 
@@ -180,10 +198,13 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 	rc = attempt_next(&nx, b, sl->st, err);
 	if (rc < 0)
 		goto out;
-	if (nx.prev == NULL && pr.tasks_completed == pr.tasks_total) {
+	if (nx.prev == NULL && pr.tasks_completed == pr.tasks_total &&
+	    (rc = reported(&open, b, sl->st, err)) == 0 && !open) {
 		rc = prepare_done(b, sl->st, &pr, err);
 		goto out;
 	}
+	if (rc < 0)
+		goto out;
 	if (!prepare_may_start(&now, b, nx.role))
 		goto out;
 	/* the pause holds no story longer than max_wait_s after its last

@@ -19,6 +19,7 @@
 #include "controller/attempt_run.h"
 #include "controller/attempt_start.h"
 #include "controller/checks.h"
+#include "controller/clock.h"
 #include "controller/console.h"
 #include "controller/pgroup.h"
 #include "controller/prompt.h"
@@ -218,6 +219,56 @@ out:
 	return rc;
 }
 
+/* The failures reported from outside storyctl that no attempt has
+ * resolved yet, for the prompt (docs/api.md#in-the-next-prompt): one
+ * indexed read.  What it fills is freed by quoted_free(). */
+struct quoted {
+	struct failure_row *rows;
+	size_t n;
+	struct prompt_failure *pf;
+	char (*when)[40];
+};
+
+static int
+quoted_read(struct quoted *q, struct prompt_prev *prev, struct batch *b,
+    const struct story_row *st, struct sc_err *err)
+{
+	size_t i;
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	rc = db_failures_for_story(
+	    b->db, &q->rows, &q->n, b->batch_id, st->id, true, err);
+	if (rc < 0 || q->n == 0)
+		return rc;
+	q->pf = calloc(q->n, sizeof(*q->pf));
+	q->when = calloc(q->n, sizeof(*q->when));
+	if (q->pf == NULL || q->when == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	for (i = 0; i < q->n; i++) {
+		const struct failure_row *r = &q->rows[i];
+		clock_fmt_iso(q->when[i], sizeof(q->when[i]), r->created_ms);
+		q->pf[i].error_code = errcode_name(r->error_code);
+		q->pf[i].error_message = r->error_message;
+		q->pf[i].agent_id = r->agent_id;
+		q->pf[i].reported_at = q->when[i];
+		q->pf[i].http_status = r->http_status;
+		q->pf[i].exit_code = r->exit_code;
+	}
+	prev->failures = q->pf;
+	prev->nfailures = q->n;
+	return 0;
+}
+
+static void
+quoted_free(struct quoted *q)
+{
+	failure_rows_free(q->rows, q->n);
+	free(q->pf);
+	free(q->when);
+	memset(q, 0, sizeof(*q));
+}
+
 /* The prompt of attempt nx (docs/configuration.md#prompt), and the
  * argv placeholders that do not depend on it. */
 static int
@@ -230,9 +281,11 @@ begin_prompt(struct attempt_run *ar, struct argv_vars *vars,
 	const struct story_row *st = sl->st;
 	struct prompt_prev prev;
 	struct policy pol;
+	struct quoted q;
 	int rc;
 
 	memset(&prev, 0, sizeof(prev));
+	memset(&q, 0, sizeof(q));
 	memset(vars, 0, sizeof(*vars));
 	vars->story_file = sl->s->file;
 	vars->story_id = sl->s->id;
@@ -263,7 +316,11 @@ begin_prompt(struct attempt_run *ar, struct argv_vars *vars,
 		ar->review_prompt = checks_note(nx->prev);
 		prev.check_note = ar->review_prompt;
 	}
-	rc = prompt_render(&ar->prompt, b->cfg->prompt, vars, &prev, err);
+	rc = quoted_read(&q, &prev, b, st, err);
+	if (rc == 0)
+		rc = prompt_render(
+		    &ar->prompt, b->cfg->prompt, vars, &prev, err);
+	quoted_free(&q);
 	if (rc < 0)
 		return rc;
 	vars->prompt = ar->prompt;

@@ -324,7 +324,8 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 	}
 	for (;;) {
 		now = b->o->clock.now_ms(b->o->clock.ctx);
-		if ((rc = slots_fill(b, &sc, now, err)) < 0)
+		if ((rc = batch_sched_reopened(b, &sc, err)) < 0 ||
+		    (rc = slots_fill(b, &sc, now, err)) < 0)
 			goto out;
 		if (slots_busy(b, handles, &nh, &next, now) == 0 &&
 		    (stopping(b) || b->paused_until <= now))

@@ -38,6 +38,7 @@ struct sched {
 	size_t cursor; /* every entry before it is final or not wanted */
 	uint64_t gen; /* bumped by every change slot_fill() looks at */
 	uint64_t idle_gen; /* gen when slot_fill() last found nothing */
+	int64_t reopen_seq; /* db_reopen_seq() when last looked at */
 };
 
 /* batch_sched.c */
@@ -67,6 +68,11 @@ int batch_sched_row(struct story_row *out, const struct batch *b,
  * (SIZE_MAX when ready). */
 enum sched_state batch_sched_deps_state(
     const struct batch *b, const struct sched *sc, size_t i, size_t *why);
+/* A story put back to pending by another process (`storyctl requeue`,
+ * a failure POSTed to `storyctl serve`): when db_reopen_seq() moved,
+ * the pending stories in no slot are read again and run like the others
+ * (docs/api.md#while-a-batch-runs).  One indexed read otherwise. */
+int batch_sched_reopened(struct batch *b, struct sched *sc, struct sc_err *err);
 /* Put story i back to pending (requeue_story()): in its slot's row
  * while a slot holds it, else in the database and the schedule. */
 int batch_sched_requeue(struct batch *b, struct sched *sc, size_t i,

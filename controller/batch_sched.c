@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "controller/batch_run_int.h"
+#include "controller/console.h"
 #include "controller/requeue.h"
 #include "state/fsutil.h"
 #include "state/gitwork.h"
@@ -220,6 +221,9 @@ batch_sched_build(struct sched *sc, const struct batch *b, struct sc_err *err)
 	}
 	if (rc == 0)
 		rc = sched_link(sc, b, err);
+	/* what was reopened before the start is in the rows read */
+	if (rc == 0)
+		rc = db_reopen_seq(b->db, &sc->reopen_seq, err);
 out:
 	free(rows);
 	free(by_id);
@@ -314,5 +318,35 @@ batch_sched_requeue(struct batch *b, struct sched *sc, size_t i,
 		e->status = st.status;
 		batch_sched_touch(sc, i);
 	}
+	return rc;
+}
+
+int
+batch_sched_reopened(struct batch *b, struct sched *sc, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	int64_t seq = 0;
+	size_t n = 0, i, k;
+	int rc;
+
+	rc = db_reopen_seq(b->db, &seq, err);
+	if (rc < 0 || seq == sc->reopen_seq)
+		return rc;
+	sc->reopen_seq = seq;
+	rc = db_story_list(b->db, &rows, &n, b->batch_id, "pending", err);
+	for (k = 0; rc == 0 && k < n; k++) {
+		for (i = 0; i < sc->n; i++)
+			if (strcmp(sc->e[i].id, rows[k].id) == 0)
+				break;
+		/* a story in a slot is this controller's own */
+		if (i == sc->n || sc->e[i].slot >= 0 ||
+		    sc->e[i].status == STATUS_PENDING)
+			continue;
+		sc->e[i].status = STATUS_PENDING;
+		batch_sched_touch(sc, i);
+		console_line(b, "%s: pending again (%.300s)", rows[k].id,
+		    rows[k].reason);
+	}
+	free(rows);
 	return rc;
 }

@@ -341,13 +341,20 @@ show_next_line(const struct cli *cli, const struct attempt_row *a,
 static int
 show_build_json(json_t **out, const struct story_row *st,
     const struct attempt_row *rows, size_t n, const char *override,
-    struct sc_err *err)
+    const struct failure_row *fl, size_t nf, struct sc_err *err)
 {
 	json_t *j = render_story_json(st, rows, n, override);
 	json_t *o =
 	    json_pack("{s:i}", "format_version", CLI_JSON_FORMAT_VERSION);
 	int rc = 0;
 
+	/* as stories/<id>.json has it, only while there is one */
+	if (j != NULL && nf > 0 &&
+	    json_object_set_new(
+		j, "external_failures", render_failures_json(fl, nf)) != 0) {
+		json_decref(j);
+		j = NULL;
+	}
 	if (j == NULL || o == NULL || json_object_update(o, j) != 0) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		json_decref(o);
@@ -358,26 +365,51 @@ show_build_json(json_t **out, const struct story_row *st,
 	return rc;
 }
 
-/* The story, its attempts in the latest batch (none before one) and its
- * retry-policy override (*override NULL when none; the caller's). */
+/* What show reads of a story: its row, its attempts and the failures
+ * reported from outside in the latest batch (none before one), its
+ * retry-policy override (NULL when none).  Release with show_free(). */
+struct shown {
+	struct story_row st;
+	struct attempt_row *rows;
+	size_t n;
+	struct failure_row *fl;
+	size_t nf;
+	struct evidence_row *ev; /* each attempt's (docs/evidence.md) */
+	size_t nev;
+	char *override;
+};
+
+static void
+show_free(struct shown *sh)
+{
+	attempt_rows_free(sh->rows, sh->n);
+	failure_rows_free(sh->fl, sh->nf);
+	evidence_rows_free(sh->ev, sh->nev);
+	free(sh->override);
+	memset(sh, 0, sizeof(*sh));
+}
+
 static int
-show_read(struct story_row *st, struct attempt_row **rows, size_t *n,
-    char **override, struct view *v, const char *id, struct sc_err *err)
+show_read(struct shown *sh, struct view *v, const char *id, struct sc_err *err)
 {
 	struct policy_row pol = {0};
 	int found = 0, rc;
 
-	*rows = NULL;
-	*n = 0;
-	*override = NULL;
-	rc = view_find_story(st, v, id, err);
+	memset(sh, 0, sizeof(*sh));
+	rc = view_find_story(&sh->st, v, id, err);
 	if (rc == 0 && v->have_batch)
-		rc =
-		    db_attempts_for_story(v->db, rows, n, v->batch.id, id, err);
+		rc = db_attempts_for_story(
+		    v->db, &sh->rows, &sh->n, v->batch.id, id, err);
+	if (rc == 0 && v->have_batch)
+		rc = db_failures_for_story(
+		    v->db, &sh->fl, &sh->nf, v->batch.id, id, false, err);
+	if (rc == 0 && v->have_batch)
+		rc = db_evidence_for_story(
+		    v->db, &sh->ev, &sh->nev, v->batch.id, id, err);
 	if (rc == 0 && v->db != NULL)
 		rc = db_policy_get(v->db, &pol, &found, id, err);
 	if (rc == 0 && found)
-		*override = pol.body;
+		sh->override = pol.body;
 	return rc;
 }
 
@@ -386,41 +418,93 @@ int
 views_show_json(
     json_t **out, struct view *v, const char *id, struct sc_err *err)
 {
-	struct story_row st;
-	struct attempt_row *rows = NULL;
-	struct evidence_row *ev = NULL;
-	char *override = NULL;
-	size_t n = 0, nev = 0;
+	struct shown sh;
 	int rc;
 
 	*out = NULL;
-	rc = show_read(&st, &rows, &n, &override, v, id, err);
+	rc = show_read(&sh, v, id, err);
 	if (rc == 0)
-		rc = show_build_json(out, &st, rows, n, override, err);
-	if (rc == 0 && v->have_batch)
-		rc = db_evidence_for_story(
-		    v->db, &ev, &nev, v->batch.id, st.id, err);
-	if (rc == 0 && render_story_add_evidence(*out, ev, nev) < 0)
+		rc = show_build_json(
+		    out, &sh.st, sh.rows, sh.n, sh.override, sh.fl, sh.nf, err);
+	if (rc == 0 && render_story_add_evidence(*out, sh.ev, sh.nev) < 0)
 		rc = err_set(err, SC_EOS, "out of memory");
-	attempt_rows_free(rows, n);
-	evidence_rows_free(ev, nev);
-	free(override);
+	show_free(&sh);
 	return rc;
+}
+
+/* A failure reported from outside storyctl (docs/api.md#failure-records):
+ * its code, when and by which key, whether an attempt resolved it, and
+ * the first line of its message. */
+static void
+show_failure_line(const struct cli *cli, const struct failure_row *f)
+{
+	const char *m = f->error_message;
+	char when[40], res[40];
+	int len = (int)strcspn(m, "\n");
+
+	clock_fmt_iso(when, sizeof(when), f->created_ms);
+	fprintf(cli->out, "  external failure %s reported %s by key %s",
+	    errcode_name(f->error_code), when, f->key_name);
+	if (f->resolved_ms > 0) {
+		clock_fmt_iso(res, sizeof(res), f->resolved_ms);
+		fprintf(cli->out, " (resolved %s)", res);
+	} else {
+		fprintf(cli->out, " (open)");
+	}
+	fprintf(cli->out, "%s%.*s%s\n", m[0] ? ": " : "", len > 200 ? 200 : len,
+	    m, len > 200 || m[len] != '\0' ? " ..." : "");
+}
+
+/* show ID without --json. */
+static void
+show_print(const struct cli *cli, const struct shown *sh)
+{
+	const struct story_row *st = &sh->st;
+	size_t i;
+
+	fprintf(cli->out, "%s  %s  %d/%d tasks  ", st->id,
+	    status_name(st->status), st->tasks_completed, st->tasks_total);
+	if (st->subtasks_total > 0)
+		fprintf(cli->out, "%d/%d subtasks  ", st->subtasks_completed,
+		    st->subtasks_total);
+	fprintf(cli->out, "%d attempt%s  %s\n", st->attempts,
+	    st->attempts == 1 ? "" : "s", st->file);
+	if (st->reason[0])
+		fprintf(cli->out, "reason: %s\n", st->reason);
+	if (st->cost_usd > 0)
+		fprintf(cli->out, "cost: $%.4f\n", st->cost_usd);
+	if (st->branch[0])
+		fprintf(cli->out, "branch: %s\n", st->branch);
+	if (sh->override != NULL)
+		fprintf(cli->out, "retry-policy override: %s\n", sh->override);
+	if (st->status == STATUS_DEFERRED)
+		fprintf(cli->out,
+		    "Story %s deferred - dev-story hit complexity "
+		    "limit at %d/%d\n",
+		    st->id, st->tasks_completed, st->tasks_total);
+	for (i = 0; i < sh->n; i++) {
+		show_attempt_line(cli, &sh->rows[i]);
+		show_evidence_lines(cli, &sh->rows[i], sh->ev, sh->nev);
+	}
+	for (i = 0; i < sh->nf; i++)
+		show_failure_line(cli, &sh->fl[i]);
+	if (sh->n > 0 && st->status == STATUS_PENDING)
+		show_next_line(cli, &sh->rows[sh->n - 1], st);
+	if (sh->n > 0 && sh->rows[sh->n - 1].log_path[0])
+		fprintf(
+		    cli->out, "last log: %s\n", sh->rows[sh->n - 1].log_path);
 }
 
 int
 cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct view v;
-	struct story_row st;
-	struct attempt_row *rows = NULL;
-	struct evidence_row *ev = NULL;
+	struct shown sh;
 	const char *id = NULL;
-	char *override = NULL;
 	json_t *j = NULL;
-	size_t n = 0, nev = 0, i;
 	int json = 0, rc;
 
+	memset(&sh, 0, sizeof(sh));
 	rc = view_parse_flags("show", argc, argv, &json, NULL, NULL, &id, err);
 	if (rc < 0)
 		return rc;
@@ -433,47 +517,12 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			rc = cli_print_json(cli, j, err);
 		goto out;
 	}
-	rc = show_read(&st, &rows, &n, &override, &v, id, err);
-	if (rc < 0)
-		goto out;
-	fprintf(cli->out, "%s  %s  %d/%d tasks  ", st.id,
-	    status_name(st.status), st.tasks_completed, st.tasks_total);
-	if (st.subtasks_total > 0)
-		fprintf(cli->out, "%d/%d subtasks  ", st.subtasks_completed,
-		    st.subtasks_total);
-	fprintf(cli->out, "%d attempt%s  %s\n", st.attempts,
-	    st.attempts == 1 ? "" : "s", st.file);
-	if (st.reason[0])
-		fprintf(cli->out, "reason: %s\n", st.reason);
-	if (st.cost_usd > 0)
-		fprintf(cli->out, "cost: $%.4f\n", st.cost_usd);
-	if (st.branch[0])
-		fprintf(cli->out, "branch: %s\n", st.branch);
-	if (override != NULL)
-		fprintf(cli->out, "retry-policy override: %s\n", override);
-	if (st.status == STATUS_DEFERRED)
-		fprintf(cli->out,
-		    "Story %s deferred - dev-story hit complexity "
-		    "limit at %d/%d\n",
-		    st.id, st.tasks_completed, st.tasks_total);
-	if (v.have_batch)
-		rc = db_evidence_for_story(
-		    v.db, &ev, &nev, v.batch.id, st.id, err);
-	if (rc < 0)
-		goto out;
-	for (i = 0; i < n; i++) {
-		show_attempt_line(cli, &rows[i]);
-		show_evidence_lines(cli, &rows[i], ev, nev);
-	}
-	if (n > 0 && st.status == STATUS_PENDING)
-		show_next_line(cli, &rows[n - 1], &st);
-	if (n > 0 && rows[n - 1].log_path[0])
-		fprintf(cli->out, "last log: %s\n", rows[n - 1].log_path);
+	rc = show_read(&sh, &v, id, err);
+	if (rc == 0)
+		show_print(cli, &sh);
 out:
 	json_decref(j);
-	attempt_rows_free(rows, n);
-	evidence_rows_free(ev, nev);
-	free(override);
+	show_free(&sh);
 	view_close(&v);
 	return rc;
 }
@@ -486,7 +535,6 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct view v;
 	struct story_row st;
 	const char *id = NULL;
-	char msg[500];
 	int freed = 0;
 	int rc;
 
@@ -502,25 +550,9 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	}
 	rc = view_find_story(&st, &v, id, err);
-	if (rc < 0)
-		goto out;
-	if (st.status != STATUS_DEFERRED && st.status != STATUS_ESCALATED &&
-	    st.status != STATUS_BLOCKED) {
-		rc = err_set(err, SC_EUSAGE,
-		    "requeue: story %s is %s; only a "
-		    "deferred, escalated or blocked story can be requeued",
-		    id, status_name(st.status));
-		goto out;
-	}
-	snprintf(msg, sizeof(msg), "requeued from %s (%.400s)",
-	    status_name(st.status), st.reason);
-	rc = requeue_story(v.db, &st, msg, view_now_ms(), err);
 	if (rc == 0)
-		rc = requeue_dependents(
-		    v.db, &v.cfg, v.batch.id, id, st.updated_ms, &freed, err);
-	if (rc == 0 && strcmp(v.batch.status, "finished") == 0)
-		rc = db_batch_set_status(
-		    v.db, v.batch.id, "stopped", st.updated_ms, err);
+		rc = requeue_by_user(
+		    v.db, &v.cfg, &v.batch, &st, view_now_ms(), &freed, err);
 	if (rc == 0)
 		fprintf(cli->out,
 		    "%s is pending again (attempt history kept)%s; run "

@@ -16,13 +16,78 @@ const char prompt_default_template[] =
     "to \"- [x]\") and save the file; never check a box for work that is "
     "not done. Stop when every box is checked.";
 
+/* One quoted failure: its line, then its message indented, cut to
+ * PROMPT_FAILURE_TEXT bytes at a character boundary. */
+static void
+failure_quote(FILE *f, const struct prompt_failure *x)
+{
+	const char *m = x->error_message ? x->error_message : "";
+	size_t n = strlen(m), i;
+
+	fprintf(f, "\n- %s, reported %s", x->error_code, x->reported_at);
+	if (x->agent_id != NULL && x->agent_id[0] != '\0')
+		fprintf(f, " (agent %s)", x->agent_id);
+	if (x->http_status > 0)
+		fprintf(f, ", HTTP status %d", x->http_status);
+	if (x->exit_code >= 0)
+		fprintf(f, ", exit code %d", x->exit_code);
+	if (n == 0)
+		return;
+	if (n > PROMPT_FAILURE_TEXT) {
+		n = PROMPT_FAILURE_TEXT;
+		while (n > 0 && ((unsigned char)m[n] & 0xc0) == 0x80)
+			n--;
+	}
+	fprintf(f, ":\n  ");
+	for (i = 0; i < n; i++) {
+		fputc(m[i], f);
+		if (m[i] == '\n' && i + 1 < n)
+			fputs("  ", f);
+	}
+	if (n < strlen(m))
+		fputs(" [...]", f);
+}
+
+/* The section that quotes failures reported from outside storyctl
+ * (docs/api.md#in-the-next-prompt); *out NULL when there are none. */
+static int
+failures_note(char **out, const struct prompt_prev *prev, struct sc_err *err)
+{
+	size_t size = 0, i, from;
+	FILE *f;
+
+	*out = NULL;
+	if (prev == NULL || prev->nfailures == 0)
+		return 0;
+	if ((f = open_memstream(out, &size)) == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	from = prev->nfailures > PROMPT_FAILURES_MAX
+	    ? prev->nfailures - PROMPT_FAILURES_MAX
+	    : 0;
+	fprintf(f,
+	    "\n\n[Failures reported from outside storyctl]:\n"
+	    "After this story's last attempt, %s reported from outside "
+	    "storyctl (for example by a CI run). Find the cause and fix "
+	    "it before you stop; tasks already checked stay checked.",
+	    prev->nfailures - from == 1 ? "this failure of it was"
+					: "these failures of it were");
+	for (i = from; i < prev->nfailures; i++)
+		failure_quote(f, &prev->failures[i]);
+	if (fclose(f) != 0) {
+		free(*out);
+		*out = NULL;
+		return err_set(err, SC_EOS, "out of memory");
+	}
+	return 0;
+}
+
 int
 prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
     const struct prompt_prev *prev, struct sc_err *err)
 {
 	struct strlist t = {0}, expanded = {0};
 	struct argv_vars vars = *v;
-	char *buf = NULL, *note = NULL, *dep = NULL;
+	char *buf = NULL, *note = NULL, *dep = NULL, *ext = NULL;
 	size_t len;
 	int rc = 0;
 
@@ -79,21 +144,25 @@ prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
 			goto out;
 		}
 	}
+	rc = failures_note(&ext, prev, err);
+	if (rc < 0)
+		goto out;
 	len = (dep ? strlen(dep) : 0) + strlen(expanded.items[0]) +
-	    (note ? strlen(note) : 0) + 1;
+	    (note ? strlen(note) : 0) + (ext ? strlen(ext) : 0) + 1;
 	buf = malloc(len);
 	if (buf == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	snprintf(buf, len, "%s%s%s", dep ? dep : "", expanded.items[0],
-	    note ? note : "");
+	snprintf(buf, len, "%s%s%s%s", dep ? dep : "", expanded.items[0],
+	    note ? note : "", ext ? ext : "");
 	*out = buf;
 	buf = NULL;
 out:
 	free(buf);
 	free(note);
 	free(dep);
+	free(ext);
 	strlist_release(&t);
 	strlist_release(&expanded);
 	return rc;

@@ -27,6 +27,10 @@ requeue_story(struct db *db, struct story_row *st, const char *reason,
 	if (rc == 0)
 		rc = db_event_add(
 		    db, st->batch_id, now_ms, st->id, "requeued", reason, err);
+	/* a controller running the batch reads the statuses again
+	 * (docs/api.md#while-a-batch-runs) */
+	if (rc == 0)
+		rc = db_reopen_bump(db, err);
 out:
 	attempt_rows_free(rows, n);
 	return rc;
@@ -87,5 +91,49 @@ requeue_dependents(struct db *db, const struct config *cfg, int64_t batch_id,
 out:
 	free(freed);
 	free(rows);
+	return rc;
+}
+
+int
+requeue_batch_reopen(struct db *db, const struct batch_row *batch,
+    int64_t now_ms, struct sc_err *err)
+{
+	if (strcmp(batch->status, "finished") != 0)
+		return 0;
+	return db_batch_set_status(db, batch->id, "stopped", now_ms, err);
+}
+
+int
+requeue_by_user(struct db *db, const struct config *cfg,
+    const struct batch_row *batch, struct story_row *st, int64_t now_ms,
+    int *freed, struct sc_err *err)
+{
+	char msg[500];
+	int rc;
+
+	*freed = 0;
+	if (st->status != STATUS_DEFERRED && st->status != STATUS_ESCALATED &&
+	    st->status != STATUS_BLOCKED)
+		return err_set(err, SC_EUSAGE,
+		    "requeue: story %s is %s; only a "
+		    "deferred, escalated or blocked story can be requeued",
+		    st->id, status_name(st->status));
+	snprintf(msg, sizeof(msg), "requeued from %s (%.400s)",
+	    status_name(st->status), st->reason);
+	/* all of it or nothing: a dependent left blocked behind a
+	 * requeued story would wait for nothing */
+	rc = db_tx_begin(db, err);
+	if (rc < 0)
+		return rc;
+	rc = requeue_story(db, st, msg, now_ms, err);
+	if (rc == 0)
+		rc = requeue_dependents(
+		    db, cfg, batch->id, st->id, now_ms, freed, err);
+	if (rc == 0)
+		rc = requeue_batch_reopen(db, batch, now_ms, err);
+	if (rc == 0)
+		rc = db_tx_commit(db, err);
+	if (rc < 0)
+		db_tx_rollback(db);
 	return rc;
 }

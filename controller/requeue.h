@@ -21,4 +21,18 @@ int requeue_dependents(struct db *db, const struct config *cfg,
     int64_t batch_id, const char *id, int64_t now_ms, int *out_n,
     struct sc_err *err);
 
+/* A finished batch becomes stopped, so that `storyctl resume` runs the
+ * story put back (a running or stopped batch is left as it is). */
+int requeue_batch_reopen(struct db *db, const struct batch_row *batch,
+    int64_t now_ms, struct sc_err *err);
+
+/* `storyctl requeue` and POST /v1/stories/ID/requeue
+ * (docs/commands.md#requeue): st, a story of batch, back to pending with
+ * the stories blocked by it (*freed counts those), and the batch
+ * reopened; one transaction.  SC_EUSAGE naming st's status when it is
+ * not deferred, escalated or blocked. */
+int requeue_by_user(struct db *db, const struct config *cfg,
+    const struct batch_row *batch, struct story_row *st, int64_t now_ms,
+    int *freed, struct sc_err *err);
+
 #endif

@@ -22,6 +22,7 @@
 #include "controller/serve.h"
 #include "controller/serve_events.h"
 #include "controller/serve_listen.h"
+#include "controller/serve_failures.h"
 #include "controller/serve_policy.h"
 #include "controller/view.h"
 #include "controller/views.h"
@@ -46,7 +47,8 @@ enum route {
 	ROUTE_STATS,
 	ROUTE_EVENTS, /* serve_events.c */
 	ROUTE_EVENTS_STREAM,
-	ROUTE_NOT_YET, /* routes of docs/api.md#not-yet: 405 for now */
+	ROUTE_FAILURES, /* GET, POST /v1/stories/ID/failures */
+	ROUTE_REQUEUE, /* POST /v1/stories/ID/requeue */
 };
 
 struct req {
@@ -123,9 +125,8 @@ serve_send_error(
 static void
 serve_route(struct req *r, const char *path)
 {
-	static const char *const story_not_yet[] = {"failures", "requeue"};
 	const char *id, *slash;
-	size_t i, len;
+	size_t len;
 
 	if (strcmp(path, "/v1/status") == 0)
 		r->route = ROUTE_STATUS;
@@ -162,9 +163,26 @@ serve_route(struct req *r, const char *path)
 	}
 	if (strcmp(slash + 1, "retry-policy") == 0)
 		r->route = ROUTE_POLICY;
-	for (i = 0; i < sizeof(story_not_yet) / sizeof(story_not_yet[0]); i++)
-		if (strcmp(slash + 1, story_not_yet[i]) == 0)
-			r->route = ROUTE_NOT_YET;
+	else if (strcmp(slash + 1, "failures") == 0)
+		r->route = ROUTE_FAILURES;
+	else if (strcmp(slash + 1, "requeue") == 0)
+		r->route = ROUTE_REQUEUE;
+}
+
+/* The methods a route takes, as the Allow header of a 405 says them. */
+static const char *
+route_allow(enum route route)
+{
+	switch (route) {
+	case ROUTE_POLICY:
+		return "GET, PUT, DELETE";
+	case ROUTE_FAILURES:
+		return "GET, POST";
+	case ROUTE_REQUEUE:
+		return "POST";
+	default:
+		return "GET";
+	}
 }
 
 /* The key's scope: 1 write, 0 read, -1 no such key.  Every stored hash
@@ -235,10 +253,15 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 		    "this route takes GET, PUT and DELETE");
 	else if (r->route == ROUTE_POLICY)
 		return;
-	else if (r->route == ROUTE_NOT_YET)
-		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "not_implemented",
-		    "this storyctl does not serve this route yet "
-		    "(docs/api.md#not-yet)");
+	else if (r->route == ROUTE_FAILURES && !get &&
+	    strcmp(method, "POST") != 0)
+		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+		    "this route takes GET and POST");
+	else if (r->route == ROUTE_REQUEUE && strcmp(method, "POST") != 0)
+		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+		    "this route takes POST");
+	else if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
+		return;
 	else if (!get)
 		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
 		    "this route takes GET");
@@ -332,6 +355,22 @@ serve_events(const struct serve *s, struct MHD_Connection *c, struct req *r)
 	return ret;
 }
 
+/* The failure-record and requeue routes (docs/api.md#failure-records). */
+static enum MHD_Result
+serve_failures(const struct serve *s, struct MHD_Connection *c, struct req *r,
+    const char *method)
+{
+	json_t *j = NULL;
+	int status = 500;
+
+	if ((r->route == ROUTE_REQUEUE
+		    ? serve_requeue_answer(&j, &status, s->cli, r->id)
+		    : serve_failures_answer(&j, &status, s->cli, method, r->id,
+			  r->body, r->len, r->key_name)) < 0)
+		return MHD_NO;
+	return serve_send_json(c, status, j, NULL);
+}
+
 /* Keep up to SERVE_BODY_MAX bytes of the body (for the write routes to
  * come); beyond that only remember that it was too large. */
 static void
@@ -368,11 +407,11 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		serve_check(s, r, c, url, method);
 		/* refused from its headers: answered before any body is
 		 * read */
-		if (r->status != 0 && r->route == ROUTE_POLICY)
+		if (r->status == MHD_HTTP_METHOD_NOT_ALLOWED)
 			return serve_send_json(c, r->status,
 			    json_pack("{s:{s:s, s:s}}", "error", "code",
 				r->code, "message", r->msg),
-			    "GET, PUT, DELETE");
+			    route_allow(r->route));
 		if (r->status != 0)
 			return serve_send_error(c, r->status, r->code, r->msg);
 		return MHD_YES;
@@ -393,6 +432,8 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		return serve_policy(s, c, r, method);
 	if (r->route == ROUTE_EVENTS || r->route == ROUTE_EVENTS_STREAM)
 		return serve_events(s, c, r);
+	if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
+		return serve_failures(s, c, r, method);
 	return serve_view(s, c, r);
 }
 

@@ -33,7 +33,7 @@
 #include "common/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 /* How long a statement waits for another connection's write lock. */
 #define DB_BUSY_TIMEOUT_MS 10000
 /* The meta key of the committed-decision counter (db_decision_seq). */
@@ -389,6 +389,48 @@ int db_policy_del(struct db *db, int *found, const char *scope,
 int db_policy_for_story(struct db *db, char **batch_body, char **story_body,
     const char *story_id, struct sc_err *err);
 
+/* Failures recorded from outside storyctl (docs/api.md#failure-records),
+ * e.g. a CI run that failed after the story was done.  A failure comes
+ * after the story's attempt rows up to after_seq; it is resolved by the
+ * first later attempt that succeeds. */
+struct failure_row {
+	int64_t id; /* rowid, set by db_failure_add */
+	int64_t batch_id;
+	char story_id[128];
+	int after_seq; /* set by db_failure_add: the story's last row then */
+	int64_t created_ms;
+	char key_name[DB_KEY_NAME_MAX]; /* the key that sent it, not the key */
+	char agent_id[64]; /* "" unknown */
+	int attempt_number; /* 0 unknown */
+	enum error_code error_code;
+	char *error_message; /* owned (malloc), never NULL in a listed row */
+	int64_t retry_scheduled_ms; /* 0 none */
+	int http_status; /* 0 unknown */
+	int exit_code; /* -1 unknown */
+	int signal; /* 0 none */
+	int64_t resolved_ms; /* read only: when the first successful attempt
+			      * after it ended; 0 while none has */
+};
+/* Insert f (the story must exist in f->batch_id), setting f->id and
+ * f->after_seq; one transaction (or a savepoint of the caller's) that
+ * also bumps db_decision_seq(), since stories/<id>.json shows it. */
+int db_failure_add(struct db *db, struct failure_row *f, struct sc_err *err);
+/* The story's recorded failures, oldest first; open_only: those no
+ * later attempt has resolved.  *out is the caller's:
+ * failure_rows_free(). */
+int db_failures_for_story(struct db *db, struct failure_row **out, size_t *n,
+    int64_t batch_id, const char *story_id, bool open_only, struct sc_err *err);
+/* Free every message, then the array.  NULL ok. */
+void failure_rows_free(struct failure_row *rows, size_t n);
+
+/* A counter bumped each time a story is put back to pending
+ * (controller/requeue.c), by any process: a running controller that sees
+ * it change reads its stories' statuses again
+ * (docs/api.md#while-a-batch-runs).  0 before the first bump. */
+#define DB_META_REOPEN_SEQ "reopen_seq"
+int db_reopen_bump(struct db *db, struct sc_err *err);
+int db_reopen_seq(struct db *db, int64_t *out, struct sc_err *err);
+
 /* Meta key/value.  *out_value is the caller's to free(), NULL if absent. */
 int db_meta_get(
     struct db *db, const char *key, char **out_value, struct sc_err *err);
@@ -398,7 +440,7 @@ int db_meta_set(
 /*
  * A counter that grows with every committed write the state branch shows
  * (db_attempt_finish, db_story_update, a new db_story_add,
- * db_batch_set_status); it is bumped inside the same transaction.  The
+ * db_batch_set_status, db_failure_add); it is bumped inside the same transaction.  The
  * branch syncer stores the value it has committed (in meta) and compares.
  * 0 before the first such write.
  */

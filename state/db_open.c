@@ -206,6 +206,31 @@ static const char *const db_migrations[] = {
     "    CHECK (ticked_without_change IN (0, 1))\n"
     ");\n"
     "PRAGMA user_version = 7;\n",
+    /* 8: failures recorded from outside storyctl over HTTP
+     * (docs/api.md#failure-records); after_seq places one among the
+     * story's attempt rows.  IF NOT EXISTS: the migration tests take a
+     * database back to an older version by dropping only what they know
+     * of, and the tables of later versions stay */
+    "CREATE TABLE IF NOT EXISTS external_failures (\n"
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+    "  batch_id INTEGER NOT NULL,\n"
+    "  story_id TEXT NOT NULL,\n"
+    "  after_seq INTEGER NOT NULL,\n"
+    "  created_ms INTEGER NOT NULL,\n"
+    "  key_name TEXT NOT NULL,\n"
+    "  agent_id TEXT,\n"
+    "  attempt_number INTEGER,\n"
+    "  error_code TEXT NOT NULL,\n"
+    "  error_message TEXT NOT NULL DEFAULT '',\n"
+    "  retry_scheduled_ms INTEGER,\n"
+    "  http_status INTEGER,\n"
+    "  exit_code INTEGER,\n"
+    "  signal INTEGER,\n"
+    "  FOREIGN KEY (batch_id, story_id) REFERENCES stories (batch_id, id)\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS external_failures_by_story\n"
+    "  ON external_failures (batch_id, story_id, id);\n"
+    "PRAGMA user_version = 8;\n",
 };
 
 _Static_assert(

@@ -135,6 +135,43 @@ fail:
 	return NULL;
 }
 
+static json_t *
+int_or_null(int v, int unknown)
+{
+	return v == unknown ? json_null() : json_integer(v);
+}
+
+json_t *
+render_failures_json(const struct failure_row *f, size_t n)
+{
+	json_t *arr = json_array(), *one;
+	char id[40];
+	size_t i;
+
+	for (i = 0; arr != NULL && i < n; i++) {
+		snprintf(id, sizeof(id), "external-%lld", (long long)f[i].id);
+		one = json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o, "
+				"s:o, s:s, s:o}",
+		    "id", id, "error_code", errcode_name(f[i].error_code),
+		    "error_message",
+		    f[i].error_message ? f[i].error_message : "", "agent_id",
+		    str_or_null(f[i].agent_id), "attempt_number",
+		    int_or_null(f[i].attempt_number, 0), "http_status",
+		    int_or_null(f[i].http_status, 0), "exit_code",
+		    int_or_null(f[i].exit_code, -1), "signal",
+		    int_or_null(f[i].signal, 0), "retry_scheduled_at",
+		    render_time_json(f[i].retry_scheduled_ms), "reported_at",
+		    render_time_json(f[i].created_ms), "reported_by",
+		    f[i].key_name, "resolved_at",
+		    render_time_json(f[i].resolved_ms));
+		if (one == NULL || json_array_append_new(arr, one) < 0) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
 /* Table cells: no newline, no pipe. */
 static void
 cell(char *dst, size_t len, const char *s)

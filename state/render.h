@@ -22,6 +22,14 @@ json_t *render_attempt_json(const struct attempt_row *a);
 json_t *render_story_json(const struct story_row *s,
     const struct attempt_row *a, size_t n, const char *override);
 
+/* The failures reported from outside storyctl (docs/json.md#show):
+ * [{"id", "error_code", "error_message", "agent_id", "attempt_number",
+ * "http_status", "exit_code", "signal", "retry_scheduled_at",
+ * "reported_at", "reported_by", "resolved_at"}], null where unknown.
+ * show --json and stories/<id>.json carry it as "external_failures"
+ * while there is one.  New reference, or NULL on OOM. */
+json_t *render_failures_json(const struct failure_row *f, size_t n);
+
 /* progress.md: a markdown table of the batch's stories (story, status,
  * attempts, tasks, last agent, last outcome, reason, subtasks).  *out malloc'd;
  * 0 or SC_EOS. */

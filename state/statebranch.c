@@ -19,8 +19,9 @@ story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
 {
 	struct attempt_row *rows = NULL;
 	struct evidence_row *ev = NULL;
+	struct failure_row *fl = NULL;
 	struct policy_row pol = {0};
-	size_t n = 0, nev = 0;
+	size_t n = 0, nev = 0, nf = 0;
 	json_t *j = NULL;
 	int found = 0, rc;
 
@@ -28,6 +29,9 @@ story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
 	rc = db_attempts_for_story(sb->db, &rows, &n, batch_id, st->id, err);
 	if (rc == 0)
 		rc = db_policy_get(sb->db, &pol, &found, st->id, err);
+	if (rc == 0)
+		rc = db_failures_for_story(
+		    sb->db, &fl, &nf, batch_id, st->id, false, err);
 	if (rc < 0)
 		goto out;
 	rc = db_evidence_for_story(sb->db, &ev, &nev, batch_id, st->id, err);
@@ -39,6 +43,11 @@ story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
 		json_decref(j);
 		j = NULL;
 	}
+	/* only while there is one, so that a story without keeps its
+	 * bytes (docs/json.md#show) */
+	if (j != NULL && nf > 0)
+		json_object_set_new(
+		    j, "external_failures", render_failures_json(fl, nf));
 	if (j != NULL)
 		*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	if (*out == NULL)
@@ -49,6 +58,7 @@ out:
 	json_decref(j);
 	attempt_rows_free(rows, n);
 	evidence_rows_free(ev, nev);
+	failure_rows_free(fl, nf);
 	return rc;
 }
 

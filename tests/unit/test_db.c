@@ -18,6 +18,11 @@
 
 #include "state/db.h"
 
+/* DB_SCHEMA_VERSION as the text PRAGMA user_version reads back */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define SCHEMA_TEXT STR(DB_SCHEMA_VERSION)
+
 struct fx {
 	char root[64]; /* mkdtemp dir, removed afterwards */
 	char state[128]; /* root/state, made by db_open */
@@ -1502,6 +1507,145 @@ test_migration_6_policy_overrides(void **state)
 	    f->file, "SELECT count(*) FROM events WHERE kind = 'policy'", "3");
 }
 
+/* A failure reported from outside storyctl, as the service stores it. */
+static void
+failure_init(struct failure_row *f, int64_t batch, const char *story,
+    int64_t at, const char *msg)
+{
+	memset(f, 0, sizeof(*f));
+	f->batch_id = batch;
+	snprintf(f->story_id, sizeof(f->story_id), "%s", story);
+	f->created_ms = at;
+	strcpy(f->key_name, "ci");
+	f->error_code = ERRC_CRASH;
+	f->error_message = (char *)msg;
+	f->exit_code = -1;
+}
+
+/* Schema 7 adds the failures reported from outside storyctl; a version
+ * 6 database keeps its rows, and a failure round-trips with its place
+ * among the attempts, its unknowns as NULL and the decision counter
+ * bumped. */
+static void
+test_migration_7_external_failures(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct failure_row x, *rows = NULL;
+	int64_t seq0 = 0, seq1 = 0;
+	size_t n = 9;
+
+	add_story(f, "a", 0);
+	run_attempt(f, "a", 1, OUTCOME_CRASH, 2);
+	db_close(f->db);
+	f->db = NULL;
+	raw_exec(
+	    f->file, "DROP TABLE external_failures; PRAGMA user_version = 6;");
+	assert_int_equal(db_open(&f->db, f->state, &err), 0);
+	assert_raw(f->file, "PRAGMA user_version", SCHEMA_TEXT);
+	assert_raw(f->file, "SELECT count(*) FROM attempts", "1");
+	assert_int_equal(
+	    db_failures_for_story(f->db, &rows, &n, f->batch, "a", false, &err),
+	    0);
+	assert_int_equal(n, 0);
+	assert_null(rows);
+	assert_int_equal(db_decision_seq(f->db, &seq0, &err), 0);
+	failure_init(&x, f->batch, "a", 5000, "CI run 7 failed");
+	x.http_status = 502;
+	x.signal = 9;
+	strcpy(x.agent_id, "ci-bot");
+	assert_int_equal(db_failure_add(f->db, &x, &err), 0);
+	assert_true(x.id > 0);
+	assert_int_equal(x.after_seq, 1);
+	assert_int_equal(db_decision_seq(f->db, &seq1, &err), 0);
+	assert_int_equal(seq1, seq0 + 1);
+	assert_raw(f->file,
+	    "SELECT coalesce(attempt_number, 'null') || '/' ||"
+	    " coalesce(exit_code, 'null') || '/' || http_status || '/' ||"
+	    " signal || '/' || error_code || '/' || key_name"
+	    " FROM external_failures",
+	    "null/null/502/9/CRASH/ci");
+	assert_int_equal(
+	    db_failures_for_story(f->db, &rows, &n, f->batch, "a", false, &err),
+	    0);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].id, x.id);
+	assert_string_equal(rows[0].error_message, "CI run 7 failed");
+	assert_string_equal(rows[0].agent_id, "ci-bot");
+	assert_int_equal(rows[0].error_code, ERRC_CRASH);
+	assert_int_equal(rows[0].exit_code, -1);
+	assert_int_equal(rows[0].attempt_number, 0);
+	assert_int_equal(rows[0].created_ms, 5000);
+	assert_int_equal(rows[0].resolved_ms, 0);
+	failure_rows_free(rows, n);
+	/* a story the batch does not have is refused (foreign key) */
+	failure_init(&x, f->batch, "nope", 5001, "");
+	assert_int_equal(db_failure_add(f->db, &x, &err), SC_EIO);
+	assert_raw(f->file, "SELECT count(*) FROM external_failures", "1");
+}
+
+/* A reported failure is resolved by the first later attempt that
+ * succeeds, not by an earlier one nor a later failure; open_only lists
+ * the unresolved ones. */
+static void
+test_failure_resolved_by_later_success(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct failure_row x, y, *rows = NULL;
+	struct attempt_row r;
+	size_t n = 0;
+
+	add_story(f, "a", 0);
+	run_attempt(f, "a", 1, OUTCOME_SUCCESS, 9);
+	failure_init(&x, f->batch, "a", 6000, "first");
+	assert_int_equal(db_failure_add(f->db, &x, &err), 0);
+	run_attempt(f, "a", 2, OUTCOME_CRASH, 9);
+	assert_int_equal(
+	    db_failures_for_story(f->db, &rows, &n, f->batch, "a", true, &err),
+	    0);
+	assert_int_equal(n, 1);
+	failure_rows_free(rows, n);
+	attempt_init(&r, f->batch, "a", 3);
+	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+	attempt_end(&r, OUTCOME_SUCCESS, 9, DECISION_DONE);
+	r.ended_ms = 7777;
+	assert_int_equal(
+	    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
+	failure_init(&y, f->batch, "a", 8000, "second");
+	assert_int_equal(db_failure_add(f->db, &y, &err), 0);
+	assert_int_equal(y.after_seq, 3);
+	assert_int_equal(
+	    db_failures_for_story(f->db, &rows, &n, f->batch, "a", false, &err),
+	    0);
+	assert_int_equal(n, 2);
+	assert_int_equal(rows[0].resolved_ms, 7777);
+	assert_int_equal(rows[1].resolved_ms, 0);
+	failure_rows_free(rows, n);
+	assert_int_equal(
+	    db_failures_for_story(f->db, &rows, &n, f->batch, "a", true, &err),
+	    0);
+	assert_int_equal(n, 1);
+	assert_string_equal(rows[0].error_message, "second");
+	failure_rows_free(rows, n);
+}
+
+/* The reopen counter counts from 0, one step per bump. */
+static void
+test_reopen_counter(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	int64_t v = -1;
+
+	assert_int_equal(db_reopen_seq(f->db, &v, &err), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(db_reopen_bump(f->db, &err), 0);
+	assert_int_equal(db_reopen_bump(f->db, &err), 0);
+	assert_int_equal(db_reopen_seq(f->db, &v, &err), 0);
+	assert_int_equal(v, 2);
+}
+
 /* Schema 4 stores the decision's next attempt with the attempt; a
  * version 3 database keeps its rows, which read "no stored decision"
  * (0), and the new fields round-trip, NULL when there is no next. */
@@ -1776,6 +1920,12 @@ main(void)
 		test_migration_5_api_keys, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_migration_6_policy_overrides, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_migration_7_external_failures, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_failure_resolved_by_later_success, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_reopen_counter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_group_commit_flags, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_spend, setup, teardown),
