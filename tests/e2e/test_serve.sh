@@ -114,8 +114,6 @@ req DELETE /v1/stories/s1 "$RKEY"
 expect_http "a read key DELETE: 403" 403 forbidden
 req POST /v1/stories/s1/requeue "$WKEY" -d '{}'
 expect_http "requeue before the first batch: 409" 409 conflict
-req GET /v1/stats "$RKEY"
-expect_http "a route not built yet: 405 not_implemented" 405 not_implemented
 req POST /v1/status "$WKEY" -d '{}'
 expect_http "POST to a read view: 405" 405 method_not_allowed
 req GET /v1/nothing "$RKEY"
