@@ -17,6 +17,7 @@
 
 #include "controller/config.h"
 #include "controller/serve.h"
+#include "controller/serve_guard.h"
 #include "controller/serve_policy.h"
 #include "controller/view.h"
 #include "controller/views.h"
@@ -25,6 +26,7 @@
 
 struct serve {
 	struct MHD_Daemon *d;
+	struct serve_guard *guard; /* the deadline of a request's arrival */
 	const struct cli *cli;
 	char *state_dir;
 };
@@ -329,6 +331,9 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	/* the request is whole: from here only the library's idle timeout
+	 * holds (docs/api.md#limits) */
+	serve_guard_arrived(s->guard, c);
 	if (r->too_large)
 		return serve_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
 		    "too_large", "a request body is at most 1 MiB");
@@ -341,12 +346,15 @@ static void
 serve_done(void *cls, struct MHD_Connection *c, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
+	const struct serve *s = cls;
 	struct req *r = *con_cls;
 
 	if (r != NULL)
 		free(r->body);
 	free(r);
 	*con_cls = NULL;
+	/* a kept-alive connection waits for its next request */
+	serve_guard_next(s->guard, c);
 }
 
 int
@@ -366,11 +374,15 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 	s->cli = cli;
 	if (addr->sa_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	rc = serve_guard_start(&s->guard, SERVE_TIMEOUT_S * 1000, err);
+	if (rc < 0)
+		goto out;
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, serve_handle, s,
 	    MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned int)SERVE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned int)SERVE_CONN_MAX, MHD_OPTION_NOTIFY_COMPLETED,
-	    serve_done, NULL, MHD_OPTION_END);
+	    serve_done, s, MHD_OPTION_NOTIFY_CONNECTION, serve_guard_notify,
+	    s->guard, MHD_OPTION_END);
 	if (s->d == NULL) {
 		rc = err_set(err, SC_EOS,
 		    "serve: cannot listen there (in use, or not an address "
@@ -395,6 +407,8 @@ serve_stop(struct serve *s)
 		return;
 	if (s->d != NULL)
 		MHD_stop_daemon(s->d);
+	/* after the daemon: its last connections are told closed first */
+	serve_guard_stop(s->guard);
 	free(s->state_dir);
 	free(s);
 }
