@@ -342,6 +342,21 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 	return serve_view(s, c, r);
 }
 
+/* The library's own %HH decoding, except that a %00 becomes DEL (0x7f),
+ * a byte no id or route holds: a decoded NUL would end the path early,
+ * and /v1/stories/s1%00x would be answered as /v1/stories/s1
+ * (docs/api.md#ids). */
+static size_t
+serve_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	size_t i, len = MHD_http_unescape(s);
+
+	for (i = 0; i < len; i++)
+		if (s[i] == '\0')
+			s[i] = 0x7f;
+	return len;
+}
+
 static void
 serve_done(void *cls, struct MHD_Connection *c, void **con_cls,
     enum MHD_RequestTerminationCode toe)
@@ -381,8 +396,9 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 	    MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned int)SERVE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned int)SERVE_CONN_MAX, MHD_OPTION_NOTIFY_COMPLETED,
-	    serve_done, s, MHD_OPTION_NOTIFY_CONNECTION, serve_guard_notify,
-	    s->guard, MHD_OPTION_END);
+	    serve_done, s, MHD_OPTION_UNESCAPE_CALLBACK, serve_unescape, NULL,
+	    MHD_OPTION_NOTIFY_CONNECTION, serve_guard_notify, s->guard,
+	    MHD_OPTION_END);
 	if (s->d == NULL) {
 		rc = err_set(err, SC_EOS,
 		    "serve: cannot listen there (in use, or not an address "

@@ -105,6 +105,13 @@ answer_put(struct answer *a, struct view *v, const char *id, const char *body,
 	char *bb = NULL, *sb = NULL, msg[300];
 
 	memset(&row, 0, sizeof(row));
+	/* jansson reads a NUL between tokens as nothing; JSON has none
+	 * (docs/api.md#errors) */
+	if (j != NULL && body != NULL && memchr(body, '\0', len) != NULL) {
+		answer_error(
+		    a, 400, "bad_json", "the body is not JSON: a NUL byte");
+		goto out;
+	}
 	if (j == NULL) {
 		snprintf(msg, sizeof(msg), "the body is not JSON: %s (line %d)",
 		    jerr.text, jerr.line);
