@@ -146,6 +146,16 @@ code=$(curl -s --max-time 20 -o /dev/null -w '%{http_code}' -X PUT -H "X-API-Key
 dump >"$T_TMP/after"
 check "a good PUT answers 200 and the dump sees it" \
 	bash -c '[ "$1" = 200 ] && ! cmp -s "$2" "$3"' _ "$code" "$T_TMP/before" "$T_TMP/after"
+# a batch PUT replaces the batch's override: it is checked over the
+# config (base 10 ms), not over the override it replaces (base 50 ms)
+wput() {
+	curl -s --max-time 20 -o "$T_TMP/body" -w '%{http_code}' -X PUT -H "X-API-Key: $WKEY" \
+		--data-binary "$1" "http://127.0.0.1:$SRV_PORT/v1/retry-policy"
+}
+code=$(wput '{"base_delay_ms": 50, "max_delay_ms": 60}')
+code=$code/$(wput '{"max_delay_ms": 40}')
+check "a batch PUT is checked over the config, not the override it replaces ($code)" \
+	bash -c '[ "$1" = 200/200 ] && jq -e ".base_delay_ms == 10 and .max_delay_ms == 40" "$2" >/dev/null' _ "$code" "$T_TMP/body"
 check "the server is alive after the table (200)" \
 	test "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -H "X-API-Key: $RKEY" "http://127.0.0.1:$SRV_PORT/v1/status")" = 200
 kill -TERM "$SRV_PID"
