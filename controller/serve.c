@@ -23,6 +23,7 @@
 #include "controller/serve_events.h"
 #include "controller/serve_listen.h"
 #include "controller/serve_failures.h"
+#include "controller/serve_guard.h"
 #include "controller/serve_policy.h"
 #include "controller/view.h"
 #include "controller/views.h"
@@ -31,6 +32,7 @@
 
 struct serve {
 	struct MHD_Daemon *d;
+	struct serve_guard *guard; /* the deadline of a request's arrival */
 	const struct cli *cli;
 	char *state_dir;
 	struct serve_events *ev;
@@ -425,6 +427,9 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	/* the request is whole: from here only the library's idle timeout
+	 * holds (docs/api.md#limits) */
+	serve_guard_arrived(s->guard, c);
 	if (r->too_large)
 		return serve_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
 		    "too_large", "a request body is at most 1 MiB");
@@ -437,16 +442,34 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 	return serve_view(s, c, r);
 }
 
+/* The library's own %HH decoding, except that a %00 becomes DEL (0x7f),
+ * a byte no id or route holds: a decoded NUL would end the path early,
+ * and /v1/stories/s1%00x would be answered as /v1/stories/s1
+ * (docs/api.md#ids). */
+static size_t
+serve_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	size_t i, len = MHD_http_unescape(s);
+
+	for (i = 0; i < len; i++)
+		if (s[i] == '\0')
+			s[i] = 0x7f;
+	return len;
+}
+
 static void
 serve_done(void *cls, struct MHD_Connection *c, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
+	const struct serve *s = cls;
 	struct req *r = *con_cls;
 
 	if (r != NULL)
 		free(r->body);
 	free(r);
 	*con_cls = NULL;
+	/* a kept-alive connection waits for its next request */
+	serve_guard_next(s->guard, c);
 }
 
 /* The daemon on l's address, with TLS when l has a certificate
@@ -473,7 +496,9 @@ serve_daemon(struct serve *s, const struct serve_listen *l)
 	    MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned int)SERVE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned int)SERVE_CONN_MAX, MHD_OPTION_NOTIFY_COMPLETED,
-	    serve_done, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	    serve_done, s, MHD_OPTION_UNESCAPE_CALLBACK, serve_unescape, NULL,
+	    MHD_OPTION_NOTIFY_CONNECTION, serve_guard_notify, s->guard,
+	    MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 }
 
 int
@@ -499,6 +524,8 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 	sigaddset(&block, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	rc = serve_events_new(&s->ev, state_dir, err);
+	if (rc == 0)
+		rc = serve_guard_start(&s->guard, SERVE_TIMEOUT_S * 1000, err);
 	if (rc == 0 && (s->d = serve_daemon(s, l)) == NULL)
 		rc = err_set(err, SC_EOS,
 		    "serve: cannot listen on %s (in use, or not an address "
@@ -533,6 +560,8 @@ serve_stop(struct serve *s)
 	if (s->d != NULL)
 		MHD_stop_daemon(s->d);
 	serve_events_free(s->ev);
+	/* after the daemon: its last connections are told closed first */
+	serve_guard_stop(s->guard);
 	free(s->state_dir);
 	free(s);
 }

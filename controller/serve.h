@@ -17,8 +17,9 @@
 
 /* A request body larger than this is refused with 413. */
 #define SERVE_BODY_MAX (1024 * 1024)
-/* A connection idle (or trickling) this long is closed: slow clients do
- * not keep a slot. */
+/* A connection idle this long is closed, and so is one whose request has
+ * not arrived whole this long after the server began waiting for it
+ * (serve_guard.h): slow clients do not keep a slot. */
 #define SERVE_TIMEOUT_S 10
 /* Connections open at once; more wait in the kernel's backlog. */
 #define SERVE_CONN_MAX 256

@@ -90,6 +90,48 @@ out:
 	free(sb);
 }
 
+int
+serve_policy_check(char **stored, struct policy *p, int *status, char *msg,
+    size_t msglen, const struct config *c, const char *batch_body,
+    const char *body, size_t len)
+{
+	struct sc_err err = {0};
+	json_error_t jerr;
+	json_t *j =
+	    json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
+	int rc = SC_EDATA;
+
+	*stored = NULL;
+	*status = 400;
+	/* jansson reads a NUL between tokens as nothing; JSON has none
+	 * (docs/api.md#errors) */
+	if (j != NULL && body != NULL && memchr(body, '\0', len) != NULL) {
+		snprintf(msg, msglen, "the body is not JSON: a NUL byte");
+		goto out;
+	}
+	if (j == NULL) {
+		snprintf(msg, msglen, "the body is not JSON: %s (line %d)",
+		    jerr.text, jerr.line);
+		goto out;
+	}
+	config_policy_effective(p, c, batch_body, NULL, &err);
+	*status = 422;
+	if (config_policy_override(p, c, j, "retry-policy", &err) < 0) {
+		snprintf(msg, msglen, "%s", err.msg);
+		goto out;
+	}
+	*status = 500;
+	if ((*stored = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS)) == NULL) {
+		snprintf(msg, msglen, "out of memory");
+		goto out;
+	}
+	*status = 200;
+	rc = 0;
+out:
+	json_decref(j);
+	return rc;
+}
+
 /* Check body onto the policy it overrides (the config's, with the
  * batch's override for a story) and store it. */
 static void
@@ -99,36 +141,28 @@ answer_put(struct answer *a, struct view *v, const char *id, const char *body,
 	struct sc_err err = {0};
 	struct policy_row row;
 	struct policy p;
-	json_error_t jerr;
-	json_t *j =
-	    json_loadb(body ? body : "", len, JSON_REJECT_DUPLICATES, &jerr);
 	char *bb = NULL, *sb = NULL, msg[300];
+	int status = 500;
 
 	memset(&row, 0, sizeof(row));
-	if (j == NULL) {
-		snprintf(msg, sizeof(msg), "the body is not JSON: %s (line %d)",
-		    jerr.text, jerr.line);
-		answer_error(a, 400, "bad_json", msg);
-		goto out;
-	}
 	if (stored_read(v, &bb, &sb, id, &err) < 0) {
 		answer_error(a, 500, "internal", err.msg);
 		goto out;
 	}
-	config_policy_effective(&p, &v->cfg, bb, NULL, &err);
-	if (config_policy_override(&p, &v->cfg, j, "retry-policy", &err) < 0) {
-		answer_error(a, 422, "invalid", err.msg);
+	if (serve_policy_check(&row.body, &p, &status, msg, sizeof(msg),
+		&v->cfg, id ? bb : NULL, body, len) < 0) {
+		answer_error(a, status,
+		    status == 400 ? "bad_json"
+				  : (status == 422 ? "invalid" : "internal"),
+		    msg);
 		goto out;
 	}
 	snprintf(row.scope, sizeof(row.scope), "%s", id ? id : DB_POLICY_BATCH);
 	snprintf(row.key_name, sizeof(row.key_name), "%s", key_name);
 	row.created_ms = view_now_ms();
-	row.body = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
-	if (row.body == NULL ||
-	    db_policy_put(v->db, &row, v->have_batch ? v->batch.id : 0, &err) <
-		0) {
-		answer_error(
-		    a, 500, "internal", row.body ? err.msg : "out of memory");
+	if (db_policy_put(v->db, &row, v->have_batch ? v->batch.id : 0, &err) <
+	    0) {
+		answer_error(a, 500, "internal", err.msg);
 		goto out;
 	}
 	answer_effective(a, v, id);
@@ -136,7 +170,6 @@ out:
 	free(row.body);
 	free(bb);
 	free(sb);
-	json_decref(j);
 }
 
 static void

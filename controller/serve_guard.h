@@ -1,0 +1,48 @@
+/*
+ * serve_guard.h - the deadline of a request's arrival
+ * (docs/api.md#limits).  libmicrohttpd closes a connection only after
+ * SERVE_TIMEOUT_S with no byte at all, so a client trickling a header
+ * line or a body byte every few seconds would hold its connection for
+ * ever, and 256 of them would hold the server.  The guard times each
+ * request from the moment the server waits for it (the connection's
+ * start, or the end of the previous request on a kept-alive connection)
+ * until its last byte has arrived; a request not whole within the
+ * deadline has its socket shut down, which the library's own thread then
+ * sees and closes.
+ *
+ * One thread of the guard's wakes up every quarter of a second; the
+ * library's thread only marks the connections.  Every entry is removed
+ * when the library tells the connection closed, before it closes the
+ * socket, so a socket shut down is never one reused by another client.
+ */
+#ifndef STORYCTL_SERVE_GUARD_H
+#define STORYCTL_SERVE_GUARD_H
+
+#include <stdint.h>
+
+#include <microhttpd.h>
+
+#include "common/err.h"
+
+struct serve_guard;
+
+/* Start the guard's thread: a request must arrive whole within
+ * deadline_ms.  *out is the caller's, to serve_guard_stop(). */
+int serve_guard_start(
+    struct serve_guard **out, int64_t deadline_ms, struct sc_err *err);
+/* Stop the thread and free what is left.  NULL ok.  After
+ * MHD_stop_daemon (no connection is left then). */
+void serve_guard_stop(struct serve_guard *g);
+
+/* MHD_OPTION_NOTIFY_CONNECTION's callback, cls the guard: a connection
+ * started (its clock starts) or closed (its entry goes). */
+void serve_guard_notify(void *cls, struct MHD_Connection *c,
+    void **socket_context, enum MHD_ConnectionNotificationCode code);
+/* c's request has arrived whole (the answer is being made): its clock
+ * stops. */
+void serve_guard_arrived(struct serve_guard *g, struct MHD_Connection *c);
+/* c's request is finished: its clock starts again for the next request
+ * on the same connection. */
+void serve_guard_next(struct serve_guard *g, struct MHD_Connection *c);
+
+#endif
