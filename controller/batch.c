@@ -20,6 +20,7 @@
 #include "controller/console.h"
 #include "controller/requeue.h"
 #include "state/fsutil.h"
+#include "state/gitevidence.h"
 #include "state/gitwork.h"
 #include "strategies/schedule.h"
 #include "strategies/suggest.h"
@@ -120,6 +121,9 @@ batch_open(struct batch *b, const struct batch_opts *o, struct sc_err *err)
 	rc = lock_acquire(&b->lock, o->cfg->state_dir, err);
 	if (rc < 0)
 		goto out;
+	/* we hold the lock, so no attempt runs: the evidence snapshots of
+	 * earlier runs are needed no more (docs/evidence.md) */
+	gitevidence_forget(o->cfg->state_dir);
 	rc = db_open(&b->db, o->cfg->state_dir, err);
 	if (rc < 0)
 		goto out;

@@ -3,12 +3,17 @@
  * tree and the diff between two of them (docs/evidence.md).  See
  * gitevidence.h.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <git2.h>
+#include <git2/sys/odb_backend.h>
 
+#include "state/fsutil.h"
 #include "state/gitevidence.h"
 #include "state/gitwork_int.h"
 
@@ -54,6 +59,70 @@ ev_write_tree(git_oid *tree_id, git_repository *repo, const char *ex,
 	return rc;
 }
 
+/*
+ * Open the repository containing dir with the snapshots' own object
+ * database in front: state_dir/evidence-objects, a loose-object store
+ * at a priority above the repository's, so that every object a snapshot
+ * writes (its trees, the blobs of new and changed files) lands there
+ * and never in the repository's .git.  A snapshot is referenced by no
+ * ref: in .git, `git gc` would keep its objects loose for two weeks.
+ * Reads see both stores.  state_dir NULL or "": the repository's own
+ * (docs/evidence.md#how-it-is-measured).
+ */
+static int
+ev_open(git_repository **repo, const char *dir, const char *state_dir,
+    struct sc_err *err)
+{
+	git_odb *odb = NULL;
+	git_odb_backend *be = NULL;
+	char *path = NULL;
+	int rc;
+
+	if ((rc = gitwork_open(repo, dir, err)) < 0 || state_dir == NULL ||
+	    state_dir[0] == '\0')
+		return rc;
+	if ((path = fsutil_path_join(state_dir, GITEVIDENCE_ODB)) == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	/* the store itself too: libgit2 makes only its fan-out dirs, and a
+	 * write it cannot make there would go on to .git's own store */
+	if ((rc = fsutil_mkdir_parents(path, 0700, err)) < 0)
+		goto out;
+	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+		rc = err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (git_repository_odb(&odb, *repo) < 0 ||
+	    git_odb_backend_loose(&be, path, -1, 0, 0700, 0600) < 0 ||
+	    git_odb_add_backend(odb, be, 10) < 0) {
+		if (be != NULL && odb != NULL)
+			be->free(be);
+		rc = err_set(err, SC_EIO,
+		    "%s: cannot open the snapshots' "
+		    "objects: %s",
+		    path, gitwork_git_msg());
+	}
+out:
+	git_odb_free(odb);
+	free(path);
+	if (rc < 0) {
+		gitwork_close(*repo);
+		*repo = NULL;
+	}
+	return rc;
+}
+
+void
+gitevidence_forget(const char *state_dir)
+{
+	char *path = fsutil_path_join(state_dir, GITEVIDENCE_ODB);
+
+	if (path != NULL)
+		fsutil_rm_tree(path);
+	free(path);
+}
+
 int
 gitevidence_snapshot(char *tree_hex, const char *dir, const char *exclude_dir,
     struct sc_err *err)
@@ -64,7 +133,7 @@ gitevidence_snapshot(char *tree_hex, const char *dir, const char *exclude_dir,
 	int rc;
 
 	tree_hex[0] = '\0';
-	if ((rc = gitwork_open(&repo, dir, err)) < 0)
+	if ((rc = ev_open(&repo, dir, exclude_dir, err)) < 0)
 		return rc;
 	if ((rc = gitwork_exclude(ex, sizeof(ex), git_repository_workdir(repo),
 		 exclude_dir, err)) == 0 &&
@@ -187,7 +256,7 @@ gitevidence_diff(struct gitevidence_diff *out, const char *dir,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = gitwork_open(&repo, dir, err)) < 0)
+	if ((rc = ev_open(&repo, dir, exclude_dir, err)) < 0)
 		return rc;
 	/* the story file is normalised like the state dir: relative to
 	 * the work tree, whether given absolute or relative */

@@ -6,8 +6,11 @@
  * removed.
  *
  * A snapshot is what `git add -A && git write-tree` would give, written
- * into the object database only: HEAD, the index file and the work tree
- * are never touched (as `git stash create` does).  It holds tracked and
+ * into an object database only: HEAD, the index file and the work tree
+ * are never touched (as `git stash create` does).  Its objects go to
+ * exclude_dir/evidence-objects (the state dir's own store), never into
+ * the repository's .git, where no ref would hold them and `git gc`
+ * would leave them loose.  It holds tracked and
  * untracked files; ignored files, nested repositories and everything
  * under exclude_dir (the state dir) are left out, as gitwork.h's
  * commits leave them out.  So what the agent committed itself counts as
@@ -45,6 +48,14 @@ struct gitevidence_diff {
 	size_t nlisted;
 	struct gitevidence_file listed[GITEVIDENCE_LIST_MAX];
 };
+
+/* The snapshots' object store, under the state dir. */
+#define GITEVIDENCE_ODB "evidence-objects"
+
+/* Remove the snapshots' objects under state_dir: when no attempt of the
+ * batch runs (its start), since a snapshot is needed only from an
+ * attempt's start to its end. */
+void gitevidence_forget(const char *state_dir);
 
 /*
  * Snapshot the work tree containing dir into a tree object: its id into

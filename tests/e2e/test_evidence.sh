@@ -109,4 +109,11 @@ require_diff() { # JOBS
 require_diff 1
 require_diff 2
 
+# the snapshots' objects are storyctl's, not the repository's: no
+# dangling tree or blob in .git, and git gc leaves nothing loose
+check "the snapshots' objects are in the state dir's own store" \
+	[ -n "$(find "$P/.storyctl/evidence-objects" -type f | head -n 1)" ]
+check "no dangling object in the repository" \
+	bash -c '! git -C "$1" fsck --no-progress --dangling 2>&1 | grep -q dangling' _ "$P"
+
 finish
