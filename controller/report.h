@@ -42,6 +42,11 @@ struct report_html_opts {
 int report_html(char **out, const json_t *model,
     const struct report_html_opts *o, struct sc_err *err);
 
+/* The live page's script as a Content-Security-Policy source,
+ * "sha256-BASE64" of its text, into buf: the page may run that script
+ * and no other.  -1 when buf is too small. */
+int report_live_script_hash(char *buf, size_t len);
+
 /* The same report as markdown, into *out (the caller's, free()). */
 int report_md(char **out, const json_t *model, struct sc_err *err);
 

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "controller/report.h"
 #include "controller/report_int.h"
 
@@ -131,8 +133,9 @@ html_head(FILE *f, const json_t *model)
 		report_put_html(f, report_str(st, "state"));
 		fputs("</b> &middot; ", f);
 	}
-	fprintf(f, "%lld stories &middot; $%.2f spent &middot; generated ",
+	fprintf(f, "%lld stor%s &middot; $%.2f spent &middot; generated ",
 	    (long long)report_int(st, "stories"),
+	    report_int(st, "stories") == 1 ? "y" : "ies",
 	    json_number_value(json_object_get(st, "cost_usd")));
 	report_put_html(f, report_str(model, "generated_at"));
 	fputs("</p></header>\n", f);
@@ -383,6 +386,23 @@ static const char live_js[] =
     "es.onmessage=load;es.onopen=function(){document.body.setAttribute("
     "'data-live','1')};es.onerror=function(){fallback()}}else fallback();"
     "})();";
+
+int
+report_live_script_hash(char *buf, size_t len)
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	char b64[sodium_base64_ENCODED_LEN(
+	    crypto_hash_sha256_BYTES, sodium_base64_VARIANT_ORIGINAL)];
+
+	if (crypto_hash_sha256(
+		h, (const unsigned char *)live_js, sizeof(live_js) - 1) != 0)
+		return -1;
+	sodium_bin2base64(
+	    b64, sizeof(b64), h, sizeof(h), sodium_base64_VARIANT_ORIGINAL);
+	if ((size_t)snprintf(buf, len, "sha256-%s", b64) >= len)
+		return -1;
+	return 0;
+}
 
 /* The <main> part: what the live page swaps in. */
 static void

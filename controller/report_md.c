@@ -161,8 +161,9 @@ report_md(char **out, const json_t *model, struct sc_err *err)
 		    report_str(st, "state"));
 	else
 		fputs("# storyctl: no batch yet\n\n", f);
-	fprintf(f, "%lld stories · $%.2f spent · generated %s\n\n",
+	fprintf(f, "%lld stor%s · $%.2f spent · generated %s\n\n",
 	    (long long)report_int(st, "stories"),
+	    report_int(st, "stories") == 1 ? "y" : "ies",
 	    json_number_value(json_object_get(st, "cost_usd")),
 	    report_str(model, "generated_at"));
 	if (strcmp(report_str(st, "state"), "stopped") == 0)

@@ -22,6 +22,7 @@
 #include "controller/serve.h"
 #include "controller/serve_events.h"
 #include "controller/serve_listen.h"
+#include "controller/serve_page.h"
 #include "controller/serve_failures.h"
 #include "controller/serve_guard.h"
 #include "controller/serve_policy.h"
@@ -36,6 +37,7 @@ struct serve {
 	const struct cli *cli;
 	char *state_dir;
 	struct serve_events *ev;
+	bool tls; /* the page's cookie is Secure */
 };
 
 /* What a request is, found from its method, path and headers before the
@@ -51,12 +53,15 @@ enum route {
 	ROUTE_EVENTS_STREAM,
 	ROUTE_FAILURES, /* GET, POST /v1/stories/ID/failures */
 	ROUTE_REQUEUE, /* POST /v1/stories/ID/requeue */
+	ROUTE_PAGE, /* GET / : the live dashboard (serve_page.c) */
 };
 
 struct req {
 	enum route route;
 	char id[128];
 	char key_name[DB_KEY_NAME_MAX];
+	/* a key that came as /?key=: the page sets it as its cookie */
+	char query_key[160];
 	int status; /* an error found from the headers, or 0 */
 	char code[32];
 	char msg[300];
@@ -130,7 +135,9 @@ serve_route(struct req *r, const char *path)
 	const char *id, *slash;
 	size_t len;
 
-	if (strcmp(path, "/v1/status") == 0)
+	if (strcmp(path, "/") == 0)
+		r->route = ROUTE_PAGE;
+	else if (strcmp(path, "/v1/status") == 0)
 		r->route = ROUTE_STATUS;
 	else if (strcmp(path, "/v1/stories") == 0)
 		r->route = ROUTE_STORIES;
@@ -222,14 +229,18 @@ static void
 serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
     const char *url, const char *method)
 {
-	const char *key =
-	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-Key");
 	const char *cl = MHD_lookup_connection_value(
 	    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	bool policy_method =
 	    get || strcmp(method, "PUT") == 0 || strcmp(method, "DELETE") == 0;
+	bool from_query;
+	/* X-API-Key, or for a GET the page's cookie (serve_page.c) */
+	const char *key = serve_page_key(c, url, get, &from_query);
 	int scope = serve_key_scope(s, r, key);
+
+	if (scope >= 0 && from_query)
+		snprintf(r->query_key, sizeof(r->query_key), "%s", key);
 
 	if (scope < 0) {
 		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
@@ -409,6 +420,8 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		serve_check(s, r, c, url, method);
 		/* refused from its headers: answered before any body is
 		 * read */
+		if (r->status == MHD_HTTP_UNAUTHORIZED && strcmp(url, "/") == 0)
+			return serve_page_unauthorized(c);
 		if (r->status == MHD_HTTP_METHOD_NOT_ALLOWED)
 			return serve_send_json(c, r->status,
 			    json_pack("{s:{s:s, s:s}}", "error", "code",
@@ -439,6 +452,9 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		return serve_events(s, c, r);
 	if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
 		return serve_failures(s, c, r, method);
+	if (r->route == ROUTE_PAGE)
+		return serve_page(c, s->cli,
+		    r->query_key[0] != '\0' ? r->query_key : NULL, s->tls);
 	return serve_view(s, c, r);
 }
 
@@ -516,6 +532,7 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 		goto out;
 	}
 	s->cli = cli;
+	s->tls = l->tls_cert != NULL;
 	/* the threads started here take no signal: the command's own
 	 * thread handles them (serve's sigwait, run's handlers) */
 	sigemptyset(&block);
