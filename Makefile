@@ -61,7 +61,7 @@ DEPS_OK  = $(BUILD)/.deps-ok
 .SECONDARY:
 
 .PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
-	lint bench check-agents man
+	lint bench check-agents check-cluster man
 all: $(BIN)
 
 $(DEPS_OK): scripts/deps
@@ -108,6 +108,12 @@ lint:
 # storyctl's presets against a stand-in API on 127.0.0.1 (docs/agents.md).
 check-agents: $(BIN)
 	@scripts/check-agents $(BIN)
+
+# The cluster suite: installs Slurm and munge (scripts/deps-cluster),
+# starts a one-node cluster on localhost, runs tests/cluster/*.sh through
+# srun and stops the cluster (docs/cluster.md#the-tests).  Needs root.
+check-cluster: $(BIN)
+	@scripts/check-cluster $(BUILD)
 
 demo: $(BIN)
 	@scripts/demo $(BIN)
