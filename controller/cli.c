@@ -44,6 +44,11 @@ static const struct cli_command commands[] = {
     {"serve", "[--listen ADDR:PORT]",
 	"serve the batch over HTTP with API keys (docs/api.md)", cmd_serve,
 	&help_serve},
+    {"job",
+	"--remote URL --branch BRANCH [--story ID] [--attempt N] "
+	"[--scratch DIR] [--kill-grace-ms MS] -- AGENT [ARG...]",
+	"run one attempt on a cluster worker (the remote executor)", cmd_job,
+	&help_job},
     {"simulate", "[--tasks N] [--json] OUTCOME[:TASKS]...",
 	"feed a hypothetical attempt history through the policy", cmd_simulate,
 	&help_simulate},

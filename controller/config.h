@@ -82,6 +82,14 @@ struct git_conf {
 	bool commit_work; /* default false */
 };
 
+/* executor (docs/configuration.md#executor): where attempts run. */
+struct executor_conf {
+	bool is_remote; /* kind "remote"; false = "local" (default) */
+	char *remote; /* git URL or path (a relative path made absolute) */
+	struct strlist launch; /* argv prefix; {story_id} {attempt} */
+	struct strlist cancel; /* argv, may be empty; the same placeholders */
+};
+
 struct config {
 	/* Absolute path of the config file; NULL for built-in defaults. */
 	char *path;
@@ -115,6 +123,7 @@ struct config {
 	struct budget_conf budget;
 	struct git_conf git;
 	char *state_dir; /* absolute; default <root>/.storyctl */
+	struct executor_conf executor;
 };
 
 /*
