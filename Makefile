@@ -61,7 +61,7 @@ DEPS_OK  = $(BUILD)/.deps-ok
 .SECONDARY:
 
 .PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
-	lint bench check-agents check-cluster man
+	lint bench bench-cluster check-agents check-cluster man
 all: $(BIN)
 
 $(DEPS_OK): scripts/deps
@@ -126,6 +126,11 @@ valgrind: $(UNIT_BIN)
 
 bench: $(BIN)
 	@scripts/bench $(BIN)
+
+# The remote executor at scale through a fake launcher with 0.5-2 s of
+# latency: 500 stories with -j 50 (docs/cluster.md#scale).
+bench-cluster: $(BIN)
+	@scripts/bench-cluster $(BIN)
 
 # The binary, the man page and the bash and zsh completion
 # (docs/commands.md#help-man-page-completion).

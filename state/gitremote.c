@@ -14,6 +14,28 @@
 /* Where a fetched story branch lands: a ref of ours, not a branch. */
 #define FETCH_PREFIX "refs/storyctl/remote/"
 
+/*
+ * A remote for url in repo, named (with its fetch refspec) or anonymous.
+ * url.<base>.insteadOf is not applied: libgit2 1.5 leaks a PCRE2 match
+ * block for every config entry it tries against that pattern, on every
+ * remote made, which a controller making two per attempt cannot afford.
+ */
+static int
+remote_new(git_remote **out, git_repository *repo, const char *url,
+    const char *name, const char *fetchspec)
+{
+	git_remote_create_options o;
+
+	git_remote_create_options_init(&o, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+	o.repository = repo;
+	o.name = name;
+	o.fetchspec = fetchspec;
+	o.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF;
+	if (name == NULL)
+		o.flags |= GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	return git_remote_create_with_opts(out, url, &o);
+}
+
 /* SC_EIO naming url and libgit2's message. */
 static int
 remote_fail(struct sc_err *err, const char *url, const char *what)
@@ -57,7 +79,7 @@ gitremote_push(const char *dir, const char *url, const char *branch, bool force,
 	if (rc < 0)
 		return rc;
 	git_push_options_init(&po, GIT_PUSH_OPTIONS_VERSION);
-	if (git_remote_create_anonymous(&remote, repo, url) < 0)
+	if (remote_new(&remote, repo, url, NULL, NULL) < 0)
 		rc = remote_fail(err, url, "cannot use remote");
 	else if (git_remote_push(remote, &arr, &po) < 0)
 		rc = remote_fail(err, url, "push failed");
@@ -91,7 +113,7 @@ gitremote_fetch(char *hex, const char *dir, const char *url, const char *branch,
 	git_fetch_options_init(&fo, GIT_FETCH_OPTIONS_VERSION);
 	/* no tags and no pruning: only the one ref moves */
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-	if (git_remote_create_anonymous(&remote, repo, url) < 0)
+	if (remote_new(&remote, repo, url, NULL, NULL) < 0)
 		rc = remote_fail(err, url, "cannot use remote");
 	else if (git_remote_fetch(remote, &arr, &fo, NULL) < 0)
 		rc = remote_fail(err, url, "fetch failed");
@@ -156,8 +178,7 @@ clone_into(git_repository *repo, const char *url, const char *branch,
 	fo.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy = GIT_CHECKOUT_FORCE;
-	if (git_remote_create_with_fetchspec(
-		&remote, repo, "origin", url, spec) < 0)
+	if (remote_new(&remote, repo, url, "origin", spec) < 0)
 		rc = remote_fail(err, url, "cannot use remote");
 	else if (git_remote_fetch(remote, NULL, &fo, NULL) < 0)
 		rc = remote_fail(err, url, "fetch failed");
