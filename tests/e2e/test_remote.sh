@@ -83,4 +83,15 @@ jq '.agents.primary.command += ["{prompt_file}"] | . + {executor: {kind: "remote
 	"$P/storyctl.json" >"$T_TMP/bad.json"
 run_sc -C "$P" -c "$T_TMP/bad.json" check
 expect_match "{prompt_file} is refused with the remote executor" "$T_ERR" 'prompt_file'
+
+# the agent's program is the worker's business; the launcher is ours
+jq '.agents.primary.command[0] = "no-such-agent-here" | .agents.fallback.command[0] = "no-such-agent-here" | . + {executor: {kind: "remote", remote: "x.git", launch: ["env"]}}' \
+	"$P/storyctl.json" >"$P/ok.json"
+run_sc -C "$P" -c "$P/ok.json" check
+expect_rc "check does not look for a remote agent's program here (exit 0)" 0
+check "and says nothing is missing" bash -c '! grep -q "not found" <<<"$1"' _ "$T_ERR$T_OUT"
+jq '.executor.launch = ["no-such-launcher"]' "$P/ok.json" >"$P/bad.json"
+run_sc -C "$P" -c "$P/bad.json" run
+expect_rc "run refuses a launcher it cannot find (exit 69)" 69
+expect_match "and names executor.launch" "$T_ERR" 'executor.launch'
 finish
