@@ -85,6 +85,7 @@ check "both attempts run as Slurm jobs (squeue: $running)" test "$running" = "st
 sleep 1
 kill -9 "$ctl"
 wait "$ctl" 2>/dev/null
+check "the controller's death alone ends both jobs (its watchdog stops srun)" no_jobs
 TMPDIR=$scratch run_sc -C "$P" resume -j 2
 expect_rc "resume finishes the batch (exit 0)" 0
 check "no job is left in squeue after resume" no_jobs
