@@ -65,6 +65,17 @@ expect_json "with the progress the job pushed when it was stopped (1/3)" '.attem
 check "executor.cancel ran with the story and the attempt" grep -qx 'cancelled slow 1' "$T_TMP/cancel.log"
 check "no job or agent is left running" bash -c '! pgrep -f "[s]toryctl job .*storyctl/story/slow|[s]im-agent .*slow.md" >/dev/null'
 
+# --- a remote that cannot be reached stops the batch before any attempt -----
+new_project
+new_story "$P" gone 1
+commit_all
+remote_config "$T_TMP/no-such-dir/x.git" '["env"]' '[]'
+run_sc -C "$P" run
+expect_rc "an unreachable remote stops the batch (exit 74)" 74
+expect_match "naming the story and the remote" "$T_ERR" 'gone: executor.remote: .*no-such-dir/x.git'
+check "no attempt was recorded" test "$(sql 'SELECT count(*) FROM attempts')" = 0
+check "the story stays pending for resume" test "$(sql "SELECT status FROM stories WHERE id = 'gone'")" = pending
+
 # --- validation ------------------------------------------------------------
 new_project
 new_story "$P" v 1
