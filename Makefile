@@ -61,7 +61,7 @@ DEPS_OK  = $(BUILD)/.deps-ok
 .SECONDARY:
 
 .PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
-	lint bench check-agents check-browser man
+	lint bench bench-cluster check-agents check-browser check-cluster man
 all: $(BIN)
 
 $(DEPS_OK): scripts/deps
@@ -115,6 +115,12 @@ check-agents: $(BIN)
 check-browser: $(BIN)
 	@scripts/check-browser $(BUILD)
 
+# The cluster suite: installs Slurm and munge (scripts/deps-cluster),
+# starts a one-node cluster on localhost, runs tests/cluster/*.sh through
+# srun and stops the cluster (docs/cluster.md#the-tests).  Needs root.
+check-cluster: $(BIN)
+	@scripts/check-cluster $(BUILD)
+
 demo: $(BIN)
 	@scripts/demo $(BIN)
 
@@ -126,6 +132,11 @@ valgrind: $(UNIT_BIN)
 
 bench: $(BIN)
 	@scripts/bench $(BIN)
+
+# The remote executor at scale through a fake launcher with 0.5-2 s of
+# latency: 500 stories with -j 50 (docs/cluster.md#scale).
+bench-cluster: $(BIN)
+	@scripts/bench-cluster $(BIN)
 
 # The binary, the man page and the bash and zsh completion
 # (docs/commands.md#help-man-page-completion).

@@ -16,6 +16,7 @@
 #include "controller/attempt_start.h"
 #include "controller/checks.h"
 #include "controller/console.h"
+#include "controller/remote.h"
 #include "controller/clock.h"
 
 /* policy.max_wait_s from now, or until when no cap is set. */
@@ -327,6 +328,7 @@ service_agent(struct batch *b, struct slot *sl, struct sc_err *err)
 		*err = ar->err;
 		return ar->rc;
 	}
+	remote_collect(b, sl, ar->r.attempt, &ar->agent_res, ar->r.log_path);
 	if (story_read_progress(&ar->end, sl->abspath, slot_root(b, sl),
 		b->cfg->tasks_heading, NULL) < 0)
 		ar->end = ar->start;

@@ -23,6 +23,7 @@
 #include "controller/console.h"
 #include "controller/pgroup.h"
 #include "controller/prompt.h"
+#include "controller/remote.h"
 #include "state/redact.h"
 
 static int
@@ -291,7 +292,8 @@ begin_prompt(struct attempt_run *ar, struct argv_vars *vars,
 	vars->story_id = sl->s->id;
 	vars->role = role_name(nx->role);
 	vars->stalled_task = now_pr->stalled_task;
-	vars->repo = sl->cwd;
+	/* remote: the agent runs in the worker's clone, its cwd */
+	vars->repo = b->cfg->executor.is_remote ? "." : sl->cwd;
 	vars->attempt = nx->attempt - st->attempt_base;
 	/* the number the next decision will use: an override set over
 	 * HTTP counts (docs/api.md#when-it-applies) */
@@ -497,7 +499,9 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 	rc = begin_argv(&settled, ar, &vars, nx, err);
 	if (rc < 0 || settled)
 		goto out;
-	rc = begin_row(ar, nx, now_pr, err);
+	rc = remote_push(b, sl, err);
+	if (rc == 0)
+		rc = begin_row(ar, nx, now_pr, err);
 	if (rc == 0)
 		rc = begin_commit(ar, err);
 	if (rc < 0)
@@ -505,6 +509,8 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 	/* that commit's fsync made the last decision durable too: now the
 	 * branch may show it */
 	rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
+	if (rc == 0)
+		rc = remote_wrap(&ar->argv, b, sl, ar->r.attempt, err);
 	if (rc < 0) {
 		/* its agent never started: closed as interrupted, not
 		 * counted, so that resume runs it again */

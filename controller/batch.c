@@ -146,7 +146,7 @@ batch_open(struct batch *b, const struct batch_opts *o, struct sc_err *err)
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	if (b->nslots > 1) {
+	if (batch_worktrees(b)) {
 		rc = mkdir_private(b->wtdir, err);
 		if (rc < 0)
 			goto out;

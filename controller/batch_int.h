@@ -75,6 +75,15 @@ struct batch {
 	struct notifier *notifier;
 };
 
+/* Does each story work in its own worktree on storyctl/story/<id>: with
+ * -j N > 1, and always with the remote executor, which pushes that
+ * branch (docs/cluster.md#how-an-attempt-runs-remotely). */
+static inline bool
+batch_worktrees(const struct batch *b)
+{
+	return b->nslots > 1 || b->cfg->executor.is_remote;
+}
+
 /* The controller's clock, wall ms. */
 static inline int64_t
 batch_now_ms(const struct batch *b)

@@ -172,7 +172,7 @@ slot_fill(
 		sl->s = e->s;
 		e->slot = (int)(sl - b->slots);
 		batch_sched_touch(sc, i);
-		if (b->nslots > 1) {
+		if (batch_worktrees(b)) {
 			rc = batch_worktree_add(b, sl, sc, err);
 		} else {
 			sl->abspath = strdup(e->s->abspath);

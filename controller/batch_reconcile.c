@@ -16,6 +16,7 @@
 #include "controller/batch_run_int.h"
 #include "controller/console.h"
 #include "controller/pgroup.h"
+#include "controller/remote.h"
 #include "controller/requeue.h"
 #include "state/fsutil.h"
 #include "state/gitwork.h"
@@ -173,6 +174,8 @@ batch_reconcile(struct batch *b, struct sc_err *err)
 		if (r->pid > 0 && r->pid_start > 0)
 			pgroup_kill_stale(
 			    (int)r->pid, (uint64_t)r->pid_start, 2000);
+		/* and its remote job, before anything new starts */
+		remote_cancel(b, r->story_id, r->attempt, r->log_path);
 		if (b->batch_id != r->batch_id) {
 			/* a branch that lags gets its catch-up commit before
 			 * this decision's, which would hide the lag */

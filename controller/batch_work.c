@@ -85,7 +85,7 @@ batch_work_check(struct batch *b, struct sc_err *err)
 	int dirty = 0, ours = 0;
 	int rc;
 
-	if (!b->cfg->git.commit_work || b->nslots > 1)
+	if (!b->cfg->git.commit_work || batch_worktrees(b))
 		return 0;
 	rc = gitwork_is_dirty(
 	    &dirty, why, sizeof(why), b->cfg->root, state_rel(b), err);

@@ -30,11 +30,32 @@ capture_ring_add(struct capture *c, const char *p, size_t n)
 	c->len = c->len + n > c->cap ? c->cap : c->len + n;
 }
 
+/* The echo (docs/cluster.md#storyctl-job): best effort, a reader that
+ * went away ends it. */
+static void
+capture_echo(struct capture *c, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (c->echo_fd >= 0 && n > 0) {
+		w = write(c->echo_fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			c->echo_fd = -1;
+			return;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
 static void
 capture_log(struct capture *c, const char *p, size_t n)
 {
 	ssize_t w;
 
+	capture_echo(c, p, n);
 	if (c->log_fd < 0)
 		return;
 	while (n > 0) {
@@ -87,6 +108,7 @@ capture_open(struct capture *c, const char *log_path, size_t tail_max,
 
 	memset(c, 0, sizeof(*c));
 	c->log_fd = -1;
+	c->echo_fd = -1;
 	c->cap = tail_max;
 	c->buf = malloc(c->cap > 0 ? c->cap : 1);
 	if (c->buf == NULL) {

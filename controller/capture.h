@@ -18,6 +18,7 @@ struct capture {
 	size_t len; /* bytes held, <= cap */
 	int log_fd; /* -1 when there is no log (or once closed) */
 	int log_errno; /* the first error writing the log, else 0 */
+	int echo_fd; /* also written here (storyctl job's stdout), or -1 */
 	uint64_t bytes; /* everything added */
 };
 

@@ -50,6 +50,11 @@ static const struct cli_command commands[] = {
     {"report", "[--html FILE] [--md FILE]",
 	"the morning report: what needs you, the night as a picture",
 	cmd_report, &help_report},
+    {"job",
+	"--remote URL --branch BRANCH [--story ID] [--attempt N] "
+	"[--scratch DIR] [--kill-grace-ms MS] -- AGENT [ARG...]",
+	"run one attempt on a cluster worker (the remote executor)", cmd_job,
+	&help_job},
     {"simulate", "[--tasks N] [--json] OUTCOME[:TASKS]...",
 	"feed a hypothetical attempt history through the policy", cmd_simulate,
 	&help_simulate},

@@ -80,6 +80,7 @@ int cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_key(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_serve(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_report(struct cli *cli, int argc, char **argv, struct sc_err *err);
+int cmd_job(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_help(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_complete(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_man(struct cli *cli, int argc, char **argv, struct sc_err *err);

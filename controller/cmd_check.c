@@ -303,9 +303,14 @@ check_agents(struct check *c)
 			continue;
 		snprintf(what, sizeof(what), "agent %s (%s)",
 		    role_name((enum role)r), a->name);
-		check_program(
-		    c, role_name((enum role)r), a->name, &a->command, what);
+		/* remote: its program is on the worker, not here */
+		if (!cfg->executor.is_remote)
+			check_program(c, role_name((enum role)r), a->name,
+			    &a->command, what);
 	}
+	if (cfg->executor.is_remote && cfg->executor.launch.n > 0)
+		check_program(c, "launch", "executor.launch",
+		    &cfg->executor.launch, "executor.launch");
 	for (i = 0; i < cfg->ngates; i++) {
 		snprintf(what, sizeof(what), "gate %s", cfg->gates[i].name);
 		check_program(c, "gate", cfg->gates[i].name,

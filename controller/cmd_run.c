@@ -78,10 +78,18 @@ cmd_run_check_agents(const struct config *cfg, struct sc_err *err)
 
 	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
 		const struct agent_conf *a = &cfg->agents[r];
-		if (a->configured && check_program(&a->command, err) < 0)
+		/* remote: the agent's program is on the worker, the launcher
+		 * here (docs/cluster.md#storyctl-job) */
+		if (a->configured &&
+		    (cfg->executor.is_remote
+			    ? argv_validate(&a->command, err)
+			    : check_program(&a->command, err)) < 0)
 			return err_prefix(err, "agent %s (%s)",
 			    role_name((enum role)r), a->name);
 	}
+	if (cfg->executor.is_remote && cfg->executor.launch.n > 0 &&
+	    check_program(&cfg->executor.launch, err) < 0)
+		return err_prefix(err, "executor.launch");
 	for (i = 0; i < cfg->ngates; i++)
 		if (check_program(&cfg->gates[i].command, err) < 0)
 			return err_prefix(err, "gate %s", cfg->gates[i].name);

@@ -144,7 +144,7 @@ out:
 
 static const char *const top_keys[] = {"stories", "stories_glob", "prompt",
     "agents", "policy", "gates", "review", "breaker", "budget", "git", "state",
-    "verify", "notify", NULL};
+    "verify", "notify", "executor", NULL};
 
 int
 config_load(struct config *out, const char *path, struct sc_err *err)
@@ -192,6 +192,8 @@ config_load(struct config *out, const char *path, struct sc_err *err)
 	    (rc = config_parse_small_sections(&ld, root, out)) != 0 ||
 	    (rc = config_parse_notify(
 		 &ld, json_object_get(root, "notify"), out)) != 0 ||
+	    (rc = config_parse_executor(
+		 &ld, json_object_get(root, "executor"), out)) != 0 ||
 	    (rc = config_parse_stories(&ld, root, out)) != 0)
 		goto out;
 out:
@@ -306,6 +308,7 @@ config_release(struct config *c)
 	free(c->review.agents);
 	free(c->review.prompt);
 	free(c->git.state_branch);
+	config_executor_release(&c->executor);
 	free(c->state_dir);
 	config_notify_release(c);
 	memset(c, 0, sizeof(*c));

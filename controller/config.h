@@ -98,6 +98,14 @@ struct notify_conf {
 	struct strlist command; /* argv, empty for a webhook */
 };
 
+/* executor (docs/configuration.md#executor): where attempts run. */
+struct executor_conf {
+	bool is_remote; /* kind "remote"; false = "local" (default) */
+	char *remote; /* git URL or path (a relative path made absolute) */
+	struct strlist launch; /* argv prefix; {story_id} {attempt} */
+	struct strlist cancel; /* argv, may be empty; the same placeholders */
+};
+
 struct config {
 	/* Absolute path of the config file; NULL for built-in defaults. */
 	char *path;
@@ -134,6 +142,7 @@ struct config {
 	struct verify_conf verify;
 	struct notify_conf *notify; /* "notify": none when nnotify is 0 */
 	size_t nnotify;
+	struct executor_conf executor;
 };
 
 /*

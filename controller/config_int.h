@@ -86,6 +86,10 @@ int config_parse_review(struct loader *ld, json_t *v, struct review_conf *r);
 int config_parse_small_sections(
     struct loader *ld, json_t *root, struct config *c);
 
+/* config_executor.c (after the agents: it checks their templates) */
+int config_parse_executor(struct loader *ld, json_t *v, struct config *c);
+void config_executor_release(struct executor_conf *e);
+
 /* config_stories.c */
 /* Lexically normalise a path relative to the root; -1 when it leaves
  * the root, -2 when out of memory. */

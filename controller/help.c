@@ -528,3 +528,44 @@ const struct cli_help help_help = {
     "help, as storyctl COMMAND --help does.  man storyctl has all of\n"
     "them on one page.",
     help_opts, help_exits, help_examples, "@commands"};
+
+static const struct help_item job_opts[] = {
+    {"--remote URL", "the git remote the story's branch is on (required)",
+	NULL},
+    {"--branch BRANCH", "the story's branch, storyctl/story/ID (required)",
+	NULL},
+    {"--story ID", "the story, for the commit message", NULL},
+    {"--attempt N", "the attempt number, for the commit message", NULL},
+    {"--scratch DIR",
+	"where the clone goes (default $TMPDIR, else /tmp); it is\n"
+	"removed at the end",
+	NULL},
+    {"--kill-grace-ms MS",
+	"SIGTERM to SIGKILL grace for the agent when the job is\n"
+	"stopped (default 5000)",
+	NULL},
+    OPT_HELP,
+    HELP_END,
+};
+static const struct help_item job_exits[] = {
+    {"N", "the agent's exit status (or the same signal)", NULL},
+    {"1", "the agent exited 0 but its work could not be pushed", NULL},
+    {"64", "a bad command line", NULL},
+    {"74", "the branch cannot be cloned", NULL},
+    HELP_END,
+};
+static const struct help_item job_examples[] = {
+    {"srun -- storyctl job --remote git@host:p.git --branch "
+     "storyctl/story/1-1 -- claude -p \"$PROMPT\"",
+	"what the remote executor runs; not typed by hand", NULL},
+    HELP_END,
+};
+const struct cli_help help_job = {
+    "Run one attempt on a cluster worker, as the remote executor's\n"
+    "launcher starts it (docs/cluster.md): clone the story's branch\n"
+    "into a scratch directory, run the agent there (its own process\n"
+    "group, the nesting variables removed from its environment), copy\n"
+    "its output to stdout, commit what it changed, push the branch\n"
+    "back and exit with the agent's status.  SIGTERM, SIGINT and\n"
+    "SIGHUP stop the agent, then its work is pushed all the same.",
+    job_opts, job_exits, job_examples, NULL};

@@ -472,6 +472,7 @@ runner_start(
 	    o->tail_max ? o->tail_max : RUNNER_TAIL_DEFAULT, err);
 	if (rc < 0)
 		goto out;
+	p->cap.echo_fd = o->echo_stdout ? STDOUT_FILENO : -1;
 	/* execve would fail with E2BIG (a prompt over the limit of one
 	 * argument, a huge environment): start nothing and say which and
 	 * what to do, instead of a bare 126 on every attempt.  The result

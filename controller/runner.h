@@ -76,6 +76,9 @@ struct runner_opts {
 	 * runner_wait() call). */
 	int wake_fd;
 	size_t tail_max; /* bytes of tail kept (64 KiB if 0) */
+	/* also copy the output to our stdout as it comes (storyctl job,
+	 * docs/cluster.md#storyctl-job) */
+	bool echo_stdout;
 };
 
 struct runner_result {
