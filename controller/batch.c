@@ -121,9 +121,6 @@ batch_open(struct batch *b, const struct batch_opts *o, struct sc_err *err)
 	rc = lock_acquire(&b->lock, o->cfg->state_dir, err);
 	if (rc < 0)
 		goto out;
-	/* we hold the lock, so no attempt runs: the evidence snapshots of
-	 * earlier runs are needed no more (docs/evidence.md) */
-	gitevidence_forget(o->cfg->state_dir);
 	rc = db_open(&b->db, o->cfg->state_dir, err);
 	if (rc < 0)
 		goto out;
@@ -197,6 +194,11 @@ batch_run(
 	rc = statebranch_sync(&b.sb, b.batch_id, batch_now_ms(&b), err);
 	if (rc < 0)
 		goto out;
+	/* we hold the lock and no attempt runs yet: the evidence
+	 * snapshots of earlier runs are needed no more (docs/evidence.md);
+	 * here, not earlier, so that a run refused for its arguments
+	 * changes nothing in the state dir */
+	gitevidence_forget(o->cfg->state_dir);
 	rc = batch_run_stories(&b, err);
 	if (rc < 0)
 		goto out;
