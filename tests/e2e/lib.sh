@@ -140,3 +140,28 @@ serve_up() {
 	done
 	return 1
 }
+
+# req METHOD PATH KEY [CURL-ARGS...]: one request to the server serve_up
+# started (KEY "" sends no X-API-Key); sets H_CODE, H_BODY and H_HEAD
+# (the response headers).  Bounded at 20 s.
+req() {
+	local m=$1 path=$2 key=$3
+	shift 3
+	local hdr=()
+	[ -n "$key" ] && hdr=(-H "X-API-Key: $key")
+	H_CODE=$(curl -s --max-time 20 -D "$T_TMP/head" -o "$T_TMP/body" -w '%{http_code}' \
+		-X "$m" "${hdr[@]}" "$@" "http://127.0.0.1:$SRV_PORT$path")
+	H_BODY=$(cat "$T_TMP/body" 2>/dev/null)
+	H_HEAD=$(cat "$T_TMP/head" 2>/dev/null)
+}
+
+# expect_http NAME WANT-CODE [JQ-TEST]: the last req's status and body.
+expect_http() {
+	local why=""
+	[ "$H_CODE" = "$2" ] || why="status $H_CODE, want $2"
+	if [ -z "$why" ] && [ -n "${3:-}" ] &&
+		! printf '%s' "$H_BODY" | jq -e "$3" >/dev/null 2>&1; then
+		why="body: $(printf '%s' "$H_BODY" | head -c 300)"
+	fi
+	if [ -z "$why" ]; then ok "$1"; else not_ok "$1 ($why)"; fi
+}

@@ -22,24 +22,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# req PATH KEY [CURL-ARGS...]: H_CODE and H_BODY of a GET.
-req() {
-	local path=$1 key=$2
-	shift 2
-	H_CODE=$(curl -s --max-time 20 -o "$T_TMP/body" -w '%{http_code}' \
-		-H "X-API-Key: $key" "$@" "http://127.0.0.1:$SRV_PORT$path")
-	H_BODY=$(cat "$T_TMP/body" 2>/dev/null)
-}
-# expect_http NAME WANT-CODE [JQ-TEST]
-expect_http() {
-	local why=""
-	[ "$H_CODE" = "$2" ] || why="status $H_CODE, want $2"
-	if [ -z "$why" ] && [ -n "${3:-}" ] &&
-		! printf '%s' "$H_BODY" | jq -e "$3" >/dev/null 2>&1; then
-		why="body: $(printf '%s' "$H_BODY" | head -c 300)"
-	fi
-	if [ -z "$why" ]; then ok "$1"; else not_ok "$1 ($why)"; fi
-}
 # sse_events FILE: the data lines of a stream, one compact JSON a line.
 sse_events() {
 	sed -n 's/^data: //p' "$1" | jq -c .
@@ -94,7 +76,7 @@ WKEY=$("$STORYCTL" -C "$P" key add ci --write 2>/dev/null)
 serve_up || not_ok "serve started"
 
 # --- before any batch -------------------------------------------------------
-req /v1/events "$RKEY"
+req GET /v1/events "$RKEY"
 expect_http "before the first batch: no events" 200 \
 	'.format_version == 1 and .events == [] and .last_seq == 0 and .more == false'
 
@@ -111,7 +93,7 @@ PIDS+=("$RUN")
 answered=0
 asked=0
 while kill -0 "$RUN" 2>/dev/null && [ "$asked" -lt 20 ]; do
-	req /v1/status "$RKEY"
+	req GET /v1/status "$RKEY"
 	asked=$((asked + 1))
 	[ "$H_CODE" = 200 ] && answered=$((answered + 1))
 	sleep 0.1
@@ -149,7 +131,7 @@ pages=""
 after=0
 npages=0
 while [ "$npages" -lt 100 ]; do
-	req "/v1/events?after=$after&limit=4" "$RKEY"
+	req GET "/v1/events?after=$after&limit=4" "$RKEY"
 	[ "$H_CODE" = 200 ] || break
 	npages=$((npages + 1))
 	pages+=$(printf '%s' "$H_BODY" | jq -c '.events[]')$'\n'
@@ -158,38 +140,38 @@ while [ "$npages" -lt 100 ]; do
 done
 same "after=SEQ pages of 4 put together equal log --json" "${pages%$'\n'}" "$(log_json)"
 check "the last page's last_seq is the last event" [ "$after" = "$LAST" ]
-req /v1/events "$RKEY"
+req GET /v1/events "$RKEY"
 same "one page by default equals log --json" \
 	"$(printf '%s' "$H_BODY" | jq -c '.events[]')" "$(log_json)"
-req "/v1/events?after=$LAST" "$RKEY"
+req GET "/v1/events?after=$LAST" "$RKEY"
 expect_http "after the last event: none, last_seq stays" 200 \
 	".events == [] and .last_seq == $LAST and .more == false"
-req "/v1/events?story=s2" "$RKEY"
+req GET "/v1/events?story=s2" "$RKEY"
 same "story=ID equals log ID --json" \
 	"$(printf '%s' "$H_BODY" | jq -c '.events[]')" "$(log_json s2)"
-req "/v1/events?batch=1" "$RKEY"
+req GET "/v1/events?batch=1" "$RKEY"
 same "batch=N keeps that batch's events" \
 	"$(printf '%s' "$H_BODY" | jq -c '.events[]')" "$(log_json)"
-req "/v1/events?batch=2" "$RKEY"
+req GET "/v1/events?batch=2" "$RKEY"
 expect_http "a batch with no events: none" 200 '.events == []'
 for bad in after=x after=-1 after=1.5 'after=' limit=0 limit=10001 batch=0; do
-	req "/v1/events?$bad" "$RKEY"
+	req GET "/v1/events?$bad" "$RKEY"
 	expect_http "a bad query ($bad): 400" 400 '.error.code == "bad_query"'
 done
-req "/v1/events/stream?after=x" "$RKEY"
+req GET "/v1/events/stream?after=x" "$RKEY"
 expect_http "a bad after on the stream: 400, not a stream" 400 '.error.code == "bad_query"'
-req "/v1/events/stream" "$RKEY" -H "Last-Event-ID: nope"
+req GET "/v1/events/stream" "$RKEY" -H "Last-Event-ID: nope"
 expect_http "a bad Last-Event-ID: 400" 400 '.error.code == "bad_query"'
-req "/v1/events?story=nope" "$RKEY"
+req GET "/v1/events?story=nope" "$RKEY"
 expect_http "an unknown story: 404 with log's message" 404 \
 	'.error.code == "not_found" and (.error.message | test("no story .nope."))'
-req "/v1/events?story=..%2Fx" "$RKEY"
+req GET "/v1/events?story=..%2Fx" "$RKEY"
 expect_http "a story id outside the pattern: 400" 400 '.error.code == "bad_id"'
-req "/v1/events" ""
+req GET "/v1/events" ""
 expect_http "no key: 401" 401 '.error.code == "unauthorized"'
-req "/v1/events" "$WKEY" -X POST
+req GET "/v1/events" "$WKEY" -X POST
 expect_http "POST: 405" 405 '.error.code == "method_not_allowed"'
-req "/v1/events/stream" "$RKEY" -X DELETE
+req GET "/v1/events/stream" "$RKEY" -X DELETE
 expect_http "DELETE with a read key: 403" 403 '.error.code == "forbidden"'
 
 # --- Last-Event-ID and after= on the stream ---------------------------------
@@ -223,9 +205,9 @@ for _ in $(seq 1 100); do
 	[ "$n" = 31 ] && break
 	sleep 0.1
 done
-req "/v1/events/stream" "$RKEY"
+req GET "/v1/events/stream" "$RKEY"
 expect_http "a 33rd stream: 503 busy" 503 '.error.code == "busy"'
-req /v1/status "$RKEY"
+req GET /v1/status "$RKEY"
 expect_http "  ... while other requests are answered" 200
 kill "${SP[@]}" 2>/dev/null
 wait "${SP[@]}" 2>/dev/null
@@ -258,7 +240,7 @@ check "run --serve prints the port" [ -n "$SRV_PORT" ]
 curl -s -N --max-time 60 -H "X-API-Key: $RKEY2" \
 	"http://127.0.0.1:$SRV_PORT/v1/events/stream" >"$T_TMP/rs.sse" 2>/dev/null &
 RS=$!
-req /v1/status "$RKEY2"
+req GET /v1/status "$RKEY2"
 expect_http "run --serve answers during the run" 200 '.format_version == 1'
 wait_gone "$RUN" 60 || not_ok "the batch with --serve ended within 60 s"
 wait "$RUN"

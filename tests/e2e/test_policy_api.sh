@@ -15,24 +15,6 @@ SRV_PORT=
 RUN_PID=
 trap '[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; [ -n "$RUN_PID" ] && kill "$RUN_PID" 2>/dev/null; rm -rf "$T_TMP"' EXIT
 
-# req METHOD PATH KEY [CURL-ARGS...]: H_CODE and H_BODY of the answer.
-req() {
-	local m=$1 path=$2 key=$3
-	shift 3
-	H_CODE=$(curl -s --max-time 20 -o "$T_TMP/body" -w '%{http_code}' \
-		-X "$m" -H "X-API-Key: $key" "$@" "http://127.0.0.1:$SRV_PORT$path")
-	H_BODY=$(cat "$T_TMP/body" 2>/dev/null)
-}
-# expect_http NAME WANT-CODE [JQ-TEST]: the last req's status and body.
-expect_http() {
-	local why=""
-	[ "$H_CODE" = "$2" ] || why="status $H_CODE, want $2"
-	if [ -z "$why" ] && [ -n "${3:-}" ] &&
-		! printf '%s' "$H_BODY" | jq -e "$3" >/dev/null 2>&1; then
-		why="body: $H_BODY"
-	fi
-	if [ -z "$why" ]; then ok "$1"; else not_ok "$1 ($why)"; fi
-}
 # put PATH KEY JSON
 put() { req PUT "$1" "$2" -H 'Content-Type: application/json' --data-binary "$3"; }
 
