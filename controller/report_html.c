@@ -146,43 +146,39 @@ html_head(FILE *f, const json_t *model)
 		    f);
 }
 
+/* One attempt under Boxes to check (report_each_flag()). */
+static void
+html_flag(void *ctx, const json_t *s, const json_t *a, const char *why, int n)
+{
+	FILE *f = ctx;
+
+	if (n == 0)
+		fputs(
+		    "<h3 id=\"flagged-h\">Boxes to check</h3><ul "
+		    "class=\"needs flagged\" aria-labelledby=\"flagged-h\">\n",
+		    f);
+	fputs("<li class=\"flag\" data-story=\"", f);
+	report_put_html(f, report_str(s, "id"));
+	fprintf(f,
+	    "\" data-attempt=\"%lld\"><span class=\"badge\">flagged</span> "
+	    "<b>",
+	    (long long)report_int(a, "attempt"));
+	report_put_html(f, report_str(s, "id"));
+	fprintf(f, "</b> attempt %lld (", (long long)report_int(a, "attempt"));
+	report_put_html(f, report_str(a, "agent"));
+	fputs(")<p class=\"reason\">", f);
+	report_put_html(f, why);
+	fputs("</p><code class=\"act\">storyctl show ", f);
+	report_put_html(f, report_str(s, "id"));
+	fputs("</code></li>\n", f);
+}
+
 /* Attempts whose boxes do not match their work (docs/evidence.md): a
  * person should look even when the story is done. */
 static void
 html_flagged(FILE *f, const json_t *model)
 {
-	const json_t *s, *a;
-	size_t i, k;
-	char why[400];
-	int n = 0;
-
-	json_array_foreach(json_object_get(model, "stories"), i, s)
-	    json_array_foreach(json_object_get(s, "attempts"), k, a)
-	{
-		if (report_flag_text(why, sizeof(why), a) == 0)
-			continue;
-		if (n++ == 0)
-			fputs("<h3 id=\"flagged-h\">Boxes to check</h3><ul "
-			      "class=\"needs flagged\" aria-labelledby="
-			      "\"flagged-h\">\n",
-			    f);
-		fputs("<li class=\"flag\" data-story=\"", f);
-		report_put_html(f, report_str(s, "id"));
-		fprintf(f,
-		    "\" data-attempt=\"%lld\"><span class=\"badge\">"
-		    "flagged</span> <b>",
-		    (long long)report_int(a, "attempt"));
-		report_put_html(f, report_str(s, "id"));
-		fprintf(f, "</b> attempt %lld (",
-		    (long long)report_int(a, "attempt"));
-		report_put_html(f, report_str(a, "agent"));
-		fputs(")<p class=\"reason\">", f);
-		report_put_html(f, why);
-		fputs("</p><code class=\"act\">storyctl show ", f);
-		report_put_html(f, report_str(s, "id"));
-		fputs("</code></li>\n", f);
-	}
-	if (n > 0)
+	if (report_each_flag(model, html_flag, f) > 0)
 		fputs("</ul>\n", f);
 }
 

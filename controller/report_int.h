@@ -40,6 +40,12 @@ json_t *report_needs(const json_t *model);
  * changing another file; ...") into buf; returns how many flags
  * (docs/evidence.md).  0 and "" when none. */
 int report_flag_text(char *buf, size_t len, const json_t *a);
+/* Call fn for every flagged attempt a of every story s of model, in
+ * the batch's order, with the flags in words and how many came before;
+ * returns how many there were. */
+typedef void (*report_flag_fn)(
+    void *ctx, const json_t *s, const json_t *a, const char *why, int n);
+int report_each_flag(const json_t *model, report_flag_fn fn, void *ctx);
 /* Attempt a's change besides the story file, "3 files +40 -2", or ""
  * when it was not measured. */
 void report_fmt_change(char *buf, size_t len, const json_t *a);

@@ -10,32 +10,28 @@
 #include "controller/report.h"
 #include "controller/report_int.h"
 
+/* One attempt under Boxes to check (report_each_flag()). */
+static void
+md_flag(void *ctx, const json_t *s, const json_t *a, const char *why, int n)
+{
+	FILE *f = ctx;
+
+	if (n == 0)
+		fputs("### Boxes to check\n\n", f);
+	fputs("- **", f);
+	report_put_md(f, report_str(s, "id"));
+	fprintf(f, "** attempt %lld (", (long long)report_int(a, "attempt"));
+	report_put_md(f, report_str(a, "agent"));
+	fputs("): ", f);
+	report_put_md(f, why);
+	fprintf(f, " · `storyctl show %s`\n", report_str(s, "id"));
+}
+
 /* Attempts whose boxes do not match their work (docs/evidence.md). */
 static void
 md_flagged(FILE *f, const json_t *model)
 {
-	const json_t *s, *a;
-	size_t i, k;
-	char why[400];
-	int n = 0;
-
-	json_array_foreach(json_object_get(model, "stories"), i, s)
-	    json_array_foreach(json_object_get(s, "attempts"), k, a)
-	{
-		if (report_flag_text(why, sizeof(why), a) == 0)
-			continue;
-		if (n++ == 0)
-			fputs("### Boxes to check\n\n", f);
-		fputs("- **", f);
-		report_put_md(f, report_str(s, "id"));
-		fprintf(f, "** attempt %lld (",
-		    (long long)report_int(a, "attempt"));
-		report_put_md(f, report_str(a, "agent"));
-		fputs("): ", f);
-		report_put_md(f, why);
-		fprintf(f, " · `storyctl show %s`\n", report_str(s, "id"));
-	}
-	if (n > 0)
+	if (report_each_flag(model, md_flag, f) > 0)
 		fputc('\n', f);
 }
 

@@ -191,3 +191,20 @@ report_fmt_change(char *buf, size_t len, const json_t *a)
 	    (long long)report_int(ev, "lines_added"),
 	    (long long)report_int(ev, "lines_removed"));
 }
+
+int
+report_each_flag(const json_t *model, report_flag_fn fn, void *ctx)
+{
+	const json_t *s, *a;
+	size_t i, k;
+	char why[400];
+	int n = 0;
+
+	json_array_foreach(json_object_get(model, "stories"), i, s)
+	    json_array_foreach(json_object_get(s, "attempts"), k, a)
+	{
+		if (report_flag_text(why, sizeof(why), a) > 0)
+			fn(ctx, s, a, why, n++);
+	}
+	return n;
+}
