@@ -206,6 +206,13 @@ batch_run(
 	if (rc < 0)
 		goto out;
 	rc = statebranch_sync(&b.sb, b.batch_id, batch_now_ms(&b), err);
+	if (rc == 0) {
+		/* what the batch left loose (up to GS_PACK_AT objects) is
+		 * packed now (docs/state-branch.md#packing); failing only
+		 * leaves it loose and readable: not the batch's error */
+		struct sc_err ignore;
+		(void)gitstate_flush(b.gs, &ignore);
+	}
 	/* "stopped before its end" only while stories remain to run */
 	out->stopped = b.stop_batch &&
 	    out->counts[STATUS_PENDING] + out->counts[STATUS_RUNNING] > 0;

@@ -112,8 +112,10 @@ void gitstate_tx_free(struct gitstate_tx *tx);
  * (state/gitobjects.c: libgit2's packbuilder, then the loose copies go),
  * as commits also do by themselves once GS_PACK_AT objects are loose
  * (state/gitstate.c; tests set another threshold with gitstate_pack_at(),
- * 0 for the default).  On failure (SC_EIO) the objects stay loose and
- * readable; nothing is lost.
+ * 0 for the default).  The controller calls it at the end of a batch,
+ * so that what the last decisions wrote does not stay loose.  On
+ * failure (SC_EIO) the objects stay loose and readable; nothing is
+ * lost.
  */
 int gitstate_flush(struct gitstate *gs, struct sc_err *err);
 void gitstate_pack_at(struct gitstate *gs, size_t nobjects);

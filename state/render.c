@@ -264,13 +264,27 @@ render_progress_md(
 }
 
 int
+render_page_size(int total)
+{
+	int size = RENDER_PAGE_MIN;
+
+	if (total <= RENDER_FLAT_MAX)
+		return RENDER_FLAT_MAX;
+	/* while the pages, (total - 1) / size + 1 of them, are more than
+	 * four times the stories of one (no overflow for any int total) */
+	while ((total - 1) / size + 1 > 4 * size)
+		size *= 2;
+	return size;
+}
+
+int
 render_progress_index(
     char **out, const int counts[STATUS__COUNT], int total, int64_t batch_id)
 {
 	char *buf = NULL;
 	size_t size = 0;
 	FILE *f;
-	int i, pages;
+	int i, pages, per = render_page_size(total);
 
 	*out = NULL;
 	f = open_memstream(&buf, &size);
@@ -284,26 +298,25 @@ render_progress_index(
 		if (counts[i] > 0)
 			fprintf(f, "| %s | %d |\n",
 			    status_name((enum story_status)i), counts[i]);
+	/* The pages are named, not listed: every decision rewrites this
+	 * file, and a list of every page would make it grow with the batch
+	 * (docs/state-branch.md#layout). */
+	pages = (total + per - 1) / per;
 	fprintf(f,
-	    "\nThe table (story, status, attempts, tasks, last agent, "
-	    "last outcome, reason, subtasks) is in pages of %d stories, in run "
-	    "order; each story's attempt history is in "
-	    "stories/NNNN/<story>.json, NNNN its page:\n\n",
-	    RENDER_PAGE);
-	pages = (total + RENDER_PAGE - 1) / RENDER_PAGE;
-	for (i = 0; i < pages; i++)
-		fprintf(f,
-		    "- [progress/%04d.md](progress/%04d.md): stories "
-		    "%d-%d\n",
-		    i + 1, i + 1, i * RENDER_PAGE + 1,
-		    (i + 1) * RENDER_PAGE < total ? (i + 1) * RENDER_PAGE
-						  : total);
+	    "\nThe table (story, status, attempts, tasks, last agent, last\n"
+	    "outcome, reason, subtasks) is in %d pages of %d stories, in "
+	    "run\norder, from [progress/0001.md](progress/0001.md) (stories "
+	    "1-%d)\nto [progress/%04d.md](progress/%04d.md) (stories "
+	    "%d-%d);\neach story's attempt history is in "
+	    "stories/NNNN/<story>.json,\nNNNN its page.\n",
+	    pages, per, per < total ? per : total, pages, pages,
+	    (pages - 1) * per + 1, total);
 	return memstream_done(out, f, &buf);
 }
 
 int
 render_progress_page(char **out, const struct story_line *rows, size_t n,
-    int page, int64_t batch_id)
+    int page, int per, int64_t batch_id)
 {
 	char *buf = NULL;
 	size_t size = 0;
@@ -317,8 +330,8 @@ render_progress_page(char **out, const struct story_line *rows, size_t n,
 	    "# storyctl progress, page %d\n\nBatch %lld, stories "
 	    "%d-%zu in run order; their attempt histories are in "
 	    "[stories/%04d/](../stories/%04d/).\n\n",
-	    page + 1, (long long)batch_id, page * RENDER_PAGE + 1,
-	    (size_t)page * RENDER_PAGE + n, page + 1, page + 1);
+	    page + 1, (long long)batch_id, page * per + 1,
+	    (size_t)page * (size_t)per + n, page + 1, page + 1);
 	table_rows(f, rows, n);
 	return memstream_done(out, f, &buf);
 }
@@ -332,7 +345,7 @@ render_story_path(const char *id, int position, int total)
 	if (total <= RENDER_FLAT_MAX)
 		rc = asprintf(&p, "stories/%s.json", id);
 	else
-		rc = asprintf(
-		    &p, "stories/%04d/%s.json", position / RENDER_PAGE + 1, id);
+		rc = asprintf(&p, "stories/%04d/%s.json",
+		    position / render_page_size(total) + 1, id);
 	return rc < 0 ? NULL : p;
 }

@@ -42,25 +42,36 @@ void render_line_of(struct story_line *out, const struct story_row *r);
  * is the whole table, stories/<id>.json (docs/state-branch.md#layout). */
 #define RENDER_FLAT_MAX 200
 /* Larger batches have progress.md as a summary and the table in pages
- * progress/NNNN.md of this many stories, so that a decision rewrites
- * one small page, not the whole batch: a smaller page is less to
- * deflate, hash and delta-search per decision (docs/performance.md). */
-#ifndef RENDER_PAGE
-#define RENDER_PAGE 50
-#endif
+ * progress/NNNN.md, so that a decision rewrites one page, not the whole
+ * batch.  A page has RENDER_PAGE_MIN stories, doubled while there would
+ * be more than four times as many pages as stories on one (so 50 up to
+ * 10000 stories, 100 up to 40000, 200 up to 160000).  Every decision
+ * writes its page and the page's stories/NNNN/ directory, about 130
+ * bytes a story on the page, and the two directories that list the
+ * pages, about 65 bytes a page: the total is least near a page of
+ * 0.7 * sqrt(stories), and doubling past four pages a story keeps it
+ * there (docs/state-branch.md#layout, docs/performance.md). */
+#define RENDER_PAGE_MIN 50
 
-/* progress.md of a large batch: counts per status and the page list. */
+/* Stories per page in a batch of total stories: RENDER_FLAT_MAX for a
+ * flat batch (total <= RENDER_FLAT_MAX, one "page": progress.md),
+ * otherwise as above. */
+int render_page_size(int total);
+
+/* progress.md of a large batch: counts per status, the page size and
+ * the page list. */
 int render_progress_index(
     char **out, const int counts[STATUS__COUNT], int total, int64_t batch_id);
 
-/* One page of the table: rows are the stories of page `page` (0-based). */
+/* One page of the table: rows are the stories of page `page` (0-based)
+ * of a batch whose pages hold per stories (render_page_size()). */
 int render_progress_page(char **out, const struct story_line *rows, size_t n,
-    int page, int64_t batch_id);
+    int page, int per, int64_t batch_id);
 
 /* Where a story's JSON lives on the state branch: "stories/<id>.json",
  * or in a batch of more than RENDER_FLAT_MAX stories
  * "stories/NNNN/<id>.json", NNNN the page of progress/NNNN.md that
- * lists it (position 0-based).  malloc'd, NULL on OOM. */
+ * lists it (position 0-based, pages of render_page_size(total)).  malloc'd, NULL on OOM. */
 char *render_story_path(const char *id, int position, int total);
 
 /* ISO 8601 UTC for epoch ms, or JSON null for 0. */

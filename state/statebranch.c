@@ -118,7 +118,7 @@ add_page(struct statebranch *sb, int64_t batch_id, struct gitstate_tx *tx,
 	const char *name = "progress.md";
 	size_t n = 0, i;
 	/* a small batch is one page of up to RENDER_FLAT_MAX stories */
-	int span = total > RENDER_FLAT_MAX ? RENDER_PAGE : RENDER_FLAT_MAX;
+	int span = render_page_size(total);
 	int page = from / span, rc;
 
 	if (only != NULL) {
@@ -138,7 +138,8 @@ add_page(struct statebranch *sb, int64_t batch_id, struct gitstate_tx *tx,
 	if (total > RENDER_FLAT_MAX) {
 		snprintf(path, sizeof(path), "progress/%04d.md", page + 1);
 		name = path;
-		rc = render_progress_page(&text, lines, n, page, batch_id);
+		rc =
+		    render_progress_page(&text, lines, n, page, span, batch_id);
 	} else {
 		rc = render_progress_md(&text, lines, n, batch_id);
 	}
@@ -193,7 +194,7 @@ commit_files(struct statebranch *sb, int64_t batch_id,
 	}
 	/* the page of `only`, or every page (a small batch is one page,
 	 * its table progress.md itself) */
-	span = total > RENDER_FLAT_MAX ? RENDER_PAGE : RENDER_FLAT_MAX;
+	span = render_page_size(total);
 	from = only != NULL && total > RENDER_FLAT_MAX
 	    ? only->position / span * span
 	    : 0;

@@ -57,6 +57,11 @@ check "that commit's story is done on its page ($id)" bash -c \
 # writes packs, and git reads, checks and repacks the result
 check "the branch's objects were packed" bash -c \
 	'[ "$(git -C "$1" count-objects -v | sed -n "s/^packs: //p")" -ge 1 ]' _ "$P"
+# and at the batch's end what the last decisions wrote was packed too:
+# no object of the state branch is left loose
+check "no object of the state branch is left loose at the batch's end" bash -c \
+	'cd "$1" && ! comm -12 <(find .git/objects/?? -type f 2>/dev/null | sed "s|.*/\(..\)/|\1|" | sort) \
+		<(git rev-list --objects storyctl/state | cut -d" " -f1 | sort) | grep -q .' _ "$P"
 want_mode=$(printf '%o' $((0444 & ~0$(umask))))
 check "packs and indexes are mode $want_mode (0444 less the umask)" bash -c \
 	'for f in "$1"/.git/objects/pack/pack-*; do [ "$(stat -c %a "$f")" = "$2" ] || exit 1; done' _ "$P" "$want_mode"

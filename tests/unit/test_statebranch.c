@@ -18,6 +18,7 @@
 
 #include <git2.h>
 
+#include "state/render.h"
 #include "state/statebranch.h"
 
 #define BRANCH "storyctl/state"
@@ -289,7 +290,7 @@ test_large_batch_paged(void **state)
 	int i;
 
 	/* 201 stories: past the flat layout's 200, so paged, in pages of
-	 * RENDER_PAGE (50): s200 is the first story of page 5 */
+	 * RENDER_PAGE_MIN (50): s200 is the first story of page 5 */
 	for (i = 0; i < 201; i++) {
 		snprintf(id, sizeof(id), "s%03d", i);
 		add_story(f, i == 200 ? &last : &s, id, i);
@@ -300,8 +301,13 @@ test_large_batch_paged(void **state)
 	md = tip_file(f, "progress.md");
 	assert_non_null(strstr(md, "201 stories"));
 	assert_null(strstr(md, "| s000 |"));
-	assert_non_null(strstr(md, "pages of 50 stories"));
-	assert_non_null(strstr(md, "(progress/0005.md): stories 201-201"));
+	assert_non_null(strstr(md, "5 pages of 50 stories"));
+	assert_non_null(strstr(
+	    md, "from [progress/0001.md](progress/0001.md) (stories 1-50)"));
+	assert_non_null(strstr(
+	    md, "to [progress/0005.md](progress/0005.md) (stories 201-201)"));
+	/* named, not listed: the summary does not grow with the batch */
+	assert_null(strstr(md, "progress/0002.md"));
 	assert_null(strstr(md, "progress/0006.md"));
 	free(md);
 	page = tip_file(f, "progress/0001.md");
@@ -371,6 +377,75 @@ test_flat_up_to_200(void **state)
 	free(md);
 }
 
+/* Pages grow with the batch: 50 stories while there are at most 200
+ * pages, then doubled while the pages are more than four times the
+ * stories on one (docs/state-branch.md#layout); a flat batch is one
+ * page of RENDER_FLAT_MAX. */
+static void
+test_page_size(void **state)
+{
+	static const struct {
+		int total, size;
+	} t[] = {{0, 200}, {1, 200}, {200, 200}, {201, 50}, {250, 50},
+	    {5000, 50}, {10000, 50}, {10001, 100}, {40000, 100}, {40001, 200},
+	    {160000, 200}, {160001, 400}, {2147483647, 25600}};
+	size_t i;
+	char *p;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		assert_int_equal(render_page_size(t[i].total), t[i].size);
+	/* a story's JSON sits on its page of the batch's page size */
+	p = render_story_path("s9999", 9999, 10000);
+	assert_string_equal(p, "stories/0200/s9999.json");
+	free(p);
+	p = render_story_path("s10000", 10000, 10001);
+	assert_string_equal(p, "stories/0101/s10000.json");
+	free(p);
+	p = render_story_path("s100", 100, 10001);
+	assert_string_equal(p, "stories/0002/s100.json");
+	free(p);
+	p = render_story_path("s100", 100, 200);
+	assert_string_equal(p, "stories/s100.json");
+	free(p);
+}
+
+/* The summary and a page of a batch of 10001 stories: pages of 100,
+ * and the summary names the first and the last of 101 pages in a few
+ * lines, whatever the batch's size (docs/state-branch.md#layout). */
+static void
+test_pages_grow(void **state)
+{
+	int counts[STATUS__COUNT] = {0};
+	struct story_line line = {0};
+	char *md = NULL, *page = NULL;
+
+	(void)state;
+	counts[STATUS_DONE] = 10000;
+	counts[STATUS_PENDING] = 1;
+	assert_int_equal(render_progress_index(&md, counts, 10001, 7), 0);
+	assert_non_null(strstr(md, "Batch 7: 10001 stories."));
+	assert_non_null(strstr(md, "| done | 10000 |"));
+	assert_non_null(strstr(md, "101 pages of 100 stories"));
+	assert_non_null(strstr(
+	    md, "from [progress/0001.md](progress/0001.md) (stories 1-100)"));
+	assert_non_null(strstr(md,
+	    "to [progress/0101.md](progress/0101.md) (stories 10001-10001)"));
+	assert_null(strstr(md, "progress/0002.md"));
+	assert_true(strlen(md) < 1024);
+	free(md);
+	line.id = "s10000";
+	line.status = STATUS_PENDING;
+	line.last_agent = "";
+	line.reason = "";
+	assert_int_equal(render_progress_page(&page, &line, 1, 100, 100, 7), 0);
+	assert_non_null(strstr(page, "page 101"));
+	assert_non_null(strstr(page, "stories 10001-10001 in run order"));
+	assert_non_null(strstr(page, "[stories/0101/](../stories/0101/)"));
+	assert_non_null(strstr(page, "| s10000 | pending |"));
+	free(page);
+}
+
 int
 main(void)
 {
@@ -385,6 +460,8 @@ main(void)
 		test_large_batch_paged, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_flat_up_to_200, setup, teardown),
+	    cmocka_unit_test(test_page_size),
+	    cmocka_unit_test(test_pages_grow),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
