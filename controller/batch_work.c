@@ -320,7 +320,7 @@ batch_worktree_settle(struct batch *b, const struct story_row *st,
     const char *worktree, struct sc_err *err)
 {
 	char msg[900];
-	int committed = 0, valid = 0;
+	int committed = 0, valid = 0, removed = 0;
 	int rc;
 
 	work_message(msg, sizeof(msg), b, st);
@@ -337,7 +337,14 @@ batch_worktree_settle(struct batch *b, const struct story_row *st,
 	if (rc == 0 && !valid)
 		console_line(b, "%s: removing the half-made worktree %s",
 		    st->id, worktree);
-	else if (rc == 0)
+	/* no agent runs there any more: an index lock is a killed
+	 * writer's, and would fail the commit below at every start */
+	if (rc == 0 && valid)
+		rc = gitwork_clear_worktree_index_lock(&removed, worktree, err);
+	if (rc == 0 && removed)
+		console_line(b, "%s: removed a stale index lock in %s", st->id,
+		    worktree);
+	if (rc == 0 && valid)
 		rc = gitwork_commit_all(&committed, NULL, worktree, NULL, NULL,
 		    msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
 	if (rc == 0)

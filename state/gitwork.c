@@ -645,3 +645,30 @@ out:
 	gitwork_close(repo);
 	return rc;
 }
+
+int
+gitwork_clear_worktree_index_lock(
+    int *out_removed, const char *worktree, struct sc_err *err)
+{
+	git_repository *repo = NULL;
+	char path[PATH_MAX];
+	int rc;
+
+	*out_removed = 0;
+	if ((rc = gitwork_open(&repo, worktree, err)) < 0)
+		return rc;
+	/* a linked worktree's own git dir (.git/worktrees/<name>/): never
+	 * the main checkout's index */
+	if (!git_repository_is_worktree(repo) ||
+	    (size_t)snprintf(path, sizeof(path), "%sindex.lock",
+		git_repository_path(repo)) >= sizeof(path))
+		goto out;
+	if (unlink(path) == 0)
+		*out_removed = 1;
+	else if (errno != ENOENT)
+		rc = err_set(err, SC_EIO, "cannot remove the stale lock %s: %s",
+		    path, strerror(errno));
+out:
+	gitwork_close(repo);
+	return rc;
+}

@@ -191,4 +191,15 @@ int gitwork_branch_tip(char *hex, int *found, const char *repo_dir,
 int gitwork_clear_stale_lock(int *out_removed, const char *repo_dir,
     const char *branch, int64_t since_ms, struct sc_err *err);
 
+/*
+ * The index lock of the linked worktree at worktree (git's
+ * "index.lock" in its own git dir), left by a process killed while it
+ * wrote the index: a controller killed in a work commit, or an agent
+ * killed inside `git add`.  Called when no agent runs in that worktree
+ * (its story is being settled), so any lock there is stale: removed
+ * (*out_removed = 1).  A main checkout's index is never touched.
+ */
+int gitwork_clear_worktree_index_lock(
+    int *out_removed, const char *worktree, struct sc_err *err);
+
 #endif
