@@ -15,12 +15,17 @@
 struct config;
 struct cli_help;
 
+struct serve_config;
+
 struct cli {
 	const char *config_path; /* -c FILE, or NULL to search */
 	const char *dir; /* -C DIR (already chdir'd to), or NULL */
 	FILE *out; /* stdout */
 	bool color; /* stdout is a terminal and NO_COLOR unset */
 	bool tty; /* stdout is a terminal */
+	/* the server's kept config (controller/serve_config.h), in its own
+	 * copy of this struct; NULL elsewhere: view_open() loads one */
+	struct serve_config *serve;
 };
 
 struct cli_command {

@@ -20,6 +20,7 @@
 
 #include "controller/config.h"
 #include "controller/serve.h"
+#include "controller/serve_config.h"
 #include "controller/serve_events.h"
 #include "controller/serve_listen.h"
 #include "controller/serve_page.h"
@@ -34,7 +35,11 @@
 struct serve {
 	struct MHD_Daemon *d;
 	struct serve_guard *guard; /* the deadline of a request's arrival */
+	/* the command's cli with .serve set: what the handlers pass on */
+	struct cli cli_copy;
 	const struct cli *cli;
+	/* the kept config, the request's handle (serve_config.c) */
+	struct serve_config *conf;
 	char *state_dir;
 	struct serve_events *ev;
 	bool tls; /* the page's cookie is Secure */
@@ -68,6 +73,9 @@ struct req {
 	char *body;
 	size_t len;
 	bool too_large;
+	/* the key check's read-only handle, which a GET's views share
+	 * (serve_config.h); NULL once the request is answered */
+	struct db *db;
 };
 
 static void
@@ -195,9 +203,11 @@ route_allow(enum route route)
 }
 
 /* The key's scope: 1 write, 0 read, -1 no such key.  Every stored hash
- * is compared in constant time (state/apikey.c). */
+ * is compared in constant time (state/apikey.c).  r->db keeps the
+ * handle opened for it when keep (a GET: its views read with it). */
 static int
-serve_key_scope(const struct serve *s, struct req *r, const char *key)
+serve_key_scope(
+    const struct serve *s, struct req *r, const char *key, bool keep)
 {
 	struct db *db = NULL;
 	struct key_row *rows = NULL;
@@ -219,7 +229,10 @@ serve_key_scope(const struct serve *s, struct req *r, const char *key)
 	}
 out:
 	free(rows);
-	db_close(db);
+	if (keep && scope >= 0)
+		r->db = db;
+	else
+		db_close(db);
 	return scope;
 }
 
@@ -237,7 +250,9 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 	bool from_query;
 	/* X-API-Key, or for a GET the page's cookie (serve_page.c) */
 	const char *key = serve_page_key(c, url, get, &from_query);
-	int scope = serve_key_scope(s, r, key);
+	/* a body may take its time: a request with one does not keep the
+	 * handle (and writes open their own) */
+	int scope = serve_key_scope(s, r, key, get);
 
 	if (scope >= 0 && from_query)
 		snprintf(r->query_key, sizeof(r->query_key), "%s", key);
@@ -405,6 +420,26 @@ serve_body(struct req *r, const char *data, size_t size)
 	r->body[r->len] = '\0';
 }
 
+/* The request, whole and accepted: its answer. */
+static enum MHD_Result
+serve_answer(const struct serve *s, struct MHD_Connection *c, struct req *r,
+    const char *method)
+{
+	if (r->too_large)
+		return serve_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
+		    "too_large", "a request body is at most 1 MiB");
+	if (r->route == ROUTE_POLICY)
+		return serve_policy(s, c, r, method);
+	if (r->route == ROUTE_EVENTS || r->route == ROUTE_EVENTS_STREAM)
+		return serve_events(s, c, r);
+	if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
+		return serve_failures(s, c, r, method);
+	if (r->route == ROUTE_PAGE)
+		return serve_page(c, s->cli,
+		    r->query_key[0] != '\0' ? r->query_key : NULL, s->tls);
+	return serve_view(s, c, r);
+}
+
 static enum MHD_Result
 serve_handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *upload_data,
@@ -412,6 +447,7 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 {
 	const struct serve *s = cls;
 	struct req *r = *con_cls;
+	enum MHD_Result ret;
 
 	if (r == NULL) {
 		if ((r = calloc(1, sizeof(*r))) == NULL)
@@ -443,19 +479,15 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 	/* the request is whole: from here only the library's idle timeout
 	 * holds (docs/api.md#limits) */
 	serve_guard_arrived(s->guard, c);
-	if (r->too_large)
-		return serve_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
-		    "too_large", "a request body is at most 1 MiB");
-	if (r->route == ROUTE_POLICY)
-		return serve_policy(s, c, r, method);
-	if (r->route == ROUTE_EVENTS || r->route == ROUTE_EVENTS_STREAM)
-		return serve_events(s, c, r);
-	if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
-		return serve_failures(s, c, r, method);
-	if (r->route == ROUTE_PAGE)
-		return serve_page(c, s->cli,
-		    r->query_key[0] != '\0' ? r->query_key : NULL, s->tls);
-	return serve_view(s, c, r);
+	/* the views of this request read with the key check's handle;
+	 * it is closed once they are done (an event stream reads with its
+	 * own) */
+	serve_config_use_db(s->conf, r->db, s->state_dir);
+	ret = serve_answer(s, c, r, method);
+	serve_config_use_db(s->conf, NULL, NULL);
+	db_close(r->db);
+	r->db = NULL;
+	return ret;
 }
 
 /* The library's own %HH decoding, except that a %00 becomes DEL (0x7f),
@@ -480,8 +512,10 @@ serve_done(void *cls, struct MHD_Connection *c, void **con_cls,
 	const struct serve *s = cls;
 	struct req *r = *con_cls;
 
-	if (r != NULL)
+	if (r != NULL) {
 		free(r->body);
+		db_close(r->db);
+	}
 	free(r);
 	*con_cls = NULL;
 	/* a kept-alive connection waits for its next request */
@@ -531,7 +565,8 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	s->cli = cli;
+	s->cli_copy = *cli;
+	s->cli = &s->cli_copy;
 	s->tls = l->tls_cert != NULL;
 	/* the threads started here take no signal: the command's own
 	 * thread handles them (serve's sigwait, run's handlers) */
@@ -540,7 +575,10 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	rc = serve_events_new(&s->ev, state_dir, err);
+	rc = serve_config_new(&s->conf, err);
+	s->cli_copy.serve = s->conf;
+	if (rc == 0)
+		rc = serve_events_new(&s->ev, state_dir, err);
 	if (rc == 0)
 		rc = serve_guard_start(&s->guard, SERVE_TIMEOUT_S * 1000, err);
 	if (rc == 0 && (s->d = serve_daemon(s, l)) == NULL)
@@ -579,6 +617,7 @@ serve_stop(struct serve *s)
 	serve_events_free(s->ev);
 	/* after the daemon: its last connections are told closed first */
 	serve_guard_stop(s->guard);
+	serve_config_free(s->conf);
 	free(s->state_dir);
 	free(s);
 }

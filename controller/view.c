@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "controller/clock.h"
+#include "controller/serve_config.h"
 #include "controller/stories.h"
 #include "controller/view.h"
 #include "strategies/suggest.h"
@@ -20,6 +21,8 @@ view_open(struct view *v, const struct cli *cli, bool write, struct sc_err *err)
 	char path[4096];
 	int rc;
 
+	if (!write && cli->serve != NULL && serve_config_can_lend(cli->serve))
+		return serve_config_view_open(v, cli->serve, cli, err);
 	memset(v, 0, sizeof(*v));
 	rc = cli_load_config(&v->cfg, cli, false, err);
 	if (rc < 0)
@@ -37,6 +40,10 @@ view_open(struct view *v, const struct cli *cli, bool write, struct sc_err *err)
 void
 view_close(struct view *v)
 {
+	if (v->lender != NULL) {
+		serve_config_view_close(v->lender, v);
+		return;
+	}
 	db_close(v->db);
 	config_release(&v->cfg);
 }

@@ -6,7 +6,9 @@
  *
  * view_open() fills v (the caller owns it; release with view_close(),
  * which takes a zeroed or failed-open v too).  v->db is NULL before the
- * first run.
+ * first run.  In the server (cli->serve) a read view borrows the kept
+ * config and the request's database handle instead
+ * (controller/serve_config.c).
  */
 #ifndef STORYCTL_VIEW_H
 #define STORYCTL_VIEW_H
@@ -20,6 +22,8 @@
 #include "controller/config.h"
 #include "state/db.h"
 
+struct serve_config;
+
 /* What every inspect command starts from: the config, the database (or
  * none yet) and the latest batch (or none yet). */
 struct view {
@@ -27,6 +31,9 @@ struct view {
 	struct db *db;
 	struct batch_row batch;
 	int have_batch;
+	/* the server's cache that lent cfg and maybe db
+	 * (controller/serve_config.h); NULL: both are v's own */
+	struct serve_config *lender;
 };
 
 int view_open(
