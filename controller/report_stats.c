@@ -262,32 +262,6 @@ html_table(FILE *f, const struct table *t)
 	fputs("</tbody></table></div>\n", f);
 }
 
-void
-report_stats_html(FILE *f, const json_t *model)
-{
-	const json_t *st = json_object_get(model, "stats");
-	struct table *t = malloc(sizeof(*t));
-	char line[600];
-	size_t i;
-
-	if (t == NULL || st == NULL) {
-		free(t);
-		return;
-	}
-	summary(line, sizeof(line), st);
-	fputs("<section id=\"telemetry\" aria-labelledby=\"tm-h\"><h2 "
-	      "id=\"tm-h\">Telemetry</h2><p id=\"summary\">",
-	    f);
-	report_put_html(f, line);
-	fputs("</p><div class=\"stats\">\n", f);
-	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
-		tables[i](t, st);
-		html_table(f, t);
-	}
-	fputs("</div></section>\n", f);
-	free(t);
-}
-
 static void
 md_table(FILE *f, const struct table *t)
 {
@@ -314,8 +288,9 @@ md_table(FILE *f, const struct table *t)
 	fputc('\n', f);
 }
 
-void
-report_stats_md(FILE *f, const json_t *model)
+/* The section in either form: the same summary and tables. */
+static void
+stats_write(FILE *f, const json_t *model, bool md)
 {
 	const json_t *st = json_object_get(model, "stats");
 	struct table *t = malloc(sizeof(*t));
@@ -327,10 +302,35 @@ report_stats_md(FILE *f, const json_t *model)
 		return;
 	}
 	summary(line, sizeof(line), st);
-	fprintf(f, "## Telemetry\n\n%s\n\n", line);
+	if (md) {
+		fprintf(f, "## Telemetry\n\n%s\n\n", line);
+	} else {
+		fputs("<section id=\"telemetry\" aria-labelledby=\"tm-h\"><h2 "
+		      "id=\"tm-h\">Telemetry</h2><p id=\"summary\">",
+		    f);
+		report_put_html(f, line);
+		fputs("</p><div class=\"stats\">\n", f);
+	}
 	for (i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
 		tables[i](t, st);
-		md_table(f, t);
+		if (md)
+			md_table(f, t);
+		else
+			html_table(f, t);
 	}
+	if (!md)
+		fputs("</div></section>\n", f);
 	free(t);
+}
+
+void
+report_stats_html(FILE *f, const json_t *model)
+{
+	stats_write(f, model, false);
+}
+
+void
+report_stats_md(FILE *f, const json_t *model)
+{
+	stats_write(f, model, true);
 }
