@@ -42,16 +42,22 @@ RKEY=$("$STORYCTL" -C "$P" key add dash 2>/dev/null)
 serve_up || not_ok "serve started"
 
 # fingerprint: every row the views are made of, but the heartbeat (which
-# moves without anything the views show changing)
+# moves without anything the views show changing), and whether a
+# controller holds the state dir's lock (status's controller_pid: a
+# batch's controller lets it go after its last write, so the database
+# alone does not show that moment; a shared flock, as `status` takes it)
 fingerprint() {
-	sqlite3 -cmd '.timeout 5000' "$P/.storyctl/state.db" "
-		SELECT * FROM batches;
-		SELECT * FROM stories ORDER BY batch_id, id;
-		SELECT id, outcome, pid, started_ms, ended_ms, exit_code, tasks_completed,
-			tasks_total, subtasks_completed, subtasks_total, decision, reason,
-			delay_ms, not_before_ms FROM attempts ORDER BY id;
-		SELECT max(id) FROM events;
-		SELECT * FROM policy_overrides;" 2>&1 | md5sum
+	{
+		sqlite3 -cmd '.timeout 5000' "$P/.storyctl/state.db" "
+			SELECT * FROM batches;
+			SELECT * FROM stories ORDER BY batch_id, id;
+			SELECT id, outcome, pid, started_ms, ended_ms, exit_code, tasks_completed,
+				tasks_total, subtasks_completed, subtasks_total, decision, reason,
+				delay_ms, not_before_ms FROM attempts ORDER BY id;
+			SELECT max(id) FROM events;
+			SELECT * FROM policy_overrides;" 2>&1
+		if flock -s -n "$P/.storyctl/lock" true; then echo free; else echo held; fi
+	} | md5sum
 }
 
 "$STORYCTL" -C "$P" run -j 3 >"$T_TMP/run.out" 2>&1 &
