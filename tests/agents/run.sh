@@ -123,7 +123,8 @@ scenario() {
 	git -C "$P" add -A && git -C "$P" commit -q -m story
 	jq -n --arg s "$name" --arg f "$P/docs/stories/s1.md" \
 		--argjson r $(($(date +%s) + 7200)) '{scenario: $s, story: $f, reset: $r}' >"$T/control.json"
-	(cd "$P" && env HOME="$home" PATH="$BIN:$PATH" "$STORYCTL" run >"$T/out" 2>"$T/err") &
+	# exec: $! is then storyctl itself, which the TERM below must reach
+	(cd "$P" && exec env HOME="$home" PATH="$BIN:$PATH" "$STORYCTL" run >"$T/out" 2>"$T/err") &
 	local sc=$!
 	# attempt 1 decided (or the run over): then stop the night
 	for i in $(seq 1 1800); do
