@@ -421,13 +421,16 @@ static const struct help_item serve_examples[] = {
 const struct cli_help help_serve = {
     "Serve the batch over HTTP (docs/api.md): GET /v1/status,\n"
     "/v1/stories, /v1/stories/ID and /v1/stats answer what status,\n"
-    "list, show and stats --json print; /v1/events?after=SEQ and\n"
-    "/v1/events/stream the event log (log --json's lines).  Every\n"
-    "request needs a key in X-API-Key (storyctl key add); a read key\n"
-    "can only GET.  It reads the database beside a running controller\n"
-    "and never blocks it.  With --tls-cert and --tls-key it serves\n"
-    "HTTPS.  It prints the port it listens on and runs until SIGINT or\n"
-    "SIGTERM.",
+    "list, show and stats --json print; /v1/retry-policy and\n"
+    "/v1/stories/ID/retry-policy get, set and remove a policy override;\n"
+    "/v1/stories/ID/failures lists and records failures, and\n"
+    "/v1/stories/ID/requeue requeues; /v1/events?after=SEQ and\n"
+    "/v1/events/stream are the event log; / is the live dashboard\n"
+    "(open /?key=KEY once).  Every request needs a key in X-API-Key\n"
+    "(storyctl key add); a read key can only GET.  It reads the\n"
+    "database beside a running controller and never blocks it.  With\n"
+    "--tls-cert and --tls-key it serves HTTPS.  It prints the port it\n"
+    "listens on and runs until SIGINT or SIGTERM.",
     serve_opts, serve_exits, serve_examples, NULL};
 
 static const struct help_item report_opts[] = {
