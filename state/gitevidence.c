@@ -4,6 +4,7 @@
  * gitevidence.h.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,46 +13,172 @@
 
 #include <git2.h>
 #include <git2/sys/odb_backend.h>
+#include <git2/sys/repository.h>
 
 #include "state/fsutil.h"
 #include "state/gitevidence.h"
 #include "state/gitwork_int.h"
 
 /*
- * git_index_add_all()/update_all() callback: >0 skips the path.  The
- * excluded dir and nested repositories (the only directories the walk
- * reports, with a trailing '/') stay out, as in a work commit
- * (docs/git-work.md#safety-rules).
+ * A copy of the repository's index into idx, stat data included, so that
+ * the first snapshot of a work tree hashes only what differs from it.
+ * An entry the index file could not tell from a later change (its mtime
+ * not before the file's: "racily clean", as git calls it) is copied with
+ * its size cleared, so that the snapshot looks at its content.
  */
 static int
-ev_stage_cb(const char *path, const char *matched, void *payload)
+ev_index_seed(git_index *idx, git_repository *repo)
 {
-	size_t n = strlen(path);
+	git_index *seed = NULL;
+	git_index_entry e;
+	const git_index_entry *src;
+	struct stat st;
+	size_t i, n;
+	bool have_stamp;
+	int rc = 0;
 
-	(void)matched;
-	if (n > 0 && path[n - 1] == '/')
-		return 1;
-	return gitwork_excluded(path, (const char *)payload) ? 1 : 0;
+	if (git_repository_index(&seed, repo) < 0 ||
+	    git_index_read(seed, 0) < 0) {
+		rc = -1;
+		goto out;
+	}
+	have_stamp = git_index_path(seed) != NULL &&
+	    stat(git_index_path(seed), &st) == 0;
+	n = git_index_entrycount(seed);
+	for (i = 0; rc == 0 && i < n; i++) {
+		src = git_index_get_byindex(seed, i);
+		if (src == NULL || GIT_INDEX_ENTRY_STAGE(src) != 0)
+			continue;
+		e = *src;
+		if (!have_stamp ||
+		    (int64_t)e.mtime.seconds > (int64_t)st.st_mtim.tv_sec ||
+		    ((int64_t)e.mtime.seconds == (int64_t)st.st_mtim.tv_sec &&
+			(long)e.mtime.nanoseconds >= st.st_mtim.tv_nsec))
+			e.file_size = 0;
+		rc = git_index_add(idx, &e) < 0 ? -1 : 0;
+	}
+out:
+	git_index_free(seed);
+	return rc;
 }
 
-/* `git add -A` into the repository's index in memory only (never
- * written back), then its tree into the object database. */
+/*
+ * The index a snapshot of repo's work tree starts from, set as repo's
+ * index.  With state_dir: the snapshots' own, a file in their store
+ * named for the work tree (index-<SHA-1 of its path>), kept from one
+ * snapshot to the next and seeded from the repository's index, so that
+ * a snapshot hashes only the files changed since the last one, not
+ * every file changed since the index file was last written (which grows
+ * all night while nobody runs `git add`: docs/evidence.md#cost).
+ * Without: the repository's own, in memory.
+ */
 static int
-ev_write_tree(git_oid *tree_id, git_repository *repo, const char *ex,
+ev_index(git_index **out, git_repository *repo, const char *state_dir,
     const char *dir, struct sc_err *err)
 {
 	git_index *idx = NULL;
-	char star[] = "*";
-	char *specs[] = {star};
-	git_strarray spec = {specs, 1};
+	git_oid key;
+	const char *wd = git_repository_workdir(repo);
+	char hex[GIT_OID_HEXSZ + 1], name[sizeof(GITEVIDENCE_ODB) + 64];
+	char *path = NULL;
+	struct stat st;
 	int rc = 0;
 
-	if (git_repository_index(&idx, repo) < 0 ||
-	    git_index_read(idx, 0) < 0 ||
-	    git_index_add_all(idx, &spec, GIT_INDEX_ADD_DEFAULT, ev_stage_cb,
-		(void *)ex) < 0 ||
-	    git_index_update_all(idx, &spec, ev_stage_cb, (void *)ex) < 0 ||
-	    git_index_write_tree(tree_id, idx) < 0)
+	*out = NULL;
+	if (state_dir == NULL || state_dir[0] == '\0') {
+		if (git_repository_index(&idx, repo) < 0 ||
+		    git_index_read(idx, 0) < 0)
+			rc = -1;
+		goto out;
+	}
+	if (git_odb_hash(&key, wd, strlen(wd), GIT_OBJECT_BLOB) < 0) {
+		rc = -1;
+		goto out;
+	}
+	git_oid_tostr(hex, sizeof(hex), &key);
+	snprintf(name, sizeof(name), "%s/index-%s", GITEVIDENCE_ODB, hex);
+	if ((path = fsutil_path_join(state_dir, name)) == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	if (git_index_open(&idx, path) < 0 ||
+	    (lstat(path, &st) < 0 && ev_index_seed(idx, repo) < 0) ||
+	    git_repository_set_index(repo, idx) < 0)
+		rc = -1;
+out:
+	if (rc == -1)
+		rc = err_set(err, SC_EIO, "%s: cannot read the index: %s", dir,
+		    gitwork_git_msg());
+	if (rc < 0) {
+		git_index_free(idx);
+		idx = NULL;
+	}
+	*out = idx;
+	free(path);
+	return rc;
+}
+
+/*
+ * `git add -A` into idx: one diff of idx against the work tree, each
+ * new, changed or deleted file applied, the state dir and nested
+ * repositories (the only directories the diff reports, with a trailing
+ * '/') left out as in a work commit (docs/git-work.md#safety-rules).
+ * The diff also refreshes the stat data of files whose content turned
+ * out unchanged (GIT_DIFF_UPDATE_INDEX, as `git status` does): libgit2's
+ * git_index_add_all() does not, so a file merely touched, copied or
+ * rewritten with the same bytes was hashed again by every snapshot, and
+ * it diffed the tree twice (add_all, then update_all for deletions).
+ */
+static int
+ev_add_all(git_index *idx, git_repository *repo, const char *ex)
+{
+	git_diff_options o;
+	git_diff *diff = NULL;
+	const git_diff_delta *d;
+	const char *path;
+	size_t i, n, len;
+	int rc = 0;
+
+	if (git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION) < 0)
+		return -1;
+	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_INCLUDE_UNTRACKED |
+	    GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_UPDATE_INDEX;
+	if (git_diff_index_to_workdir(&diff, repo, idx, &o) < 0)
+		return -1;
+	n = git_diff_num_deltas(diff);
+	for (i = 0; rc == 0 && i < n; i++) {
+		d = git_diff_get_delta(diff, i);
+		path = d->status == GIT_DELTA_DELETED ? d->old_file.path
+						      : d->new_file.path;
+		len = strlen(path);
+		if ((len > 0 && path[len - 1] == '/') ||
+		    gitwork_excluded(path, ex))
+			continue;
+		if (d->status == GIT_DELTA_DELETED)
+			rc = git_index_remove_bypath(idx, path);
+		else
+			rc = git_index_add_bypath(idx, path);
+	}
+	git_diff_free(diff);
+	return rc < 0 ? -1 : 0;
+}
+
+/* `git add -A` into the index ev_index() gives, then its tree into the
+ * object database; the index is written back only when it is the
+ * snapshots' own (the repository's index file is never touched). */
+static int
+ev_write_tree(git_oid *tree_id, git_repository *repo, const char *ex,
+    const char *state_dir, const char *dir, struct sc_err *err)
+{
+	git_index *idx = NULL;
+	int rc;
+
+	if ((rc = ev_index(&idx, repo, state_dir, dir, err)) < 0)
+		return rc;
+	if (ev_add_all(idx, repo, ex) < 0 ||
+	    git_index_write_tree(tree_id, idx) < 0 ||
+	    (state_dir != NULL && state_dir[0] != '\0' &&
+		git_index_write(idx) < 0))
 		rc = err_set(err, SC_EIO,
 		    "%s: cannot snapshot the work tree: %s", dir,
 		    gitwork_git_msg());
@@ -137,7 +264,7 @@ gitevidence_snapshot(char *tree_hex, const char *dir, const char *exclude_dir,
 		return rc;
 	if ((rc = gitwork_exclude(ex, sizeof(ex), git_repository_workdir(repo),
 		 exclude_dir, err)) == 0 &&
-	    (rc = ev_write_tree(&id, repo, ex, dir, err)) == 0)
+	    (rc = ev_write_tree(&id, repo, ex, exclude_dir, dir, err)) == 0)
 		git_oid_tostr(tree_hex, GITWORK_HEXSZ, &id);
 	gitwork_close(repo);
 	return rc;
@@ -270,7 +397,7 @@ gitevidence_diff(struct gitevidence_diff *out, const char *dir,
 		    dir, base_tree_hex);
 		goto out;
 	}
-	if ((rc = ev_write_tree(&now, repo, ex, dir, err)) < 0 ||
+	if ((rc = ev_write_tree(&now, repo, ex, exclude_dir, dir, err)) < 0 ||
 	    (rc = ev_tree_diff(&diff, repo, &base, &now, dir, err)) < 0)
 		goto out;
 	rc = ev_count(out, diff, ex, exfile, dir, err);
