@@ -56,8 +56,8 @@ attempt_evidence_start(struct attempt_run *ar)
 	err_clear(&err);
 	/* the state dir is left out wherever it lies: inside the main
 	 * tree it is excluded, a worktree's tree does not hold it */
-	if (gitevidence_snapshot(ar->ev_base, slot_root(ar->b, ar->sl),
-		ar->b->cfg->state_dir, &err) < 0) {
+	if (gitevidence_snapshot(ar->ev_base, ar->b->evw,
+		slot_root(ar->b, ar->sl), ar->b->cfg->state_dir, &err) < 0) {
 		ar->ev_base[0] = '\0';
 		not_measured(
 		    ar, "the work tree cannot be snapshotted", err.msg);
@@ -73,8 +73,9 @@ measure(struct attempt_run *ar)
 
 	if (ar->ev_base[0] == '\0')
 		return; /* not_measured says why */
-	if (gitevidence_diff(&d, slot_root(ar->b, ar->sl), ar->ev_base,
-		ar->b->cfg->state_dir, ar->sl->abspath, &err) < 0) {
+	if (gitevidence_diff(&d, ar->b->evw, slot_root(ar->b, ar->sl),
+		ar->ev_base, ar->b->cfg->state_dir, ar->sl->abspath,
+		&err) < 0) {
 		not_measured(ar, "the work tree cannot be diffed", err.msg);
 		return;
 	}

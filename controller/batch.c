@@ -199,6 +199,9 @@ batch_run(
 	 * here, not earlier, so that a run refused for its arguments
 	 * changes nothing in the state dir */
 	gitevidence_forget(o->cfg->state_dir);
+	/* best effort: without it every snapshot looks at the whole tree */
+	(void)gitevidence_watches_new(&b.evw, err);
+	err_clear(err);
 	rc = batch_run_stories(&b, err);
 	if (rc < 0)
 		goto out;
@@ -230,6 +233,7 @@ out:
 		lock_note_stop(b.lock, err->msg);
 	batch_notify_close(&b);
 	console_clear(&b);
+	gitevidence_watches_free(b.evw);
 	free(b.slots);
 	statebranch_release(&b.sb);
 	gitstate_free(b.gs);

@@ -47,6 +47,8 @@ struct batch {
 	const struct config *cfg;
 	struct db *db;
 	struct gitstate *gs;
+	struct gitevidence_watches *evw; /* the trees snapshots watch; NULL:
+					  * each snapshot looks at all */
 	struct state_lock *lock;
 	struct batch_agent_ops ops;
 	int64_t batch_id;

@@ -18,6 +18,7 @@
 #include "state/fsutil.h"
 #include "state/gitevidence.h"
 #include "state/gitwork_int.h"
+#include "state/treewatch.h"
 
 /*
  * A copy of the repository's index into idx, stat data included, so that
@@ -128,9 +129,11 @@ out:
  * git_index_add_all() does not, so a file merely touched, copied or
  * rewritten with the same bytes was hashed again by every snapshot, and
  * it diffed the tree twice (add_all, then update_all for deletions).
+ * only: just those paths (relative to the work tree), or NULL.
  */
 static int
-ev_add_all(git_index *idx, git_repository *repo, const char *ex)
+ev_add_all(git_index *idx, git_repository *repo, const char *ex,
+    const struct strlist *only)
 {
 	git_diff_options o;
 	git_diff *diff = NULL;
@@ -143,6 +146,13 @@ ev_add_all(git_index *idx, git_repository *repo, const char *ex)
 		return -1;
 	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_INCLUDE_UNTRACKED |
 	    GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_UPDATE_INDEX;
+	if (only != NULL) {
+		/* the paths a watch saw change, literally: a directory
+		 * stands for all under it, nothing else is read or stat'ed */
+		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+		o.pathspec.strings = only->items;
+		o.pathspec.count = only->n;
+	}
 	if (git_diff_index_to_workdir(&diff, repo, idx, &o) < 0)
 		return -1;
 	n = git_diff_num_deltas(diff);
@@ -161,29 +171,6 @@ ev_add_all(git_index *idx, git_repository *repo, const char *ex)
 	}
 	git_diff_free(diff);
 	return rc < 0 ? -1 : 0;
-}
-
-/* `git add -A` into the index ev_index() gives, then its tree into the
- * object database; the index is written back only when it is the
- * snapshots' own (the repository's index file is never touched). */
-static int
-ev_write_tree(git_oid *tree_id, git_repository *repo, const char *ex,
-    const char *state_dir, const char *dir, struct sc_err *err)
-{
-	git_index *idx = NULL;
-	int rc;
-
-	if ((rc = ev_index(&idx, repo, state_dir, dir, err)) < 0)
-		return rc;
-	if (ev_add_all(idx, repo, ex) < 0 ||
-	    git_index_write_tree(tree_id, idx) < 0 ||
-	    (state_dir != NULL && state_dir[0] != '\0' &&
-		git_index_write(idx) < 0))
-		rc = err_set(err, SC_EIO,
-		    "%s: cannot snapshot the work tree: %s", dir,
-		    gitwork_git_msg());
-	git_index_free(idx);
-	return rc;
 }
 
 /*
@@ -250,23 +237,224 @@ gitevidence_forget(const char *state_dir)
 	free(path);
 }
 
-int
-gitevidence_snapshot(char *tree_hex, const char *dir, const char *exclude_dir,
+/*
+ * A work tree as snapshots see it: its repository (the snapshots' store
+ * in front), the index a snapshot starts from and, while a
+ * gitevidence_watches keeps it, the watch that says which of its files
+ * changed since the last snapshot (state/treewatch.h).
+ */
+struct ev_tree {
+	char *dir; /* as the caller named it: the key */
+	git_repository *repo;
+	git_index *idx;
+	struct treewatch *tw; /* NULL: the whole tree every time */
+	bool own_index; /* the snapshots' own, written after a full look */
+	char ex[PATH_MAX]; /* the state dir, relative to the work tree */
+};
+
+struct gitevidence_watches {
+	struct ev_tree *t[GITEVIDENCE_WATCH_MAX]; /* [0] the oldest */
+	size_t n;
+};
+
+static void
+ev_tree_close(struct ev_tree *t)
+{
+	if (t == NULL)
+		return;
+	treewatch_free(t->tw);
+	git_index_free(t->idx);
+	gitwork_close(t->repo);
+	free(t->dir);
+	free(t);
+}
+
+/* *out: the work tree containing dir, opened, with its index. */
+static int
+ev_tree_open(struct ev_tree **out, const char *dir, const char *state_dir,
     struct sc_err *err)
 {
-	git_repository *repo = NULL;
+	struct ev_tree *t = NULL;
+	int rc;
+
+	*out = NULL;
+	if ((t = calloc(1, sizeof(*t))) == NULL ||
+	    (t->dir = strdup(dir)) == NULL) {
+		free(t);
+		return err_set(err, SC_EOS, "%s: out of memory", dir);
+	}
+	t->own_index = state_dir != NULL && state_dir[0] != '\0';
+	if ((rc = ev_open(&t->repo, dir, state_dir, err)) < 0 ||
+	    (rc = gitwork_exclude(t->ex, sizeof(t->ex),
+		 git_repository_workdir(t->repo), state_dir, err)) < 0 ||
+	    (rc = ev_index(&t->idx, t->repo, state_dir, dir, err)) < 0) {
+		ev_tree_close(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+/* A watch for t's work tree (its path without the trailing '/'); none
+ * when it cannot be made: then the whole tree is looked at each time. */
+static void
+ev_tree_watch(struct ev_tree *t)
+{
+	char root[PATH_MAX], ex[PATH_MAX];
+	struct sc_err ignore;
+	size_t n;
+
+	n = (size_t)snprintf(
+	    root, sizeof(root), "%s", git_repository_workdir(t->repo));
+	if (n >= sizeof(root))
+		return;
+	while (n > 1 && root[n - 1] == '/')
+		root[--n] = '\0';
+	if ((size_t)snprintf(ex, sizeof(ex), "%s/%s", root, t->ex) >=
+	    sizeof(ex))
+		return;
+	(void)treewatch_open(
+	    &t->tw, root, t->ex[0] != '\0' ? ex : NULL, &ignore);
+}
+
+/* Drop w's entry i. */
+static void
+ev_watches_drop(struct gitevidence_watches *w, size_t i)
+{
+	ev_tree_close(w->t[i]);
+	memmove(&w->t[i], &w->t[i + 1], (w->n - i - 1) * sizeof(*w->t));
+	w->n--;
+}
+
+/*
+ * *out: the work tree containing dir, kept in w (w NULL: opened for
+ * this call only; ev_tree_put() closes it), and in *only what changed
+ * in it since the last snapshot, or *only NULL when not known (the
+ * whole tree is looked at).
+ */
+static int
+ev_tree_get(struct ev_tree **out, struct strlist *changed,
+    const struct strlist **only, struct gitevidence_watches *w, const char *dir,
+    const char *state_dir, struct sc_err *err)
+{
+	struct ev_tree *t = NULL;
+	struct sc_err ignore;
+	bool full = true, gone = false;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	*only = NULL;
+	for (i = 0; w != NULL && i < w->n; i++)
+		if (strcmp(w->t[i]->dir, dir) == 0)
+			break;
+	if (w != NULL && i < w->n) {
+		t = w->t[i];
+		if (t->tw != NULL &&
+		    treewatch_take(t->tw, changed, &full, &gone, &ignore) < 0)
+			full = true;
+		if (!gone) {
+			*only = full ? NULL : changed;
+			*out = t;
+			return 0;
+		}
+		/* the tree went away (a worktree removed and made again):
+		 * its repository and watch are stale */
+		ev_watches_drop(w, i);
+	}
+	if ((rc = ev_tree_open(&t, dir, state_dir, err)) < 0)
+		return rc;
+	if (w != NULL && t->own_index) {
+		if (w->n == GITEVIDENCE_WATCH_MAX)
+			ev_watches_drop(w, 0);
+		w->t[w->n++] = t;
+		ev_tree_watch(t);
+		/* the first take says "full" and arms the watch before the
+		 * whole tree is looked at */
+		if (t->tw != NULL)
+			(void)treewatch_take(
+			    t->tw, changed, &full, &gone, &ignore);
+	}
+	*out = t;
+	return 0;
+}
+
+/* Done with t: closed unless w keeps it; a failed snapshot makes the
+ * next one look at the whole tree (what the watch said is spent). */
+static void
+ev_tree_put(struct gitevidence_watches *w, struct ev_tree *t, bool failed)
+{
+	size_t i;
+
+	for (i = 0; w != NULL && i < w->n; i++)
+		if (w->t[i] == t) {
+			if (failed)
+				ev_watches_drop(w, i);
+			return;
+		}
+	ev_tree_close(t);
+}
+
+/*
+ * `git add -A` into t's index (only the paths in only, when not NULL),
+ * then its tree into the object database.  After a look at the whole
+ * tree the snapshots' own index is written back, so that the next run's
+ * first snapshot starts from it; the repository's index file is never
+ * touched.
+ */
+static int
+ev_write_tree(git_oid *tree_id, struct ev_tree *t, const struct strlist *only,
+    const char *dir, struct sc_err *err)
+{
+	if ((only == NULL || only->n > 0) &&
+	    ev_add_all(t->idx, t->repo, t->ex, only) < 0)
+		goto fail;
+	if (git_index_write_tree(tree_id, t->idx) < 0)
+		goto fail;
+	if (only == NULL && t->own_index && git_index_write(t->idx) < 0)
+		goto fail;
+	return 0;
+fail:
+	return err_set(err, SC_EIO, "%s: cannot snapshot the work tree: %s",
+	    dir, gitwork_git_msg());
+}
+
+int
+gitevidence_watches_new(struct gitevidence_watches **out, struct sc_err *err)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out != NULL ? 0 : err_set(err, SC_EOS, "out of memory");
+}
+
+void
+gitevidence_watches_free(struct gitevidence_watches *w)
+{
+	if (w == NULL)
+		return;
+	while (w->n > 0)
+		ev_watches_drop(w, w->n - 1);
+	free(w);
+}
+
+int
+gitevidence_snapshot(char *tree_hex, struct gitevidence_watches *w,
+    const char *dir, const char *exclude_dir, struct sc_err *err)
+{
+	struct ev_tree *t = NULL;
+	struct strlist changed = {0};
+	const struct strlist *only;
 	git_oid id;
-	char ex[PATH_MAX];
 	int rc;
 
 	tree_hex[0] = '\0';
-	if ((rc = ev_open(&repo, dir, exclude_dir, err)) < 0)
-		return rc;
-	if ((rc = gitwork_exclude(ex, sizeof(ex), git_repository_workdir(repo),
-		 exclude_dir, err)) == 0 &&
-	    (rc = ev_write_tree(&id, repo, ex, exclude_dir, dir, err)) == 0)
+	if ((rc = ev_tree_get(&t, &changed, &only, w, dir, exclude_dir, err)) <
+	    0)
+		goto out;
+	if ((rc = ev_write_tree(&id, t, only, dir, err)) == 0)
 		git_oid_tostr(tree_hex, GITWORK_HEXSZ, &id);
-	gitwork_close(repo);
+	ev_tree_put(w, t, rc < 0);
+out:
+	strlist_release(&changed);
 	return rc;
 }
 
@@ -372,37 +560,40 @@ out:
 }
 
 int
-gitevidence_diff(struct gitevidence_diff *out, const char *dir,
-    const char *base_tree_hex, const char *exclude_dir,
+gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
+    const char *dir, const char *base_tree_hex, const char *exclude_dir,
     const char *exclude_file, struct sc_err *err)
 {
-	git_repository *repo = NULL;
+	struct ev_tree *t = NULL;
+	struct strlist changed = {0};
+	const struct strlist *only;
 	git_diff *diff = NULL;
 	git_oid base, now;
-	char ex[PATH_MAX], exfile[PATH_MAX];
+	char exfile[PATH_MAX];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = ev_open(&repo, dir, exclude_dir, err)) < 0)
-		return rc;
+	if ((rc = ev_tree_get(&t, &changed, &only, w, dir, exclude_dir, err)) <
+	    0)
+		goto out;
 	/* the story file is normalised like the state dir: relative to
 	 * the work tree, whether given absolute or relative */
-	if ((rc = gitwork_exclude(ex, sizeof(ex), git_repository_workdir(repo),
-		 exclude_dir, err)) < 0 ||
-	    (rc = gitwork_exclude(exfile, sizeof(exfile),
-		 git_repository_workdir(repo), exclude_file, err)) < 0)
+	if ((rc = gitwork_exclude(exfile, sizeof(exfile),
+		 git_repository_workdir(t->repo), exclude_file, err)) < 0)
 		goto out;
 	if (git_oid_fromstr(&base, base_tree_hex) < 0) {
 		rc = err_set(err, SC_ESOFTWARE, "%s: bad snapshot id \"%s\"",
 		    dir, base_tree_hex);
 		goto out;
 	}
-	if ((rc = ev_write_tree(&now, repo, ex, exclude_dir, dir, err)) < 0 ||
-	    (rc = ev_tree_diff(&diff, repo, &base, &now, dir, err)) < 0)
+	if ((rc = ev_write_tree(&now, t, only, dir, err)) < 0 ||
+	    (rc = ev_tree_diff(&diff, t->repo, &base, &now, dir, err)) < 0)
 		goto out;
-	rc = ev_count(out, diff, ex, exfile, dir, err);
+	rc = ev_count(out, diff, t->ex, exfile, dir, err);
 out:
 	git_diff_free(diff);
-	gitwork_close(repo);
+	if (t != NULL)
+		ev_tree_put(w, t, rc < 0);
+	strlist_release(&changed);
 	return rc;
 }

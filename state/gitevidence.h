@@ -17,8 +17,8 @@
  * well as what it left uncommitted, and what earlier attempts left in
  * the tree does not count again.
  *
- * Like gitwork.h: every call opens the repository containing dir
- * afresh and closes it; errors are SC_EDATA (not a repository, bare),
+ * Without a gitevidence_watches, every call opens the repository
+ * containing dir afresh and closes it (like gitwork.h); errors are SC_EDATA (not a repository, bare),
  * SC_EIO (libgit2, the snapshot's objects gone), SC_EOS, SC_ESOFTWARE.
  */
 #ifndef STORYCTL_GITEVIDENCE_H
@@ -52,6 +52,22 @@ struct gitevidence_diff {
 /* The snapshots' object store, under the state dir. */
 #define GITEVIDENCE_ODB "evidence-objects"
 
+/*
+ * The work trees a batch snapshots, kept open from one snapshot to the
+ * next with a watch of their files (state/treewatch.h), so that a
+ * snapshot reads and hashes only the files changed since the last one
+ * instead of stat'ing every file of the tree (docs/evidence.md#cost).
+ * At most GITEVIDENCE_WATCH_MAX trees are kept (the oldest goes first).
+ * Every call below takes one, or NULL to open the tree for that call
+ * and look at all of it.  Free with gitevidence_watches_free() (NULL is
+ * a no-op).
+ */
+struct gitevidence_watches;
+#define GITEVIDENCE_WATCH_MAX 16
+int gitevidence_watches_new(
+    struct gitevidence_watches **out, struct sc_err *err);
+void gitevidence_watches_free(struct gitevidence_watches *w);
+
 /* Remove the snapshots' objects under state_dir: when no attempt of the
  * batch runs (its start), since a snapshot is needed only from an
  * attempt's start to its end. */
@@ -62,8 +78,8 @@ void gitevidence_forget(const char *state_dir);
  * tree_hex (GITWORK_HEXSZ bytes).  Nothing under exclude_dir (NULL or
  * "": nothing) is in it.
  */
-int gitevidence_snapshot(char *tree_hex, const char *dir,
-    const char *exclude_dir, struct sc_err *err);
+int gitevidence_snapshot(char *tree_hex, struct gitevidence_watches *w,
+    const char *dir, const char *exclude_dir, struct sc_err *err);
 
 /*
  * *out: the change from the snapshot base_tree_hex to the work tree
@@ -71,8 +87,8 @@ int gitevidence_snapshot(char *tree_hex, const char *dir,
  * exclude_file (a path, absolute or relative to the work tree: the
  * story file) and everything under exclude_dir.  A rename is one file.
  */
-int gitevidence_diff(struct gitevidence_diff *out, const char *dir,
-    const char *base_tree_hex, const char *exclude_dir,
-    const char *exclude_file, struct sc_err *err);
+int gitevidence_diff(struct gitevidence_diff *out,
+    struct gitevidence_watches *w, const char *dir, const char *base_tree_hex,
+    const char *exclude_dir, const char *exclude_file, struct sc_err *err);
 
 #endif

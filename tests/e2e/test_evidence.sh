@@ -116,4 +116,26 @@ check "the snapshots' objects are in the state dir's own store" \
 check "no dangling object in the repository" \
 	bash -c '! git -C "$1" fsck --no-progress --dangling 2>&1 | grep -q dangling' _ "$P"
 
+# A snapshot reads what changed, not the whole tree (docs/evidence.md#cost):
+# 300 files nobody touches beside 10 stories whose agent works; under
+# strace (the controller alone) the untouched files are stat'ed by the
+# first snapshot of the run, not by each of the 20.  Before the watch
+# every snapshot stat'ed every one (20 x 300 and more).
+if command -v strace >/dev/null && strace -qq -o /dev/null true 2>/dev/null; then
+	new_project '{}' "$AGENTS"
+	mkdir -p "$P/big"
+	for i in $(seq 1 300); do echo "$i" >"$P/big/f$i.txt"; done
+	for i in $(seq 1 10); do new_story "$P" "b$i" 1 '<!-- evidence *: work -->'; done
+	commit_all
+	(cd "$P" && strace -qq -e trace=newfstatat,statx,lstat,stat,openat -o "$T_TMP/ev-trace" "$STORYCTL" run >/dev/null 2>&1)
+	looks=$(grep -cE '"([^"]*/)?f[0-9]+\.txt"' "$T_TMP/ev-trace")
+	ev_show b10
+	expect_json "a batch of 10 under strace: each attempt still measured" \
+		'.status == "done" and .attempts[0].evidence.measured and .attempts[0].evidence.files_changed == 2'
+	check "300 untouched files looked at by one snapshot, not by 20 ($looks looks)" \
+		test "$looks" -le 600
+else
+	ok "# skip a snapshot reads what changed (no strace, or no ptrace)"
+fi
+
 finish

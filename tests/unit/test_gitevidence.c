@@ -31,7 +31,9 @@
 struct fx {
 	char root[PATH_MAX];
 	char repo[PATH_MAX];
+	char ex[PATH_MAX]; /* the state dir, absolute */
 	char base[GITWORK_HEXSZ];
+	struct gitevidence_watches *w; /* NULL, or the trees watched */
 };
 
 static int
@@ -97,7 +99,7 @@ snapshot(struct fx *fx)
 {
 	struct sc_err err = {0, ""};
 
-	if (gitevidence_snapshot(fx->base, fx->repo, EX, &err) != 0)
+	if (gitevidence_snapshot(fx->base, fx->w, fx->repo, fx->ex, &err) != 0)
 		fail_msg("gitevidence_snapshot: %s", err.msg);
 	assert_int_equal(strlen(fx->base), 40);
 }
@@ -107,7 +109,8 @@ diff(struct gitevidence_diff *d, struct fx *fx)
 {
 	struct sc_err err = {0, ""};
 
-	if (gitevidence_diff(d, fx->repo, fx->base, EX, "story.md", &err) != 0)
+	if (gitevidence_diff(
+		d, fx->w, fx->repo, fx->base, fx->ex, "story.md", &err) != 0)
 		fail_msg("gitevidence_diff: %s", err.msg);
 }
 
@@ -124,6 +127,7 @@ fx_setup(void **state)
 	assert_non_null(mkdtemp(tmpl));
 	assert_non_null(realpath(tmpl, fx->root));
 	snprintf(fx->repo, sizeof(fx->repo), "%s/repo", fx->root);
+	snprintf(fx->ex, sizeof(fx->ex), "%s/" EX, fx->repo);
 	setenv("HOME", fx->root, 1);
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
 	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
@@ -143,10 +147,26 @@ fx_setup(void **state)
 	return 0;
 }
 
+/* The same, with the tree kept and watched between snapshots (as a
+ * batch does): every test must give the same figures both ways. */
+static int
+fx_setup_watch(void **state)
+{
+	struct fx *fx;
+	struct sc_err err = {0, ""};
+
+	fx_setup(state);
+	fx = *state;
+	assert_int_equal(gitevidence_watches_new(&fx->w, &err), 0);
+	return 0;
+}
+
 static int
 fx_teardown(void **state)
 {
 	struct fx *fx = *state;
+
+	gitevidence_watches_free(fx->w);
 
 	nftw(fx->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(fx);
@@ -261,8 +281,9 @@ test_rename_binary_absolute_story(void **state)
 	assert_int_equal(fclose(f), 0);
 	write_file(fx->repo, "story.md", "changed\n");
 	snprintf(story, sizeof(story), "%s/story.md", fx->repo);
-	assert_int_equal(
-	    gitevidence_diff(&d, fx->repo, fx->base, EX, story, &err), 0);
+	assert_int_equal(gitevidence_diff(&d, fx->w, fx->repo, fx->base, fx->ex,
+			     story, &err),
+	    0);
 	assert_int_equal(d.files_changed, 2);
 	assert_int_equal(d.lines_added, 0);
 	assert_int_equal(d.lines_removed, 0);
@@ -292,6 +313,84 @@ test_list_is_bounded(void **state)
 	assert_int_equal(d.nlisted, GITEVIDENCE_LIST_MAX);
 }
 
+/* Snapshot after snapshot, as attempt after attempt: each diff counts
+ * only what changed since its own start, including a file changed
+ * back to what the index of the repository holds. */
+static void
+test_snapshots_in_a_row(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	char p[PATH_MAX];
+
+	snapshot(fx);
+	write_file(fx->repo, "a.txt", "1\n2\n3\n4\n");
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 1);
+	assert_int_equal(d.lines_added, 1);
+	snapshot(fx);
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 0);
+	snapshot(fx);
+	write_file(fx->repo, "a.txt", "1\n2\n3\n");
+	write_file(fx->repo, "sub/deep/e.txt", "e\n");
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 2);
+	assert_int_equal(d.lines_added, 1);
+	assert_int_equal(d.lines_removed, 1);
+	assert_string_equal(d.listed[0].path, "a.txt");
+	assert_string_equal(d.listed[1].path, "sub/deep/e.txt");
+	snapshot(fx);
+	/* a file written again with the same bytes is no change */
+	write_file(fx->repo, "sub/deep/e.txt", "e\n");
+	snprintf(p, sizeof(p), "%s/sub/deep/e.txt", fx->repo);
+	assert_int_equal(chmod(p, 0755), 0); /* but a mode is */
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 1);
+	assert_int_equal(d.lines_added, 0);
+	assert_string_equal(d.listed[0].path, "sub/deep/e.txt");
+}
+
+/* A directory renamed, a file replaced by a directory, a directory
+ * removed with what it held, a nested repository: counted as a full
+ * look at the tree counts them. */
+static void
+test_dirs_moved_and_replaced(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	char from[PATH_MAX], to[PATH_MAX];
+
+	write_file(fx->repo, "lib/x.c", "x\n");
+	write_file(fx->repo, "lib/y.c", "y\n");
+	snapshot(fx);
+	snprintf(from, sizeof(from), "%s/lib", fx->repo);
+	snprintf(to, sizeof(to), "%s/src", fx->repo);
+	assert_int_equal(rename(from, to), 0);
+	write_file(fx->repo, "src/z.c", "z\n");
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 3); /* 2 renamed, 1 added */
+	snapshot(fx);
+	snprintf(from, sizeof(from), "%s/a.txt", fx->repo);
+	assert_int_equal(unlink(from), 0);
+	write_file(fx->repo, "a.txt/inner.txt", "i\n");
+	snprintf(from, sizeof(from), "%s/src/x.c", fx->repo);
+	assert_int_equal(unlink(from), 0);
+	snprintf(from, sizeof(from), "%s/src/y.c", fx->repo);
+	assert_int_equal(unlink(from), 0);
+	snprintf(from, sizeof(from), "%s/src/z.c", fx->repo);
+	assert_int_equal(unlink(from), 0);
+	snprintf(from, sizeof(from), "%s/src", fx->repo);
+	assert_int_equal(rmdir(from), 0);
+	git_ok(fx->repo, "init", "-q", "nested", NULL);
+	write_file(fx->repo, "nested/n.txt", "n\n");
+	diff(&d, fx);
+	/* a.txt deleted, a.txt/inner.txt added, src/{x,y,z}.c deleted */
+	assert_int_equal(d.files_changed, 5);
+	assert_int_equal(d.lines_added, 1);
+	assert_int_equal(d.lines_removed, 6);
+}
+
 /* Not a repository, a bad or lost snapshot: errors, not figures. */
 static void
 test_errors(void **state)
@@ -301,12 +400,13 @@ test_errors(void **state)
 	struct sc_err err = {0, ""};
 	char hex[GITWORK_HEXSZ];
 
-	assert_int_equal(gitevidence_snapshot(hex, "/", NULL, &err), SC_EDATA);
 	assert_int_equal(
-	    gitevidence_diff(&d, fx->repo, "nothex", EX, "story.md", &err),
+	    gitevidence_snapshot(hex, fx->w, "/", NULL, &err), SC_EDATA);
+	assert_int_equal(gitevidence_diff(&d, fx->w, fx->repo, "nothex", fx->ex,
+			     "story.md", &err),
 	    SC_ESOFTWARE);
-	assert_int_equal(gitevidence_diff(&d, fx->repo,
-			     "0123456789012345678901234567890123456789", EX,
+	assert_int_equal(gitevidence_diff(&d, fx->w, fx->repo,
+			     "0123456789012345678901234567890123456789", fx->ex,
 			     "story.md", &err),
 	    SC_EIO);
 	assert_non_null(strstr(err.msg, "snapshot"));
@@ -328,6 +428,32 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_list_is_bounded, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_errors, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_snapshots_in_a_row, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_dirs_moved_and_replaced, fx_setup, fx_teardown),
+	    {"watched: test_nothing", test_nothing, fx_setup_watch, fx_teardown,
+		NULL},
+	    {"watched: test_story_state_ignored_left_out",
+		test_story_state_ignored_left_out, fx_setup_watch, fx_teardown,
+		NULL},
+	    {"watched: test_counts", test_counts, fx_setup_watch, fx_teardown,
+		NULL},
+	    {"watched: test_base_is_the_start_not_head",
+		test_base_is_the_start_not_head, fx_setup_watch, fx_teardown,
+		NULL},
+	    {"watched: test_rename_binary_absolute_story",
+		test_rename_binary_absolute_story, fx_setup_watch, fx_teardown,
+		NULL},
+	    {"watched: test_list_is_bounded", test_list_is_bounded,
+		fx_setup_watch, fx_teardown, NULL},
+	    {"watched: test_errors", test_errors, fx_setup_watch, fx_teardown,
+		NULL},
+	    {"watched: test_snapshots_in_a_row", test_snapshots_in_a_row,
+		fx_setup_watch, fx_teardown, NULL},
+	    {"watched: test_dirs_moved_and_replaced",
+		test_dirs_moved_and_replaced, fx_setup_watch, fx_teardown,
+		NULL},
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
