@@ -17,6 +17,7 @@
 #include "controller/console.h"
 #include "controller/requeue.h"
 #include "state/fsutil.h"
+#include "state/gitevidence.h"
 #include "state/gitwork.h"
 #include "strategies/schedule.h"
 #include "strategies/suggest.h"
@@ -347,6 +348,8 @@ batch_worktree_settle(struct batch *b, const struct story_row *st,
 	if (rc == 0 && valid)
 		rc = gitwork_commit_all(&committed, NULL, worktree, NULL, NULL,
 		    msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
+	/* its repository and watch would outlive the tree */
+	gitevidence_watches_drop(b->evw, worktree);
 	if (rc == 0)
 		rc = gitwork_worktree_remove(b->cfg->root, st->id, err);
 	/* a checkout git never finished adding (a kill inside

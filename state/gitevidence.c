@@ -436,6 +436,18 @@ gitevidence_watches_free(struct gitevidence_watches *w)
 	free(w);
 }
 
+void
+gitevidence_watches_drop(struct gitevidence_watches *w, const char *dir)
+{
+	size_t i;
+
+	for (i = 0; w != NULL && i < w->n; i++)
+		if (strcmp(w->t[i]->dir, dir) == 0) {
+			ev_watches_drop(w, i);
+			return;
+		}
+}
+
 int
 gitevidence_snapshot(char *tree_hex, struct gitevidence_watches *w,
     const char *dir, const char *exclude_dir, struct sc_err *err)

@@ -67,6 +67,9 @@ struct gitevidence_watches;
 int gitevidence_watches_new(
     struct gitevidence_watches **out, struct sc_err *err);
 void gitevidence_watches_free(struct gitevidence_watches *w);
+/* Forget the tree dir (as the calls named it): it is about to be
+ * removed (a story's worktree once the story is final). */
+void gitevidence_watches_drop(struct gitevidence_watches *w, const char *dir);
 
 /* Remove the snapshots' objects under state_dir: when no attempt of the
  * batch runs (its start), since a snapshot is needed only from an
