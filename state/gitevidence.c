@@ -174,6 +174,60 @@ ev_add_all(git_index *idx, git_repository *repo, const char *ex,
 }
 
 /*
+ * The paths a watch saw change, into idx: a file or symbolic link still
+ * there is added (hashed) unless it is new and ignored; a path gone is
+ * removed with everything under it; a directory (created or moved in)
+ * goes through ev_add_all(), which reads it whole.  Files are done one
+ * by one, not through a diff limited to them, which would still read
+ * and sort every directory they are in: a story's file among a thousand
+ * others cost a thousand directory entries a snapshot
+ * (docs/evidence.md#cost).
+ */
+static int
+ev_add_paths(git_index *idx, git_repository *repo, const char *ex,
+    const struct strlist *only)
+{
+	struct strlist dirs = {0};
+	const char *wd = git_repository_workdir(repo), *p;
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+	int ignored, rc = 0;
+
+	for (i = 0; rc == 0 && i < only->n; i++) {
+		p = only->items[i];
+		if (gitwork_excluded(p, ex))
+			continue;
+		if (snprintf(path, sizeof(path), "%s%s", wd, p) >=
+		    (int)sizeof(path)) {
+			git_error_set_str(GIT_ERROR_OS, "path too long");
+			rc = -1;
+		} else if (lstat(path, &st) < 0) {
+			if (errno != ENOENT && errno != ENOTDIR) {
+				git_error_set_str(
+				    GIT_ERROR_OS, strerror(errno));
+				rc = -1;
+			} else if ((rc = git_index_remove_bypath(idx, p)) == 0)
+				rc = git_index_remove_directory(idx, p, 0);
+		} else if (S_ISDIR(st.st_mode))
+			rc = strlist_push(&dirs, p);
+		else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+			continue; /* a fifo, a socket: not for git */
+		else if (git_index_get_bypath(idx, p, 0) == NULL &&
+		    (rc = git_ignore_path_is_ignored(&ignored, repo, p)) == 0 &&
+		    ignored)
+			continue;
+		else if (rc == 0 &&
+		    (rc = git_index_remove_directory(idx, p, 0)) == 0)
+			rc = git_index_add_bypath(idx, p);
+	}
+	if (rc == 0 && dirs.n > 0)
+		rc = ev_add_all(idx, repo, ex, &dirs);
+	strlist_release(&dirs);
+	return rc < 0 ? -1 : 0;
+}
+
+/*
  * Open the repository containing dir with the snapshots' own object
  * database in front: state_dir/evidence-objects, a loose-object store
  * at a priority above the repository's, so that every object a snapshot
@@ -406,8 +460,8 @@ static int
 ev_write_tree(git_oid *tree_id, struct ev_tree *t, const struct strlist *only,
     const char *dir, struct sc_err *err)
 {
-	if ((only == NULL || only->n > 0) &&
-	    ev_add_all(t->idx, t->repo, t->ex, only) < 0)
+	if (only == NULL ? ev_add_all(t->idx, t->repo, t->ex, NULL) < 0
+			 : ev_add_paths(t->idx, t->repo, t->ex, only) < 0)
 		goto fail;
 	if (git_index_write_tree(tree_id, t->idx) < 0)
 		goto fail;
