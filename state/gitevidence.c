@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <git2.h>
+#include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
@@ -303,8 +304,17 @@ struct ev_tree {
 	git_index *idx;
 	struct treewatch *tw; /* NULL: the whole tree every time */
 	bool own_index; /* the snapshots' own, written after a full look */
+	bool kept; /* in a gitevidence_watches, its index in memory only */
+	bool have_start; /* idx is the tree as the last snapshot saw it, */
+	git_oid start; /* whose id this is */
+	git_repository *hasher; /* trees hashed, not kept: a mempack */
+	git_odb_backend *mempack;
+	int nhashed; /* trees hashed since the mempack was emptied */
 	char ex[PATH_MAX]; /* the state dir, relative to the work tree */
 };
+
+/* Snapshots between two emptyings of a kept tree's mempack. */
+#define EV_HASH_RESET 16
 
 struct gitevidence_watches {
 	struct ev_tree *t[GITEVIDENCE_WATCH_MAX]; /* [0] the oldest */
@@ -317,6 +327,7 @@ ev_tree_close(struct ev_tree *t)
 	if (t == NULL)
 		return;
 	treewatch_free(t->tw);
+	git_repository_free(t->hasher); /* frees the mempack with its odb */
 	git_index_free(t->idx);
 	gitwork_close(t->repo);
 	free(t->dir);
@@ -422,6 +433,7 @@ ev_tree_get(struct ev_tree **out, struct strlist *changed,
 		if (w->n == GITEVIDENCE_WATCH_MAX)
 			ev_watches_drop(w, 0);
 		w->t[w->n++] = t;
+		t->kept = true;
 		ev_tree_watch(t);
 		/* the first take says "full" and arms the watch before the
 		 * whole tree is looked at */
@@ -449,12 +461,162 @@ ev_tree_put(struct gitevidence_watches *w, struct ev_tree *t, bool failed)
 	ev_tree_close(t);
 }
 
+/* *out: a new in-memory index of src's entries for the paths in only
+ * and everything under them. */
+static int
+ev_subset(git_index **out, git_index *src, const struct strlist *only)
+{
+	const git_index_entry *e;
+	char pfx[PATH_MAX];
+	size_t i, pos, len;
+	int rc;
+
+	if ((rc = git_index_new(out)) < 0)
+		return -1;
+	for (i = 0; rc == 0 && i < only->n; i++) {
+		if ((e = git_index_get_bypath(src, only->items[i], 0)) != NULL)
+			rc = git_index_add(*out, e);
+		len = (size_t)snprintf(pfx, sizeof(pfx), "%s/", only->items[i]);
+		if (rc < 0 || len >= sizeof(pfx) ||
+		    git_index_find_prefix(&pos, src, pfx) < 0)
+			continue;
+		for (;
+		     rc == 0 && (e = git_index_get_byindex(src, pos)) != NULL &&
+		     strncmp(e->path, pfx, len) == 0;
+		     pos++)
+			if (GIT_INDEX_ENTRY_STAGE(e) == 0)
+				rc = git_index_add(*out, e);
+	}
+	return rc < 0 ? -1 : 0;
+}
+
+/* *out: a new in-memory index with idx's entries and no tree cache. */
+static int
+ev_index_copy(git_index **out, git_index *idx)
+{
+	const git_index_entry *e;
+	size_t i, n = git_index_entrycount(idx);
+	int rc;
+
+	if ((rc = git_index_new(out)) < 0)
+		return -1;
+	for (i = 0; rc == 0 && i < n; i++)
+		if ((e = git_index_get_byindex(idx, i)) != NULL &&
+		    GIT_INDEX_ENTRY_STAGE(e) == 0)
+			rc = git_index_add(*out, e);
+	return rc < 0 ? -1 : 0;
+}
+
+/* The whole of t's tree into the snapshots' store, every directory
+ * written (the index's cache names trees only hashed). */
+static int
+ev_store_tree(git_oid *id, struct ev_tree *t)
+{
+	git_index *copy = NULL;
+	int rc;
+
+	if ((rc = ev_index_copy(&copy, t->idx)) == 0)
+		rc = git_index_write_tree_to(id, copy, t->repo);
+	git_index_free(copy);
+	return rc < 0 ? -1 : 0;
+}
+
+/*
+ * The id of t's tree as its index has it, hashed but not stored: a kept
+ * tree's snapshot at an attempt's start needs its id only, since the
+ * end diffs just the paths the watch saw change (ev_diff_changed()).
+ * Writing the whole tree would store every directory the attempt's
+ * files are in, each time: a story among a thousand others cost 36 KB a
+ * snapshot (docs/evidence.md#cost).  The trees go to a mempack, none
+ * of them checked against the objects they name (the blobs are in the
+ * repository and the snapshots' store, not in it).  libgit2 reads the
+ * new tree back for the index's cache, subtrees included, so the
+ * mempack must hold every tree the cache names: it is emptied every
+ * EV_HASH_RESET snapshots and filled again at once from a copy of the
+ * index without a cache (a few MB at most for a directory of 5000).
+ */
+static int
+ev_hash_tree(git_oid *id, struct ev_tree *t)
+{
+	git_odb *odb = NULL;
+	int rc = 0;
+
+	if (t->hasher == NULL) {
+		t->nhashed = EV_HASH_RESET;
+		git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
+		if (git_odb_new(&odb) < 0 || git_mempack_new(&t->mempack) < 0)
+			rc = -1;
+		else if (git_odb_add_backend(odb, t->mempack, 1) < 0) {
+			t->mempack->free(t->mempack); /* not the odb's */
+			rc = -1;
+		} else if (git_repository_wrap_odb(&t->hasher, odb) < 0)
+			rc = -1; /* the odb frees the mempack */
+		git_odb_free(odb);
+		if (rc < 0) {
+			t->mempack = NULL;
+			return -1;
+		}
+	}
+	if (t->nhashed >= EV_HASH_RESET) {
+		git_index *copy = NULL;
+
+		git_mempack_reset(t->mempack);
+		t->nhashed = 0;
+		if ((rc = ev_index_copy(&copy, t->idx)) == 0)
+			rc = git_index_write_tree_to(id, copy, t->hasher);
+		git_index_free(copy);
+		if (rc < 0)
+			return -1;
+	}
+	t->nhashed++;
+	rc = git_index_write_tree_to(id, t->idx, t->hasher);
+	return rc < 0 ? -1 : 0;
+}
+
+/*
+ * The two trees to diff at an attempt's end, of a kept tree whose start
+ * snapshot was base: with the changed paths known, the start's and the
+ * end's entries for those paths only (two small trees); else the whole
+ * tree before and after a full look.  A base that is not this tree's
+ * last snapshot is looked up as stored (and is gone, mostly).
+ */
+static int
+ev_end_trees(git_oid *a, git_oid *b, struct ev_tree *t,
+    const struct strlist *only, const git_oid *base)
+{
+	git_index *before = NULL, *after = NULL;
+	bool ours = t->have_start && git_oid_equal(&t->start, base);
+	int rc;
+
+	t->have_start = false; /* the index moves on to the end */
+	if (ours && only != NULL) {
+		rc = ev_subset(&before, t->idx, only);
+		if (rc == 0)
+			rc = ev_add_paths(t->idx, t->repo, t->ex, only);
+		if (rc == 0)
+			rc = ev_subset(&after, t->idx, only);
+		if (rc == 0)
+			rc = git_index_write_tree_to(a, before, t->repo);
+		if (rc == 0)
+			rc = git_index_write_tree_to(b, after, t->repo);
+		git_index_free(before);
+		git_index_free(after);
+		return rc < 0 ? -1 : 0;
+	}
+	git_oid_cpy(a, base);
+	if (ours && ev_store_tree(a, t) < 0)
+		return -1;
+	rc = only == NULL ? ev_add_all(t->idx, t->repo, t->ex, NULL)
+			  : ev_add_paths(t->idx, t->repo, t->ex, only);
+	return rc < 0 || ev_store_tree(b, t) < 0 ? -1 : 0;
+}
+
 /*
  * `git add -A` into t's index (only the paths in only, when not NULL),
- * then its tree into the object database.  After a look at the whole
- * tree the snapshots' own index is written back, so that the next run's
- * first snapshot starts from it; the repository's index file is never
- * touched.
+ * then its tree: a kept tree's hashed (ev_hash_tree()), any other's
+ * into the snapshots' store, and after a look at the whole tree the
+ * snapshots' own index written back for the next call, which opens the
+ * tree afresh; the repository's index file is never touched.
  */
 static int
 ev_write_tree(git_oid *tree_id, struct ev_tree *t, const struct strlist *only,
@@ -463,6 +625,13 @@ ev_write_tree(git_oid *tree_id, struct ev_tree *t, const struct strlist *only,
 	if (only == NULL ? ev_add_all(t->idx, t->repo, t->ex, NULL) < 0
 			 : ev_add_paths(t->idx, t->repo, t->ex, only) < 0)
 		goto fail;
+	if (t->kept) {
+		if (ev_hash_tree(tree_id, t) < 0)
+			goto fail;
+		git_oid_cpy(&t->start, tree_id);
+		t->have_start = true;
+		return 0;
+	}
 	if (git_index_write_tree(tree_id, t->idx) < 0)
 		goto fail;
 	if (only == NULL && t->own_index && git_index_write(t->idx) < 0)
@@ -652,7 +821,13 @@ gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
 		    dir, base_tree_hex);
 		goto out;
 	}
-	if ((rc = ev_write_tree(&now, t, only, dir, err)) < 0 ||
+	if (t->kept && ev_end_trees(&base, &now, t, only, &base) < 0) {
+		rc = err_set(err, SC_EIO,
+		    "%s: cannot snapshot the work tree: %s", dir,
+		    gitwork_git_msg());
+		goto out;
+	}
+	if ((!t->kept && (rc = ev_write_tree(&now, t, only, dir, err)) < 0) ||
 	    (rc = ev_tree_diff(&diff, t->repo, &base, &now, dir, err)) < 0)
 		goto out;
 	rc = ev_count(out, diff, t->ex, exfile, dir, err);

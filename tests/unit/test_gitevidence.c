@@ -391,6 +391,29 @@ test_dirs_moved_and_replaced(void **state)
 	assert_int_equal(d.lines_removed, 6);
 }
 
+/* Forty attempts in a row, each changing one file, in a directory or
+ * beside it: each counts that one file (the trees a kept tree hashes
+ * are dropped and made again every so often on the way). */
+static void
+test_many_attempts(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	char name[64], text[64];
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		snapshot(fx);
+		snprintf(name, sizeof(name),
+		    i % 3 == 0 ? "a.txt" : "sub/f%d.txt", i % 5);
+		snprintf(text, sizeof(text), "round %d\n", i);
+		write_file(fx->repo, name, text);
+		diff(&d, fx);
+		assert_int_equal(d.files_changed, 1);
+		assert_string_equal(d.listed[0].path, name);
+	}
+}
+
 /* Not a repository, a bad or lost snapshot: errors, not figures. */
 static void
 test_errors(void **state)
@@ -432,6 +455,8 @@ main(void)
 		test_snapshots_in_a_row, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_dirs_moved_and_replaced, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_many_attempts, fx_setup, fx_teardown),
 	    {"watched: test_nothing", test_nothing, fx_setup_watch, fx_teardown,
 		NULL},
 	    {"watched: test_story_state_ignored_left_out",
@@ -454,6 +479,8 @@ main(void)
 	    {"watched: test_dirs_moved_and_replaced",
 		test_dirs_moved_and_replaced, fx_setup_watch, fx_teardown,
 		NULL},
+	    {"watched: test_many_attempts", test_many_attempts, fx_setup_watch,
+		fx_teardown, NULL},
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
