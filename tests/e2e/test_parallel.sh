@@ -96,7 +96,10 @@ bg=$!
 # bounded generously: two CI runs side by side took over 10 s to get here
 reached=0
 for _ in $(seq 1 600); do
+	# done, and settled: their worktrees removed (a kill during the
+	# settle itself is another case, and fails the hg check below)
 	[ "$(sql "SELECT count(*) FROM stories WHERE id IN ('hf', 'hg') AND status='done'" 2>/dev/null)" = 2 ] &&
+		[ ! -e "$P/.storyctl/worktrees/hf" ] && [ ! -e "$P/.storyctl/worktrees/hg" ] &&
 		[ "$(sql "SELECT count(*) FROM attempts WHERE story_id='hs' AND outcome='running' AND pid IS NOT NULL" 2>/dev/null)" = 1 ] && { reached=1; break; }
 	sleep 0.1
 done
