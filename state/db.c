@@ -212,15 +212,17 @@ db_join(const char *dir, const char *name)
 	return p;
 }
 
-/* The cached statement for id, prepared on first use. */
+/* The cached statement for id, prepared on first use: parsing and
+ * planning a statement costs far more than running these ones. */
 int
-db_prep(struct db *db, sqlite3_stmt **out, enum db_sql id, struct sc_err *err)
+db_prep_sql(struct db *db, sqlite3_stmt **out, enum db_sql id, const char *sql,
+    struct sc_err *err)
 {
 	int rc;
 
 	*out = NULL;
 	if (db->st[id] == NULL) {
-		rc = sqlite3_prepare_v3(db->h, db_sql_text[id], -1,
+		rc = sqlite3_prepare_v3(db->h, sql, -1,
 		    SQLITE_PREPARE_PERSISTENT, &db->st[id], NULL);
 		if (rc != SQLITE_OK)
 			return db_fail(
@@ -228,6 +230,12 @@ db_prep(struct db *db, sqlite3_stmt **out, enum db_sql id, struct sc_err *err)
 	}
 	*out = db->st[id];
 	return 0;
+}
+
+int
+db_prep(struct db *db, sqlite3_stmt **out, enum db_sql id, struct sc_err *err)
+{
+	return db_prep_sql(db, out, id, db_sql_text[id], err);
 }
 
 /* Make a cached statement ready for the next use (and drop the pointers
