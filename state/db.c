@@ -78,12 +78,15 @@ static const char *const db_sql_text[SQL__COUNT] = {
 			" ORDER BY position, id",
     [SQL_STATUS_COUNTS] = "SELECT status, n FROM story_counts"
 			  " WHERE batch_id = ? AND n > 0",
+    /* in the index's order: db_story_lines() puts stories that share a
+     * position in id order itself, which sqlite would do by sorting
+     * every row of the page each decision */
     [SQL_STORY_LINES] = "SELECT id, position, status, attempts,"
 			" tasks_completed, tasks_total, last_agent,"
 			" last_outcome, reason, subtasks_completed,"
 			" subtasks_total FROM stories"
 			" WHERE batch_id = ? AND position >= ? AND position < ?"
-			" ORDER BY position, id",
+			" ORDER BY position",
     [SQL_BATCH_SPEND] = "SELECT coalesce(sum(cost_usd), 0) FROM stories"
 			" WHERE batch_id = ?",
     [SQL_ATTEMPT_NEXT_SEQ] = "SELECT coalesce(max(seq), 0) + 1"

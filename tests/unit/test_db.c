@@ -1915,6 +1915,41 @@ test_story_lines(void **state)
 	assert_null(text);
 }
 
+/* Stories that share a position come in id order (bytes, as sqlite's
+ * ORDER BY position, id has them), whatever order they were added in,
+ * between the positions before and after them. */
+static void
+test_story_lines_ties_by_id(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct story_line *l = NULL;
+	char *text = NULL, got[128] = "";
+	size_t n = 0, i;
+
+	add_story(f, "y2", 2);
+	add_story(f, "a\xc3\xa9", 1);
+	add_story(f, "b", 1);
+	add_story(f, "c2", 2);
+	add_story(f, "z0", 0);
+	add_story(f, "ab", 1);
+	add_story(f, "a3", 3);
+	assert_int_equal(
+	    db_story_lines(f->db, &l, &text, &n, f->batch, 0, 10, &err), 0);
+	assert_int_equal(n, 7);
+	for (i = 0; i < n; i++) {
+		strcat(got, i > 0 ? "," : "");
+		strcat(got, l[i].id);
+	}
+	assert_string_equal(got, "z0,ab,a\xc3\xa9,b,c2,y2,a3");
+	assert_raw(f->file,
+	    "SELECT group_concat(id, ',') FROM (SELECT id FROM stories"
+	    " ORDER BY position, id)",
+	    got);
+	free(l);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -1988,6 +2023,8 @@ main(void)
 		test_failure_resolved_by_later_success, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_kept_statements_read_fresh, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_story_lines_ties_by_id, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_reopen_counter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
