@@ -78,12 +78,15 @@ static const char *const db_sql_text[SQL__COUNT] = {
 			" ORDER BY position, id",
     [SQL_STATUS_COUNTS] = "SELECT status, n FROM story_counts"
 			  " WHERE batch_id = ? AND n > 0",
+    /* in the index's order: db_story_lines() puts stories that share a
+     * position in id order itself, which sqlite would do by sorting
+     * every row of the page each decision */
     [SQL_STORY_LINES] = "SELECT id, position, status, attempts,"
 			" tasks_completed, tasks_total, last_agent,"
 			" last_outcome, reason, subtasks_completed,"
 			" subtasks_total FROM stories"
 			" WHERE batch_id = ? AND position >= ? AND position < ?"
-			" ORDER BY position, id",
+			" ORDER BY position",
     [SQL_BATCH_SPEND] = "SELECT coalesce(sum(cost_usd), 0) FROM stories"
 			" WHERE batch_id = ?",
     [SQL_ATTEMPT_NEXT_SEQ] = "SELECT coalesce(max(seq), 0) + 1"
@@ -212,15 +215,17 @@ db_join(const char *dir, const char *name)
 	return p;
 }
 
-/* The cached statement for id, prepared on first use. */
+/* The cached statement for id, prepared on first use: parsing and
+ * planning a statement costs far more than running these ones. */
 int
-db_prep(struct db *db, sqlite3_stmt **out, enum db_sql id, struct sc_err *err)
+db_prep_sql(struct db *db, sqlite3_stmt **out, enum db_sql id, const char *sql,
+    struct sc_err *err)
 {
 	int rc;
 
 	*out = NULL;
 	if (db->st[id] == NULL) {
-		rc = sqlite3_prepare_v3(db->h, db_sql_text[id], -1,
+		rc = sqlite3_prepare_v3(db->h, sql, -1,
 		    SQLITE_PREPARE_PERSISTENT, &db->st[id], NULL);
 		if (rc != SQLITE_OK)
 			return db_fail(
@@ -228,6 +233,12 @@ db_prep(struct db *db, sqlite3_stmt **out, enum db_sql id, struct sc_err *err)
 	}
 	*out = db->st[id];
 	return 0;
+}
+
+int
+db_prep(struct db *db, sqlite3_stmt **out, enum db_sql id, struct sc_err *err)
+{
+	return db_prep_sql(db, out, id, db_sql_text[id], err);
 }
 
 /* Make a cached statement ready for the next use (and drop the pointers

@@ -43,14 +43,14 @@ ev_insert(struct db *db, const struct evidence_row *e, struct sc_err *err)
 	struct db_bind b = {0};
 	int ret;
 
-	if (sqlite3_prepare_v2(db->h,
-		"INSERT OR REPLACE INTO attempt_evidence (attempt_id,"
-		" measured, not_measured, base_tree, files_changed,"
-		" lines_added, lines_removed, files, ticked, unticked,"
-		" first_unticked, ticked_without_change)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		-1, &st, NULL) != SQLITE_OK)
-		return db_fail(db, err, "cannot record the evidence");
+	if ((ret = db_prep_sql(db, &st, SQL_EVIDENCE_PUT,
+		 "INSERT OR REPLACE INTO attempt_evidence (attempt_id,"
+		 " measured, not_measured, base_tree, files_changed,"
+		 " lines_added, lines_removed, files, ticked, unticked,"
+		 " first_unticked, ticked_without_change)"
+		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		 err)) < 0)
+		return ret;
 	b.st = st;
 	db_bind_int(&b, e->attempt_id);
 	db_bind_int(&b, e->measured ? 1 : 0);
@@ -68,7 +68,7 @@ ev_insert(struct db *db, const struct evidence_row *e, struct sc_err *err)
 		ret = db_step_done(db, st, err,
 		    "cannot record the evidence of attempt row %lld",
 		    (long long)e->attempt_id);
-	sqlite3_finalize(st);
+	db_done(st);
 	return ret;
 }
 
@@ -131,12 +131,13 @@ db_evidence_for_story(struct db *db, struct evidence_row **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db->h,
-		"SELECT " EVIDENCE_COLS " FROM attempt_evidence e"
-		" JOIN attempts a ON a.id = e.attempt_id"
-		" WHERE a.batch_id = ?1 AND a.story_id = ?2 ORDER BY a.seq",
-		-1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, batch_id) != SQLITE_OK ||
+	if ((ret = db_prep_sql(db, &st, SQL_EVIDENCE_FOR_STORY,
+		 "SELECT " EVIDENCE_COLS " FROM attempt_evidence e"
+		 " JOIN attempts a ON a.id = e.attempt_id"
+		 " WHERE a.batch_id = ?1 AND a.story_id = ?2 ORDER BY a.seq",
+		 err)) < 0)
+		goto out;
+	if (sqlite3_bind_int64(st, 1, batch_id) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 2, story_id, -1, SQLITE_STATIC) !=
 		SQLITE_OK) {
 		ret = db_fail(
@@ -156,7 +157,7 @@ db_evidence_for_story(struct db *db, struct evidence_row **out, size_t *n,
 		ret = db_fail(
 		    db, err, "cannot read the evidence of %.128s", story_id);
 out:
-	sqlite3_finalize(st);
+	db_done(st);
 	if (ret < 0) {
 		evidence_rows_free(rows, k);
 		return ret;

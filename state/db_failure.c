@@ -168,13 +168,15 @@ db_failures_for_story(struct db *db, struct failure_row **out, size_t *n,
 
 	*out = NULL;
 	*n = 0;
-	if (sqlite3_prepare_v2(db->h,
-		"SELECT * FROM (SELECT " FAILURE_COLS
-		" FROM external_failures f"
-		" WHERE f.batch_id = ?1 AND f.story_id = ?2)"
-		" WHERE ?3 = 0 OR resolved_ms IS NULL ORDER BY 1",
-		-1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_int64(st, 1, batch_id) != SQLITE_OK ||
+	/* every decision reads them (the state branch, the next start) */
+	if ((ret = db_prep_sql(db, &st, SQL_FAILURES_FOR_STORY,
+		 "SELECT * FROM (SELECT " FAILURE_COLS
+		 " FROM external_failures f"
+		 " WHERE f.batch_id = ?1 AND f.story_id = ?2)"
+		 " WHERE ?3 = 0 OR resolved_ms IS NULL ORDER BY 1",
+		 err)) < 0)
+		goto out;
+	if (sqlite3_bind_int64(st, 1, batch_id) != SQLITE_OK ||
 	    sqlite3_bind_text(st, 2, story_id, -1, SQLITE_STATIC) !=
 		SQLITE_OK ||
 	    sqlite3_bind_int(st, 3, open_only) != SQLITE_OK) {
@@ -196,7 +198,7 @@ db_failures_for_story(struct db *db, struct failure_row **out, size_t *n,
 		ret = db_fail(
 		    db, err, "cannot read the failures of story %s", story_id);
 out:
-	sqlite3_finalize(st);
+	db_done(st);
 	if (ret < 0) {
 		failure_rows_free(rows, got);
 		rows = NULL;

@@ -55,6 +55,13 @@ enum db_sql {
 	SQL_META_GET,
 	SQL_META_SET,
 	SQL_SEQ_BUMP,
+	/* prepared from their own file's text (db_prep_sql()): what every
+	 * decision reads or writes besides the above (docs/performance.md) */
+	SQL_FAILURES_FOR_STORY,
+	SQL_EVIDENCE_PUT,
+	SQL_EVIDENCE_FOR_STORY,
+	SQL_POLICY_GET,
+	SQL_POLICY_FOR_STORY,
 	SQL__COUNT
 };
 
@@ -88,9 +95,14 @@ int db_oom(struct db *db, struct sc_err *err);
 void db_copy(char *dst, size_t size, const char *src);
 char *db_join(const char *dir, const char *name);
 
-/* The prepared statement id, reset for use; db_done() resets it. */
+/* The prepared statement id, reset for use; db_done() resets it.
+ * db_prep_sql() is the same for the ids whose text is sql, kept next to
+ * the code that reads their columns; sql must be the same text at every
+ * call for one id. */
 int db_prep(
     struct db *db, sqlite3_stmt **out, enum db_sql id, struct sc_err *err);
+int db_prep_sql(struct db *db, sqlite3_stmt **out, enum db_sql id,
+    const char *sql, struct sc_err *err);
 void db_done(sqlite3_stmt *st);
 
 /* Bind the next parameter (struct db_bind); the first failure sticks and

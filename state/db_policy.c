@@ -17,11 +17,12 @@ db_policy_get(struct db *db, struct policy_row *out, int *found,
 
 	memset(out, 0, sizeof(*out));
 	*found = 0;
-	if (sqlite3_prepare_v2(db->h,
-		"SELECT scope, body, created_ms, key_name"
-		" FROM policy_overrides WHERE scope = ?1",
-		-1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, scope, -1, SQLITE_STATIC) != SQLITE_OK) {
+	if ((ret = db_prep_sql(db, &st, SQL_POLICY_GET,
+		 "SELECT scope, body, created_ms, key_name"
+		 " FROM policy_overrides WHERE scope = ?1",
+		 err)) < 0)
+		goto out;
+	if (sqlite3_bind_text(st, 1, scope, -1, SQLITE_STATIC) != SQLITE_OK) {
 		ret = db_fail(db, err, "cannot read the policy override");
 		goto out;
 	}
@@ -39,7 +40,7 @@ db_policy_get(struct db *db, struct policy_row *out, int *found,
 		ret = db_fail(db, err, "cannot read the policy override");
 	}
 out:
-	sqlite3_finalize(st);
+	db_done(st);
 	return ret;
 }
 
@@ -132,12 +133,13 @@ db_policy_for_story(struct db *db, char **batch_body, char **story_body,
 
 	*batch_body = NULL;
 	*story_body = NULL;
-	if (sqlite3_prepare_v2(db->h,
-		"SELECT scope, body FROM policy_overrides"
-		" WHERE scope IN ('*', ?1)",
-		-1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 1, story_id, -1, SQLITE_STATIC) !=
-		SQLITE_OK) {
+	if ((ret = db_prep_sql(db, &st, SQL_POLICY_FOR_STORY,
+		 "SELECT scope, body FROM policy_overrides"
+		 " WHERE scope IN ('*', ?1)",
+		 err)) < 0)
+		goto out;
+	if (sqlite3_bind_text(st, 1, story_id, -1, SQLITE_STATIC) !=
+	    SQLITE_OK) {
 		ret = db_fail(db, err, "cannot read the policy overrides");
 		goto out;
 	}
@@ -155,7 +157,7 @@ db_policy_for_story(struct db *db, char **batch_body, char **story_body,
 	if (rc != SQLITE_DONE)
 		ret = db_fail(db, err, "cannot read the policy overrides");
 out:
-	sqlite3_finalize(st);
+	db_done(st);
 	if (ret < 0) {
 		free(*batch_body);
 		free(*story_body);

@@ -470,6 +470,30 @@ db_text_put(char **block, size_t *used, size_t *alloc, sqlite3_stmt *st,
 	return 0;
 }
 
+static int
+line_id_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct story_line *)a)->id,
+	    ((const struct story_line *)b)->id);
+}
+
+/* v (position order) in (position, id) order: each run of one position
+ * sorted by id, as sqlite's BINARY collation orders them (bytes, as
+ * strcmp does; an id is unique in its batch). */
+static void
+lines_order_ties(struct story_line *v, size_t n)
+{
+	size_t i = 0, j;
+
+	while (i < n) {
+		for (j = i + 1; j < n && v[j].position == v[i].position; j++)
+			;
+		if (j - i > 1)
+			qsort(v + i, j - i, sizeof(*v), line_id_cmp);
+		i = j;
+	}
+}
+
 int
 db_story_lines(struct db *db, struct story_line **out, char **text, size_t *n,
     int64_t batch_id, int from, int count, struct sc_err *err)
@@ -532,6 +556,7 @@ db_story_lines(struct db *db, struct story_line **out, char **text, size_t *n,
 		v[i].last_agent = block + offs[i][1];
 		v[i].reason = block + offs[i][2];
 	}
+	lines_order_ties(v, k);
 	if (k > 0) {
 		*out = v;
 		*text = block;

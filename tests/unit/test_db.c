@@ -1630,6 +1630,68 @@ test_failure_resolved_by_later_success(void **state)
 	failure_rows_free(rows, n);
 }
 
+/* The failures and policy overrides every decision reads come from
+ * statements kept prepared across calls: each read is of its own story
+ * and sees what another connection (the service) wrote since the last
+ * one, and a read that stopped early does not stick to the next. */
+static void
+test_kept_statements_read_fresh(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct db *other = NULL;
+	struct failure_row x, *rows = NULL;
+	struct policy_row p, got;
+	char *bb = NULL, *sb = NULL;
+	size_t n = 9;
+	int found = 9;
+
+	add_story(f, "a", 0);
+	add_story(f, "b", 1);
+	assert_int_equal(db_open(&other, f->state, &err), 0);
+	assert_int_equal(
+	    db_failures_for_story(f->db, &rows, &n, f->batch, "a", false, &err),
+	    0);
+	assert_int_equal(n, 0);
+	failure_init(&x, f->batch, "a", 5000, "from the service");
+	assert_int_equal(db_failure_add(other, &x, &err), 0);
+	failure_init(&x, f->batch, "a", 5001, "again");
+	assert_int_equal(db_failure_add(other, &x, &err), 0);
+	assert_int_equal(
+	    db_failures_for_story(f->db, &rows, &n, f->batch, "a", false, &err),
+	    0);
+	assert_int_equal(n, 2);
+	assert_string_equal(rows[1].error_message, "again");
+	failure_rows_free(rows, n);
+	assert_int_equal(
+	    db_failures_for_story(f->db, &rows, &n, f->batch, "b", false, &err),
+	    0);
+	assert_int_equal(n, 0);
+	assert_int_equal(db_policy_get(f->db, &got, &found, "a", &err), 0);
+	assert_int_equal(found, 0);
+	memset(&p, 0, sizeof(p));
+	strcpy(p.scope, "a");
+	p.body = "{\"max_retries\":1}";
+	strcpy(p.key_name, "ci");
+	assert_int_equal(db_policy_put(other, &p, f->batch, &err), 0);
+	assert_int_equal(db_policy_get(f->db, &got, &found, "a", &err), 0);
+	assert_int_equal(found, 1);
+	assert_string_equal(got.body, "{\"max_retries\":1}");
+	free(got.body);
+	assert_int_equal(db_policy_for_story(f->db, &bb, &sb, "b", &err), 0);
+	assert_null(bb);
+	assert_null(sb);
+	/* the get above stopped at its row: left so, it would keep this
+	 * connection's read snapshot from before the next write */
+	p.body = "{\"max_retries\":2}";
+	assert_int_equal(db_policy_put(other, &p, f->batch, &err), 0);
+	assert_int_equal(db_policy_for_story(f->db, &bb, &sb, "a", &err), 0);
+	assert_null(bb);
+	assert_string_equal(sb, "{\"max_retries\":2}");
+	free(sb);
+	db_close(other);
+}
+
 /* The reopen counter counts from 0, one step per bump. */
 static void
 test_reopen_counter(void **state)
@@ -1853,6 +1915,41 @@ test_story_lines(void **state)
 	assert_null(text);
 }
 
+/* Stories that share a position come in id order (bytes, as sqlite's
+ * ORDER BY position, id has them), whatever order they were added in,
+ * between the positions before and after them. */
+static void
+test_story_lines_ties_by_id(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct story_line *l = NULL;
+	char *text = NULL, got[128] = "";
+	size_t n = 0, i;
+
+	add_story(f, "y2", 2);
+	add_story(f, "a\xc3\xa9", 1);
+	add_story(f, "b", 1);
+	add_story(f, "c2", 2);
+	add_story(f, "z0", 0);
+	add_story(f, "ab", 1);
+	add_story(f, "a3", 3);
+	assert_int_equal(
+	    db_story_lines(f->db, &l, &text, &n, f->batch, 0, 10, &err), 0);
+	assert_int_equal(n, 7);
+	for (i = 0; i < n; i++) {
+		strcat(got, i > 0 ? "," : "");
+		strcat(got, l[i].id);
+	}
+	assert_string_equal(got, "z0,ab,a\xc3\xa9,b,c2,y2,a3");
+	assert_raw(f->file,
+	    "SELECT group_concat(id, ',') FROM (SELECT id FROM stories"
+	    " ORDER BY position, id)",
+	    got);
+	free(l);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -1924,6 +2021,10 @@ main(void)
 		test_migration_7_external_failures, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_failure_resolved_by_later_success, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_kept_statements_read_fresh, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_story_lines_ties_by_id, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_reopen_counter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(

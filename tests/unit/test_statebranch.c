@@ -446,6 +446,93 @@ test_pages_grow(void **state)
 	free(page);
 }
 
+/* A table row as "| %s | %s | %d | %d/%d | %s | %s | %s | %s |" prints
+ * it, its cells cleaned and cut as the page's are: the reference the
+ * rows built by hand must equal. */
+static void
+row_ref(char *out, size_t size, const struct story_line *s)
+{
+	char reason[600], agent[80], sub[32];
+	size_t i;
+
+	snprintf(reason, sizeof(reason), "%s", s->reason);
+	snprintf(agent, sizeof(agent), "%s", s->last_agent);
+	for (i = 0; reason[i] != '\0'; i++)
+		if (strchr("|\n\r", reason[i]) != NULL)
+			reason[i] = ' ';
+	for (i = 0; agent[i] != '\0'; i++)
+		if (strchr("|\n\r", agent[i]) != NULL)
+			agent[i] = ' ';
+	if (s->subtasks_total > 0)
+		snprintf(sub, sizeof(sub), "%d/%d", s->subtasks_completed,
+		    s->subtasks_total);
+	else
+		snprintf(sub, sizeof(sub), "-");
+	snprintf(out, size, "| %s | %s | %d | %d/%d | %s | %s | %s | %s |\n",
+	    s->id, status_name(s->status), s->attempts, s->tasks_completed,
+	    s->tasks_total, agent[0] ? agent : "-",
+	    s->last_outcome == OUTCOME_NONE ? "-"
+					    : outcome_name(s->last_outcome),
+	    reason[0] ? reason : "-", sub);
+}
+
+/* Every row of the page is the text of that format, whatever its
+ * fields: negative and extreme numbers, pipes and newlines, cells cut
+ * at their width, an id past the built row's room, bad enum values. */
+static void
+test_table_rows_exact(void **state)
+{
+	static char long_reason[1000], long_id[400];
+	struct story_line v[6];
+	char *md = NULL, want[8192], row[2048];
+	size_t i;
+
+	(void)state;
+	memset(long_reason, 'r', sizeof(long_reason) - 1);
+	long_reason[5] = '|';
+	memset(long_id, 'i', sizeof(long_id) - 1);
+	memset(v, 0, sizeof(v));
+	for (i = 0; i < 6; i++) {
+		v[i].id = "s1";
+		v[i].last_agent = "";
+		v[i].reason = "";
+	}
+	v[0].status = STATUS_DONE;
+	v[0].attempts = 3;
+	v[0].tasks_completed = 9;
+	v[0].tasks_total = 9;
+	v[0].last_agent = "claude";
+	v[0].last_outcome = OUTCOME_SUCCESS;
+	v[0].reason = "D1: success\nall | done\r";
+	v[0].subtasks_completed = 2;
+	v[0].subtasks_total = 4;
+	v[1].attempts = -1;
+	v[1].tasks_completed = INT32_MIN;
+	v[1].tasks_total = INT32_MAX;
+	v[1].subtasks_completed = -7;
+	v[1].subtasks_total = 1;
+	v[2].reason = long_reason;
+	v[2].last_agent = long_reason;
+	v[2].last_outcome = (enum outcome)99;
+	v[3].id = long_id;
+	v[3].reason = "long id";
+	v[4].status = (enum story_status) - 3;
+	v[4].subtasks_total = -1;
+	v[5].id = "\xc3\xa9t\xc3\xa9";
+	v[5].attempts = 1000000;
+	assert_int_equal(render_progress_md(&md, v, 6, 3), 0);
+	snprintf(want, sizeof(want),
+	    "# storyctl progress\n\nBatch 3.\n\n| story | status | attempts |"
+	    " tasks | last agent | last outcome | reason | subtasks |\n"
+	    "|---|---|---|---|---|---|---|---|\n");
+	for (i = 0; i < 6; i++) {
+		row_ref(row, sizeof(row), &v[i]);
+		strcat(want, row);
+	}
+	assert_string_equal(md, want);
+	free(md);
+}
+
 int
 main(void)
 {
@@ -462,6 +549,7 @@ main(void)
 		test_flat_up_to_200, setup, teardown),
 	    cmocka_unit_test(test_page_size),
 	    cmocka_unit_test(test_pages_grow),
+	    cmocka_unit_test(test_table_rows_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
