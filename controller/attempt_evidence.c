@@ -80,7 +80,11 @@ measure(struct attempt_run *ar)
 		return;
 	}
 	ar->ev.measured = true;
-	snprintf(ar->ev.base_tree, sizeof(ar->ev.base_tree), "%s", ar->ev_base);
+	/* a tree's id, not a watched snapshot's name (docs/evidence.md) */
+	if (strspn(ar->ev_base, "0123456789abcdef") == 40 &&
+	    ar->ev_base[40] == '\0')
+		snprintf(ar->ev.base_tree, sizeof(ar->ev.base_tree), "%s",
+		    ar->ev_base);
 	ar->ev.files_changed = d.files_changed;
 	ar->ev.lines_added = d.lines_added;
 	ar->ev.lines_removed = d.lines_removed;

@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 
 #include <git2.h>
-#include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
@@ -306,15 +305,10 @@ struct ev_tree {
 	bool own_index; /* the snapshots' own, written after a full look */
 	bool kept; /* in a gitevidence_watches, its index in memory only */
 	bool have_start; /* idx is the tree as the last snapshot saw it, */
-	git_oid start; /* whose id this is */
-	git_repository *hasher; /* trees hashed, not kept: a mempack */
-	git_odb_backend *mempack;
-	int nhashed; /* trees hashed since the mempack was emptied */
+	char start[GITWORK_HEXSZ]; /* which that snapshot named so */
+	unsigned long nsnap; /* snapshots taken: the names' numbers */
 	char ex[PATH_MAX]; /* the state dir, relative to the work tree */
 };
-
-/* Snapshots between two emptyings of a kept tree's mempack. */
-#define EV_HASH_RESET 16
 
 struct gitevidence_watches {
 	struct ev_tree *t[GITEVIDENCE_WATCH_MAX]; /* [0] the oldest */
@@ -327,7 +321,6 @@ ev_tree_close(struct ev_tree *t)
 	if (t == NULL)
 		return;
 	treewatch_free(t->tw);
-	git_repository_free(t->hasher); /* frees the mempack with its odb */
 	git_index_free(t->idx);
 	gitwork_close(t->repo);
 	free(t->dir);
@@ -522,70 +515,18 @@ ev_store_tree(git_oid *id, struct ev_tree *t)
 }
 
 /*
- * The id of t's tree as its index has it, hashed but not stored: a kept
- * tree's snapshot at an attempt's start needs its id only, since the
- * end diffs just the paths the watch saw change (ev_diff_changed()).
- * Writing the whole tree would store every directory the attempt's
- * files are in, each time: a story among a thousand others cost 36 KB a
- * snapshot (docs/evidence.md#cost).  The trees go to a mempack, none
- * of them checked against the objects they name (the blobs are in the
- * repository and the snapshots' store, not in it).  libgit2 reads the
- * new tree back for the index's cache, subtrees included, so the
- * mempack must hold every tree the cache names: it is emptied every
- * EV_HASH_RESET snapshots and filled again at once from a copy of the
- * index without a cache (a few MB at most for a directory of 5000).
- */
-static int
-ev_hash_tree(git_oid *id, struct ev_tree *t)
-{
-	git_odb *odb = NULL;
-	int rc = 0;
-
-	if (t->hasher == NULL) {
-		t->nhashed = EV_HASH_RESET;
-		git_libgit2_opts(GIT_OPT_ENABLE_STRICT_OBJECT_CREATION, 0);
-		if (git_odb_new(&odb) < 0 || git_mempack_new(&t->mempack) < 0)
-			rc = -1;
-		else if (git_odb_add_backend(odb, t->mempack, 1) < 0) {
-			t->mempack->free(t->mempack); /* not the odb's */
-			rc = -1;
-		} else if (git_repository_wrap_odb(&t->hasher, odb) < 0)
-			rc = -1; /* the odb frees the mempack */
-		git_odb_free(odb);
-		if (rc < 0) {
-			t->mempack = NULL;
-			return -1;
-		}
-	}
-	if (t->nhashed >= EV_HASH_RESET) {
-		git_index *copy = NULL;
-
-		git_mempack_reset(t->mempack);
-		t->nhashed = 0;
-		if ((rc = ev_index_copy(&copy, t->idx)) == 0)
-			rc = git_index_write_tree_to(id, copy, t->hasher);
-		git_index_free(copy);
-		if (rc < 0)
-			return -1;
-	}
-	t->nhashed++;
-	rc = git_index_write_tree_to(id, t->idx, t->hasher);
-	return rc < 0 ? -1 : 0;
-}
-
-/*
- * The two trees to diff at an attempt's end, of a kept tree whose start
- * snapshot was base: with the changed paths known, the start's and the
- * end's entries for those paths only (two small trees); else the whole
- * tree before and after a full look.  A base that is not this tree's
- * last snapshot is looked up as stored (and is gone, mostly).
+ * The two trees to diff at an attempt's end, of a kept tree.  When its
+ * last snapshot was the attempt's start (ours) and the watch knows the
+ * changed paths: the start's and the end's entries for those paths only
+ * (two small trees).  Else the whole tree stored before (when ours: the
+ * index still holds the start) and after a full look; a start that is
+ * not ours is looked up as stored in *a.
  */
 static int
 ev_end_trees(git_oid *a, git_oid *b, struct ev_tree *t,
-    const struct strlist *only, const git_oid *base)
+    const struct strlist *only, bool ours)
 {
 	git_index *before = NULL, *after = NULL;
-	bool ours = t->have_start && git_oid_equal(&t->start, base);
 	int rc;
 
 	t->have_start = false; /* the index moves on to the end */
@@ -603,7 +544,6 @@ ev_end_trees(git_oid *a, git_oid *b, struct ev_tree *t,
 		git_index_free(after);
 		return rc < 0 ? -1 : 0;
 	}
-	git_oid_cpy(a, base);
 	if (ours && ev_store_tree(a, t) < 0)
 		return -1;
 	rc = only == NULL ? ev_add_all(t->idx, t->repo, t->ex, NULL)
@@ -625,13 +565,6 @@ ev_write_tree(git_oid *tree_id, struct ev_tree *t, const struct strlist *only,
 	if (only == NULL ? ev_add_all(t->idx, t->repo, t->ex, NULL) < 0
 			 : ev_add_paths(t->idx, t->repo, t->ex, only) < 0)
 		goto fail;
-	if (t->kept) {
-		if (ev_hash_tree(tree_id, t) < 0)
-			goto fail;
-		git_oid_cpy(&t->start, tree_id);
-		t->have_start = true;
-		return 0;
-	}
 	if (git_index_write_tree(tree_id, t->idx) < 0)
 		goto fail;
 	if (only == NULL && t->own_index && git_index_write(t->idx) < 0)
@@ -685,7 +618,22 @@ gitevidence_snapshot(char *tree_hex, struct gitevidence_watches *w,
 	if ((rc = ev_tree_get(&t, &changed, &only, w, dir, exclude_dir, err)) <
 	    0)
 		goto out;
-	if ((rc = ev_write_tree(&id, t, only, dir, err)) == 0)
+	if (t->kept) {
+		/* the start is the index itself: named, not written
+		 * (gitevidence.h) */
+		if ((only == NULL
+			    ? ev_add_all(t->idx, t->repo, t->ex, NULL)
+			    : ev_add_paths(t->idx, t->repo, t->ex, only)) < 0)
+			rc = err_set(err, SC_EIO,
+			    "%s: cannot snapshot the work tree: %s", dir,
+			    gitwork_git_msg());
+		else {
+			snprintf(t->start, sizeof(t->start), "%s%lu",
+			    GITEVIDENCE_WATCHED, ++t->nsnap);
+			snprintf(tree_hex, GITWORK_HEXSZ, "%s", t->start);
+			t->have_start = true;
+		}
+	} else if ((rc = ev_write_tree(&id, t, only, dir, err)) == 0)
 		git_oid_tostr(tree_hex, GITWORK_HEXSZ, &id);
 	ev_tree_put(w, t, rc < 0);
 out:
@@ -805,6 +753,7 @@ gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
 	git_diff *diff = NULL;
 	git_oid base, now;
 	char exfile[PATH_MAX];
+	bool ours;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -816,12 +765,13 @@ gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
 	if ((rc = gitwork_exclude(exfile, sizeof(exfile),
 		 git_repository_workdir(t->repo), exclude_file, err)) < 0)
 		goto out;
-	if (git_oid_fromstr(&base, base_tree_hex) < 0) {
+	ours = t->kept && t->have_start && strcmp(t->start, base_tree_hex) == 0;
+	if (!ours && git_oid_fromstr(&base, base_tree_hex) < 0) {
 		rc = err_set(err, SC_ESOFTWARE, "%s: bad snapshot id \"%s\"",
 		    dir, base_tree_hex);
 		goto out;
 	}
-	if (t->kept && ev_end_trees(&base, &now, t, only, &base) < 0) {
+	if (t->kept && ev_end_trees(&base, &now, t, only, ours) < 0) {
 		rc = err_set(err, SC_EIO,
 		    "%s: cannot snapshot the work tree: %s", dir,
 		    gitwork_git_msg());

@@ -76,16 +76,26 @@ void gitevidence_watches_drop(struct gitevidence_watches *w, const char *dir);
  * attempt's start to its end. */
 void gitevidence_forget(const char *state_dir);
 
+/* What a watched tree's snapshot is named (then a number). */
+#define GITEVIDENCE_WATCHED "watched:"
+
 /*
- * Snapshot the work tree containing dir into a tree object: its id into
- * tree_hex (GITWORK_HEXSZ bytes).  Nothing under exclude_dir (NULL or
- * "": nothing) is in it.
+ * Snapshot the work tree containing dir: its name into tree_hex
+ * (GITWORK_HEXSZ bytes), to give gitevidence_diff() at the attempt's
+ * end.  Without w, the tree object written into the snapshots' store,
+ * and the name its id.  With w, the snapshot is the index w keeps of
+ * the tree, brought up to date, and the name GITEVIDENCE_WATCHED and a
+ * number: writing the tree would store every directory the changed
+ * files are in, each time (docs/evidence.md#cost).  Nothing under
+ * exclude_dir (NULL or "": nothing) is in it.
  */
 int gitevidence_snapshot(char *tree_hex, struct gitevidence_watches *w,
     const char *dir, const char *exclude_dir, struct sc_err *err);
 
 /*
- * *out: the change from the snapshot base_tree_hex to the work tree
+ * *out: the change from the snapshot named base_tree_hex (the last
+ * snapshot of a watched tree, or a tree object in the store) to the work
+ * tree
  * containing dir now (snapshotted the same way), leaving out
  * exclude_file (a path, absolute or relative to the work tree: the
  * story file) and everything under exclude_dir.  A rename is one file.
