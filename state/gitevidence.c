@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <git2.h>
+#include <git2/sys/mempack.h>
 #include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
@@ -307,6 +308,9 @@ struct ev_tree {
 	bool have_start; /* idx is the tree as the last snapshot saw it, */
 	char start[GITWORK_HEXSZ]; /* which that snapshot named so */
 	unsigned long nsnap; /* snapshots taken: the names' numbers */
+	char *store; /* the snapshots' store (state_dir/evidence-objects) */
+	git_repository *scratch; /* the small trees of a diff: in memory */
+	git_odb_backend *mempack; /* scratch's, emptied after each diff */
 	char ex[PATH_MAX]; /* the state dir, relative to the work tree */
 };
 
@@ -321,6 +325,8 @@ ev_tree_close(struct ev_tree *t)
 	if (t == NULL)
 		return;
 	treewatch_free(t->tw);
+	git_repository_free(t->scratch); /* its odb frees the mempack */
+	free(t->store);
 	git_index_free(t->idx);
 	gitwork_close(t->repo);
 	free(t->dir);
@@ -342,6 +348,11 @@ ev_tree_open(struct ev_tree **out, const char *dir, const char *state_dir,
 		return err_set(err, SC_EOS, "%s: out of memory", dir);
 	}
 	t->own_index = state_dir != NULL && state_dir[0] != '\0';
+	if (t->own_index &&
+	    (t->store = fsutil_path_join(state_dir, GITEVIDENCE_ODB)) == NULL) {
+		ev_tree_close(t);
+		return err_set(err, SC_EOS, "%s: out of memory", dir);
+	}
 	if ((rc = ev_open(&t->repo, dir, state_dir, err)) < 0 ||
 	    (rc = gitwork_exclude(t->ex, sizeof(t->ex),
 		 git_repository_workdir(t->repo), state_dir, err)) < 0 ||
@@ -515,31 +526,73 @@ ev_store_tree(git_oid *id, struct ev_tree *t)
 }
 
 /*
+ * t->scratch: a repository whose writes go to memory (a mempack) and
+ * whose reads see the snapshots' store and the repository's objects
+ * (as alternates, never written).  The two small trees of an attempt's
+ * diff go there, since nothing needs them once it is counted: stored,
+ * they were four loose objects a decision, each a file and a zlib
+ * stream set up and torn down (docs/evidence.md#cost).
+ */
+static int
+ev_scratch(struct ev_tree *t)
+{
+	git_odb *odb = NULL;
+	char objects[PATH_MAX];
+	int rc = 0;
+
+	if (t->scratch != NULL)
+		return 0;
+	if (t->store == NULL ||
+	    (size_t)snprintf(objects, sizeof(objects), "%sobjects",
+		git_repository_commondir(t->repo)) >= sizeof(objects))
+		return -1;
+	if (git_odb_new(&odb) < 0 || git_mempack_new(&t->mempack) < 0)
+		rc = -1;
+	else if (git_odb_add_backend(odb, t->mempack, 1000) < 0) {
+		t->mempack->free(t->mempack); /* not the odb's */
+		rc = -1;
+	} else if (git_odb_add_disk_alternate(odb, t->store) < 0 ||
+	    git_odb_add_disk_alternate(odb, objects) < 0 ||
+	    git_repository_wrap_odb(&t->scratch, odb) < 0)
+		rc = -1; /* the odb frees the mempack */
+	git_odb_free(odb);
+	if (rc < 0)
+		t->mempack = NULL;
+	return rc;
+}
+
+/*
  * The two trees to diff at an attempt's end, of a kept tree.  When its
  * last snapshot was the attempt's start (ours) and the watch knows the
  * changed paths: the start's and the end's entries for those paths only
- * (two small trees).  Else the whole tree stored before (when ours: the
+ * (two small trees, in t->scratch: *in).  Else the whole tree stored
+ * before (when ours: the
  * index still holds the start) and after a full look; a start that is
  * not ours is looked up as stored in *a.
  */
 static int
-ev_end_trees(git_oid *a, git_oid *b, struct ev_tree *t,
+ev_end_trees(git_oid *a, git_oid *b, git_repository **in, struct ev_tree *t,
     const struct strlist *only, bool ours)
 {
 	git_index *before = NULL, *after = NULL;
 	int rc;
 
 	t->have_start = false; /* the index moves on to the end */
+	*in = t->repo;
 	if (ours && only != NULL) {
-		rc = ev_subset(&before, t->idx, only);
+		rc = ev_scratch(t);
+		if (rc == 0) {
+			*in = t->scratch;
+			rc = ev_subset(&before, t->idx, only);
+		}
 		if (rc == 0)
 			rc = ev_add_paths(t->idx, t->repo, t->ex, only);
 		if (rc == 0)
 			rc = ev_subset(&after, t->idx, only);
 		if (rc == 0)
-			rc = git_index_write_tree_to(a, before, t->repo);
+			rc = git_index_write_tree_to(a, before, *in);
 		if (rc == 0)
-			rc = git_index_write_tree_to(b, after, t->repo);
+			rc = git_index_write_tree_to(b, after, *in);
 		git_index_free(before);
 		git_index_free(after);
 		return rc < 0 ? -1 : 0;
@@ -752,6 +805,7 @@ gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
 	const struct strlist *only;
 	git_diff *diff = NULL;
 	git_oid base, now;
+	git_repository *in;
 	char exfile[PATH_MAX];
 	bool ours;
 	int rc;
@@ -765,24 +819,27 @@ gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
 	if ((rc = gitwork_exclude(exfile, sizeof(exfile),
 		 git_repository_workdir(t->repo), exclude_file, err)) < 0)
 		goto out;
+	in = t->repo;
 	ours = t->kept && t->have_start && strcmp(t->start, base_tree_hex) == 0;
 	if (!ours && git_oid_fromstr(&base, base_tree_hex) < 0) {
 		rc = err_set(err, SC_ESOFTWARE, "%s: bad snapshot id \"%s\"",
 		    dir, base_tree_hex);
 		goto out;
 	}
-	if (t->kept && ev_end_trees(&base, &now, t, only, ours) < 0) {
+	if (t->kept && ev_end_trees(&base, &now, &in, t, only, ours) < 0) {
 		rc = err_set(err, SC_EIO,
 		    "%s: cannot snapshot the work tree: %s", dir,
 		    gitwork_git_msg());
 		goto out;
 	}
 	if ((!t->kept && (rc = ev_write_tree(&now, t, only, dir, err)) < 0) ||
-	    (rc = ev_tree_diff(&diff, t->repo, &base, &now, dir, err)) < 0)
+	    (rc = ev_tree_diff(&diff, in, &base, &now, dir, err)) < 0)
 		goto out;
 	rc = ev_count(out, diff, t->ex, exfile, dir, err);
 out:
 	git_diff_free(diff);
+	if (t != NULL && t->mempack != NULL)
+		git_mempack_reset(t->mempack);
 	if (t != NULL)
 		ev_tree_put(w, t, rc < 0);
 	strlist_release(&changed);
