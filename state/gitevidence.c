@@ -182,11 +182,13 @@ ev_add_all(git_index *idx, git_repository *repo, const char *ex,
  * by one, not through a diff limited to them, which would still read
  * and sort every directory they are in: a story's file among a thousand
  * others cost a thousand directory entries a snapshot
- * (docs/evidence.md#cost).
+ * (docs/evidence.md#cost).  skip (or NULL): a path left as it was, the
+ * story file at an attempt's end, which is never counted and whose
+ * blob would be written for nothing.
  */
 static int
 ev_add_paths(git_index *idx, git_repository *repo, const char *ex,
-    const struct strlist *only)
+    const struct strlist *only, const char *skip)
 {
 	struct strlist dirs = {0};
 	const char *wd = git_repository_workdir(repo), *p;
@@ -197,7 +199,8 @@ ev_add_paths(git_index *idx, git_repository *repo, const char *ex,
 
 	for (i = 0; rc == 0 && i < only->n; i++) {
 		p = only->items[i];
-		if (gitwork_excluded(p, ex))
+		if (gitwork_excluded(p, ex) ||
+		    (skip != NULL && strcmp(p, skip) == 0))
 			continue;
 		if (snprintf(path, sizeof(path), "%s%s", wd, p) >=
 		    (int)sizeof(path)) {
@@ -561,18 +564,40 @@ ev_scratch(struct ev_tree *t)
 	return rc;
 }
 
+/* Whether two indexes hold the same paths with the same contents and
+ * modes (then there is nothing to diff). */
+static bool
+ev_same(git_index *a, git_index *b)
+{
+	const git_index_entry *x, *y;
+	size_t i, n = git_index_entrycount(a);
+
+	if (n != git_index_entrycount(b))
+		return false;
+	for (i = 0; i < n; i++) {
+		x = git_index_get_byindex(a, i);
+		y = git_index_get_byindex(b, i);
+		if (x == NULL || y == NULL || x->mode != y->mode ||
+		    strcmp(x->path, y->path) != 0 ||
+		    !git_oid_equal(&x->id, &y->id))
+			return false;
+	}
+	return true;
+}
+
 /*
  * The two trees to diff at an attempt's end, of a kept tree.  When its
  * last snapshot was the attempt's start (ours) and the watch knows the
  * changed paths: the start's and the end's entries for those paths only
- * (two small trees, in t->scratch: *in).  Else the whole tree stored
+ * (two small trees, in t->scratch: *in; *in NULL when they are the
+ * same).  Else the whole tree stored
  * before (when ours: the
  * index still holds the start) and after a full look; a start that is
  * not ours is looked up as stored in *a.
  */
 static int
 ev_end_trees(git_oid *a, git_oid *b, git_repository **in, struct ev_tree *t,
-    const struct strlist *only, bool ours)
+    const struct strlist *only, const char *exfile, bool ours)
 {
 	git_index *before = NULL, *after = NULL;
 	int rc;
@@ -586,12 +611,15 @@ ev_end_trees(git_oid *a, git_oid *b, git_repository **in, struct ev_tree *t,
 			rc = ev_subset(&before, t->idx, only);
 		}
 		if (rc == 0)
-			rc = ev_add_paths(t->idx, t->repo, t->ex, only);
+			rc = ev_add_paths(t->idx, t->repo, t->ex, only, exfile);
 		if (rc == 0)
 			rc = ev_subset(&after, t->idx, only);
-		if (rc == 0)
-			rc = git_index_write_tree_to(a, before, *in);
-		if (rc == 0)
+		/* nothing but the story file changed (a ticker): nothing
+		 * to write or diff */
+		if (rc == 0 && ev_same(before, after))
+			*in = NULL;
+		else if (rc == 0 &&
+		    (rc = git_index_write_tree_to(a, before, *in)) == 0)
 			rc = git_index_write_tree_to(b, after, *in);
 		git_index_free(before);
 		git_index_free(after);
@@ -600,7 +628,7 @@ ev_end_trees(git_oid *a, git_oid *b, git_repository **in, struct ev_tree *t,
 	if (ours && ev_store_tree(a, t) < 0)
 		return -1;
 	rc = only == NULL ? ev_add_all(t->idx, t->repo, t->ex, NULL)
-			  : ev_add_paths(t->idx, t->repo, t->ex, only);
+			  : ev_add_paths(t->idx, t->repo, t->ex, only, NULL);
 	return rc < 0 || ev_store_tree(b, t) < 0 ? -1 : 0;
 }
 
@@ -616,7 +644,7 @@ ev_write_tree(git_oid *tree_id, struct ev_tree *t, const struct strlist *only,
     const char *dir, struct sc_err *err)
 {
 	if (only == NULL ? ev_add_all(t->idx, t->repo, t->ex, NULL) < 0
-			 : ev_add_paths(t->idx, t->repo, t->ex, only) < 0)
+			 : ev_add_paths(t->idx, t->repo, t->ex, only, NULL) < 0)
 		goto fail;
 	if (git_index_write_tree(tree_id, t->idx) < 0)
 		goto fail;
@@ -674,9 +702,9 @@ gitevidence_snapshot(char *tree_hex, struct gitevidence_watches *w,
 	if (t->kept) {
 		/* the start is the index itself: named, not written
 		 * (gitevidence.h) */
-		if ((only == NULL
-			    ? ev_add_all(t->idx, t->repo, t->ex, NULL)
-			    : ev_add_paths(t->idx, t->repo, t->ex, only)) < 0)
+		if ((only == NULL ? ev_add_all(t->idx, t->repo, t->ex, NULL)
+				  : ev_add_paths(t->idx, t->repo, t->ex, only,
+					NULL)) < 0)
 			rc = err_set(err, SC_EIO,
 			    "%s: cannot snapshot the work tree: %s", dir,
 			    gitwork_git_msg());
@@ -826,12 +854,15 @@ gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
 		    dir, base_tree_hex);
 		goto out;
 	}
-	if (t->kept && ev_end_trees(&base, &now, &in, t, only, ours) < 0) {
+	if (t->kept &&
+	    ev_end_trees(&base, &now, &in, t, only, exfile, ours) < 0) {
 		rc = err_set(err, SC_EIO,
 		    "%s: cannot snapshot the work tree: %s", dir,
 		    gitwork_git_msg());
 		goto out;
 	}
+	if (in == NULL)
+		goto out; /* no change: *out stays zero */
 	if ((!t->kept && (rc = ev_write_tree(&now, t, only, dir, err)) < 0) ||
 	    (rc = ev_tree_diff(&diff, in, &base, &now, dir, err)) < 0)
 		goto out;
