@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "state/fsutil.h"
 #include "state/treewatch.h"
 
 struct fx {
@@ -25,15 +25,6 @@ struct fx {
 	char ex[PATH_MAX];
 	struct treewatch *tw;
 };
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
 
 static void
 put(struct fx *fx, const char *rel, const char *text)
@@ -110,7 +101,7 @@ teardown(void **state)
 	struct fx *fx = *state;
 
 	treewatch_free(fx->tw);
-	nftw(fx->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fsutil_rm_tree(fx->root);
 	free(fx);
 	return 0;
 }
@@ -200,7 +191,7 @@ test_root_gone(void **state)
 	struct fx *fx = *state;
 
 	take(fx);
-	nftw(fx->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fsutil_rm_tree(fx->root);
 	assert_string_equal(take(fx), "gone");
 }
 
