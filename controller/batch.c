@@ -153,6 +153,20 @@ out:
 	return rc;
 }
 
+/* What the run says of itself beyond the counts finish() filled. */
+static void
+result_fill(struct batch_result *out, const struct batch *b)
+{
+	/* "stopped before its end" only while stories remain to run */
+	out->stopped = b->stop_batch &&
+	    out->counts[STATUS_PENDING] + out->counts[STATUS_RUNNING] > 0;
+	out->interrupted = b->interrupted;
+	out->spend_usd = b->spend_usd;
+	out->jobs = (int)b->nslots;
+	snprintf(
+	    out->stop_reason, sizeof(out->stop_reason), "%s", b->stop_reason);
+}
+
 int
 batch_run(
     struct batch_result *out, const struct batch_opts *o, struct sc_err *err)
@@ -216,14 +230,7 @@ batch_run(
 		struct sc_err ignore;
 		(void)gitstate_flush(b.gs, &ignore);
 	}
-	/* "stopped before its end" only while stories remain to run */
-	out->stopped = b.stop_batch &&
-	    out->counts[STATUS_PENDING] + out->counts[STATUS_RUNNING] > 0;
-	out->interrupted = b.interrupted;
-	out->spend_usd = b.spend_usd;
-	out->jobs = (int)b.nslots;
-	snprintf(
-	    out->stop_reason, sizeof(out->stop_reason), "%s", b.stop_reason);
+	result_fill(out, &b);
 	if (rc == 0)
 		batch_notify_end(&b, out);
 out:
