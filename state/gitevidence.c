@@ -309,15 +309,25 @@ ev_scratch(struct ev_tree *t)
 	return rc;
 }
 
+/* t's index brought up to date with its work tree: all of it (only
+ * NULL), or the paths a watch saw change, skip (or NULL) left as it
+ * was.  0 or -1, the reason in libgit2's last error. */
+static int
+ev_update(struct ev_tree *t, const struct strlist *only, const char *skip)
+{
+	return only == NULL
+	    ? evindex_add_all(t->idx, t->repo, t->ex, NULL)
+	    : evindex_add_paths(t->idx, t->repo, t->ex, only, skip);
+}
+
 /*
  * The two trees to diff at an attempt's end, of a kept tree.  When its
  * last snapshot was the attempt's start (ours) and the watch knows the
- * changed paths: the start's and the end's entries for those paths only
- * (two small trees, in t->scratch: *in; *in NULL when they are the
- * same).  Else the whole tree stored
- * before (when ours: the
- * index still holds the start) and after a full look; a start that is
- * not ours is looked up as stored in *a.
+ * changed paths: the start's and the end's entries for those paths only,
+ * two small trees in t->scratch (*in), or *in NULL when they are the
+ * same.  Else the whole tree stored before (when ours: the index still
+ * holds the start; else *a is the stored start to look up) and after a
+ * full look.
  */
 static int
 ev_end_trees(git_oid *a, git_oid *b, git_repository **in, struct ev_tree *t,
@@ -335,8 +345,7 @@ ev_end_trees(git_oid *a, git_oid *b, git_repository **in, struct ev_tree *t,
 			rc = evindex_subset(&before, t->idx, only);
 		}
 		if (rc == 0)
-			rc = evindex_add_paths(
-			    t->idx, t->repo, t->ex, only, exfile);
+			rc = ev_update(t, only, exfile);
 		if (rc == 0)
 			rc = evindex_subset(&after, t->idx, only);
 		/* nothing but the story file changed (a ticker): nothing
@@ -352,28 +361,22 @@ ev_end_trees(git_oid *a, git_oid *b, git_repository **in, struct ev_tree *t,
 	}
 	if (ours && ev_store_tree(a, t) < 0)
 		return -1;
-	rc = only == NULL
-	    ? evindex_add_all(t->idx, t->repo, t->ex, NULL)
-	    : evindex_add_paths(t->idx, t->repo, t->ex, only, NULL);
-	return rc < 0 || ev_store_tree(b, t) < 0 ? -1 : 0;
+	return ev_update(t, only, NULL) < 0 || ev_store_tree(b, t) < 0 ? -1 : 0;
 }
 
 /*
- * `git add -A` into t's index (only the paths in only, when not NULL),
- * then its tree: a kept tree's hashed (ev_hash_tree()), any other's
- * into the snapshots' store, and after a look at the whole tree the
- * snapshots' own index written back for the next call, which opens the
- * tree afresh; the repository's index file is never touched.
+ * The snapshot of a tree that is not kept: its index brought up to
+ * date, its tree written into the snapshots' store, and after a look at
+ * the whole tree the snapshots' own index written back for the next
+ * call, which opens the tree afresh; the repository's index file is
+ * never touched.
  */
 static int
 ev_write_tree(git_oid *tree_id, struct ev_tree *t, const struct strlist *only,
     const char *dir, struct sc_err *err)
 {
-	if (only == NULL
-		? evindex_add_all(t->idx, t->repo, t->ex, NULL) < 0
-		: evindex_add_paths(t->idx, t->repo, t->ex, only, NULL) < 0)
-		goto fail;
-	if (git_index_write_tree(tree_id, t->idx) < 0)
+	if (ev_update(t, only, NULL) < 0 ||
+	    git_index_write_tree(tree_id, t->idx) < 0)
 		goto fail;
 	if (only == NULL && t->own_index && git_index_write(t->idx) < 0)
 		goto fail;
@@ -429,10 +432,7 @@ gitevidence_snapshot(char *tree_hex, struct gitevidence_watches *w,
 	if (t->kept) {
 		/* the start is the index itself: named, not written
 		 * (gitevidence.h) */
-		if ((only == NULL
-			    ? evindex_add_all(t->idx, t->repo, t->ex, NULL)
-			    : evindex_add_paths(
-				  t->idx, t->repo, t->ex, only, NULL)) < 0)
+		if (ev_update(t, only, NULL) < 0)
 			rc = err_set(err, SC_EIO,
 			    "%s: cannot snapshot the work tree: %s", dir,
 			    gitwork_git_msg());
