@@ -191,25 +191,34 @@ check "the stream is text/event-stream, not cached" \
 check "  ... with Cache-Control: no-cache" grep -qi '^cache-control: no-cache' "$T_TMP/hdr"
 
 # --- at most 32 streams ---------------------------------------------------
-# 32 of our own, once the idle one above has ended (curl's 12 s): counting
-# it among them raced with its end, under ASan and under make check -j2
+# 33 of the test's own, once the idle one above has ended: at most 32 are
+# streams, the others are refused with 503 busy.  Not "exactly the 33rd":
+# the server counts a stream whose client went until a heartbeat fails to
+# reach it, so an earlier client may still hold a place for up to 4 s
+# (asking for one more request after 32 raced with those places freeing).
 wait "$IDLE"
 IDLE_RC=$?
 SP=()
-for i in $(seq 1 32); do
+for i in $(seq 1 33); do
 	curl -s -N --max-time 30 -H "X-API-Key: $RKEY" -H "Last-Event-ID: $LAST" \
 		"http://127.0.0.1:$SRV_PORT/v1/events/stream" >"$T_TMP/many.$i" 2>/dev/null &
 	SP+=($!)
 done
 PIDS+=("${SP[@]}")
+busy=0
 for _ in $(seq 1 300); do
-	n=0
-	for i in $(seq 1 32); do [ -s "$T_TMP/many.$i" ] && n=$((n + 1)); done
-	[ "$n" = 32 ] && break
+	n=0 busy=0
+	for i in $(seq 1 33); do
+		[ -s "$T_TMP/many.$i" ] && n=$((n + 1))
+		grep -q '"busy"' "$T_TMP/many.$i" 2>/dev/null && busy=$((busy + 1))
+	done
+	[ "$n" = 33 ] && break
 	sleep 0.1
 done
-req GET "/v1/events/stream" "$RKEY"
-expect_http "a 33rd stream: 503 busy" 503 '.error.code == "busy"'
+check "33 streams asked for: at least one refused busy ($busy)" [ "$busy" -ge 1 ]
+refused=$(grep -l '"busy"' "$T_TMP"/many.* 2>/dev/null | head -n 1)
+check "  ... with the API's error body" \
+	jq -e '.error.code == "busy"' "${refused:-/dev/null}"
 req GET /v1/status "$RKEY"
 expect_http "  ... while other requests are answered" 200
 kill "${SP[@]}" 2>/dev/null
