@@ -18,6 +18,7 @@
 #include "controller/console.h"
 #include "controller/remote.h"
 #include "controller/clock.h"
+#include "state/db_evidence.h"
 
 /* policy.max_wait_s from now, or until when no cap is set. */
 static int64_t
@@ -74,15 +75,16 @@ paused_reason(struct batch *b, int64_t now)
 /* The story of slot sl runs nothing when its file cannot be read or has
  * no task (docs/stories.md): *settled, the story invalid. */
 static int
-prepare_read(bool *settled, struct progress *pr, struct batch *b,
+prepare_read(bool *settled, struct story_look *look, struct batch *b,
     struct slot *sl, struct sc_err *err)
 {
+	const struct progress *pr = &look->pr;
 	char why[300];
 	int rc;
 
 	*settled = true;
-	rc = story_read_progress(
-	    pr, sl->abspath, slot_root(b, sl), b->cfg->tasks_heading, err);
+	rc = story_read_look(
+	    look, sl->abspath, slot_root(b, sl), b->cfg->tasks_heading, err);
 	if (rc < 0) {
 		/* one unreadable story must not end the night */
 		snprintf(why, sizeof(why), "cannot read the story: %.200s",
@@ -185,7 +187,8 @@ prepare_wait(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 int
 slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 {
-	struct progress pr;
+	struct story_look look;
+	const struct progress *pr = &look.pr;
 	struct next_attempt nx;
 	bool settled = false, open = false;
 	int64_t now = 0;
@@ -193,15 +196,15 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 
 	memset(&nx, 0, sizeof(nx));
 	sl->state = SLOT_FREE;
-	rc = prepare_read(&settled, &pr, b, sl, err);
+	rc = prepare_read(&settled, &look, b, sl, err);
 	if (rc < 0 || settled)
 		goto out;
 	rc = attempt_next(&nx, b, sl->st, err);
 	if (rc < 0)
 		goto out;
-	if (nx.prev == NULL && pr.tasks_completed == pr.tasks_total &&
+	if (nx.prev == NULL && pr->tasks_completed == pr->tasks_total &&
 	    (rc = reported(&open, b, sl->st, err)) == 0 && !open) {
-		rc = prepare_done(b, sl->st, &pr, err);
+		rc = prepare_done(b, sl->st, pr, err);
 		goto out;
 	}
 	if (rc < 0)
@@ -217,8 +220,9 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 		prepare_wait(b, sl, &nx, now);
 		goto out;
 	}
-	rc = attempt_begin(b, sl, &nx, &pr, err);
+	rc = attempt_begin(b, sl, &nx, &look, err);
 out:
+	story_look_release(&look);
 	attempt_row_release(&nx.last);
 	return rc;
 }
@@ -264,6 +268,8 @@ attempt_complete(
 	struct attempt_run *ar = sl->run;
 	struct attempt_row *r = &ar->r;
 	struct agent_report rep;
+	struct evidence_note note;
+	char note_msg[900];
 	bool stopped = b->o->stop != NULL && *b->o->stop;
 	bool tz = false;
 	int64_t hint_ms = -1;
@@ -272,11 +278,9 @@ attempt_complete(
 	sl->run = NULL;
 	sl->state = SLOT_FREE;
 	attempt_end_read(&rep, &hint_ms, ar, gate_failed, stopped);
-	rc = attempt_evidence_record(ar, err);
-	if (rc < 0)
-		goto out;
+	attempt_evidence_note(&note, note_msg, sizeof(note_msg), ar);
 	rc = attempt_decide_record(
-	    &tz, b, r, sl->st, &rep.verdict, hint_ms, err);
+	    &tz, b, r, sl->st, &rep.verdict, hint_ms, &note, err);
 	if (rc < 0)
 		goto out;
 	/* one read of the history per decision: the breaker (when the
@@ -317,7 +321,8 @@ static int
 service_agent(struct batch *b, struct slot *sl, struct sc_err *err)
 {
 	struct attempt_run *ar = sl->run;
-	bool none = false;
+	struct story_look look;
+	bool none = false, read;
 	int rc;
 
 	rc = b->ops.finish(b->ops.ctx, ar->handle, &ar->agent_res, err);
@@ -329,12 +334,13 @@ service_agent(struct batch *b, struct slot *sl, struct sc_err *err)
 		return ar->rc;
 	}
 	remote_collect(b, sl, ar->r.attempt, &ar->agent_res, ar->r.log_path);
-	if (story_read_progress(&ar->end, sl->abspath, slot_root(b, sl),
-		b->cfg->tasks_heading, NULL) < 0)
-		ar->end = ar->start;
+	read = story_read_look(&look, sl->abspath, slot_root(b, sl),
+		   b->cfg->tasks_heading, NULL) == 0;
+	ar->end = read ? look.pr : ar->start;
 	/* before the gates: under verify.require_diff unbacked ticks are
 	 * no claim to check (docs/evidence.md#require-diff) */
-	attempt_evidence_end(ar);
+	attempt_evidence_end(ar, read ? &look : NULL);
+	story_look_release(&look);
 	if (agent_claims_done(b, ar)) {
 		rc = checks_begin(b, ar, &none, err);
 		if (rc < 0)

@@ -13,6 +13,7 @@
 #include "controller/batch_notify.h"
 #include "controller/console.h"
 #include "controller/clock.h"
+#include "state/db_evidence.h"
 
 /* The attempts of a story the strategy sees (since its last requeue). */
 static int
@@ -310,7 +311,8 @@ notify_story_end(struct batch *b, const struct story_row *st, const char *error)
  * story), then on the state branch, then on the console. */
 static int
 decision_record(struct batch *b, const struct attempt_row *r,
-    struct story_row *st, const struct decision_out *d, struct sc_err *err)
+    struct story_row *st, const struct decision_out *d,
+    const struct evidence_note *ev, struct sc_err *err)
 {
 	char *msg = NULL, *event = NULL;
 	const char *kind;
@@ -322,7 +324,7 @@ decision_record(struct batch *b, const struct attempt_row *r,
 	/* group commit: this transaction's fsync is the next attempt's
 	 * (statebranch_defer_story) */
 	db_defer_sync(b->db);
-	rc = db_attempt_finish(b->db, r, st, kind, event, err);
+	rc = db_attempt_finish_noted(b->db, r, st, kind, event, ev, err);
 	if (rc < 0)
 		goto out;
 	if (asprintf(&msg, "%s: attempt %d (%s %s) %s -> %s\n%s", st->id,
@@ -369,7 +371,8 @@ notify_usage_limit(
 int
 attempt_decide_record(bool *transient_zero, struct batch *b,
     struct attempt_row *r, struct story_row *st,
-    const struct classification *cls, int64_t hint_ms, struct sc_err *err)
+    const struct classification *cls, int64_t hint_ms,
+    const struct evidence_note *ev, struct sc_err *err)
 {
 	struct attempt_row *rows = NULL;
 	struct attempt_rec *recs = NULL;
@@ -412,7 +415,7 @@ attempt_decide_record(bool *transient_zero, struct batch *b,
 	if (rc < 0)
 		goto out;
 	story_from_attempt(st, r, &d);
-	rc = decision_record(b, r, st, &d, err);
+	rc = decision_record(b, r, st, &d, ev, err);
 	if (rc == 0 && r->outcome == OUTCOME_USAGE_LIMIT)
 		notify_usage_limit(b, r, st);
 out:

@@ -16,16 +16,19 @@
 #include "strategies/policy.h"
 
 struct batch; /* controller/batch_int.h */
+struct evidence_note; /* state/db_evidence.h */
 
 /* Decide after an attempt whose outcome is already in r (r->outcome, the
  * progress fields), fill r's decision fields and st's status, record
- * both in one transaction and commit the state branch (deferred: group
- * commit, state/statebranch.h).  *transient_zero (when not NULL):
- * breaker_transient_zero() over the history the decision read, so that
- * the breaker need not read it again. */
+ * both and the attempt's evidence ev (NULL: none) in one transaction and
+ * commit the state branch (deferred: group commit, state/statebranch.h).
+ * *transient_zero (when not NULL): breaker_transient_zero() over the
+ * history the decision read, so that the breaker need not read it
+ * again. */
 int attempt_decide_record(bool *transient_zero, struct batch *b,
     struct attempt_row *r, struct story_row *st,
-    const struct classification *cls, int64_t hint_ms, struct sc_err *err);
+    const struct classification *cls, int64_t hint_ms,
+    const struct evidence_note *ev, struct sc_err *err);
 /* Close a story without running anything (invalid, blocked, already
  * done): status, reason, an event, a state-branch commit. */
 int attempt_settle(struct batch *b, struct story_row *st,

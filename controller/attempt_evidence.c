@@ -15,25 +15,10 @@
 #include "controller/attempt_evidence.h"
 #include "controller/attempt_run.h"
 #include "controller/console.h"
+#include "controller/stories.h"
+#include "state/db_evidence.h"
 #include "state/gitevidence.h"
 #include "state/render_evidence.h"
-
-/* The boxes of slot sl's story file now. */
-static int
-read_boxes(struct progress_item **items, size_t *n, char **text, size_t *len,
-    const struct attempt_run *ar, struct sc_err *err)
-{
-	int rc;
-
-	*items = NULL;
-	*n = 0;
-	rc = story_read_text(
-	    text, len, ar->sl->abspath, slot_root(ar->b, ar->sl), err);
-	if (rc == 0)
-		rc = progress_items(items, n, NULL, *text, *len,
-		    ar->b->cfg->tasks_heading, err);
-	return rc;
-}
 
 static void
 not_measured(struct attempt_run *ar, const char *what, const char *why)
@@ -43,17 +28,19 @@ not_measured(struct attempt_run *ar, const char *what, const char *why)
 }
 
 void
-attempt_evidence_start(struct attempt_run *ar)
+attempt_evidence_start(struct attempt_run *ar, struct story_look *now)
 {
 	struct sc_err err = {0};
-	char *text = NULL;
-	size_t len = 0;
 
-	if (read_boxes(
-		&ar->ev_before, &ar->ev_nbefore, &text, &len, ar, &err) == 0)
+	/* the boxes as slot_prepare() read them for the count: nothing
+	 * runs in the story's tree in between */
+	if (now != NULL) {
+		ar->ev_before = now->items;
+		ar->ev_nbefore = now->nitems;
+		now->items = NULL;
+		now->nitems = 0;
 		ar->ev_started = true;
-	free(text);
-	err_clear(&err);
+	}
 	/* the state dir is left out wherever it lies: inside the main
 	 * tree it is excluded, a worktree's tree does not hold it */
 	if (gitevidence_snapshot(ar->ev_base, ar->b->evw,
@@ -124,19 +111,17 @@ out:
 /* The boxes now against the start's; under require_diff the unbacked
  * ticks taken back and ar->end read again. */
 static void
-judge(struct attempt_run *ar)
+judge(struct attempt_run *ar, const struct story_look *now)
 {
-	struct progress_item *after = NULL;
 	struct evidence_boxes eb;
 	struct sc_err err = {0};
 	char *text = NULL;
-	size_t n = 0, len = 0;
+	size_t len = 0;
 	struct batch *b = ar->b;
 
-	if (!ar->ev_started ||
-	    read_boxes(&after, &n, &text, &len, ar, &err) < 0 ||
-	    evidence_compare(
-		&eb, ar->ev_before, ar->ev_nbefore, after, n, &err) < 0)
+	if (!ar->ev_started || now == NULL ||
+	    evidence_compare(&eb, ar->ev_before, ar->ev_nbefore, now->items,
+		now->nitems, &err) < 0)
 		goto out;
 	ar->ev.ticked = eb.ticked;
 	ar->ev.unticked = eb.unticked;
@@ -148,7 +133,10 @@ judge(struct attempt_run *ar)
 	ar->ev.ticked_without_change = ar->ev_verdict.ticked_without_change;
 	if (!ar->ev_verdict.no_evidence)
 		goto out;
-	if (untick(ar, text, len, &eb, &err) < 0) {
+	/* the agent has ended: the bytes are those now's boxes came from */
+	if (story_read_text(
+		&text, &len, ar->sl->abspath, slot_root(b, ar->sl), &err) < 0 ||
+	    untick(ar, text, len, &eb, &err) < 0) {
 		console_line(b, "%s: %s", ar->sl->st->id, err.msg);
 		goto out;
 	}
@@ -156,16 +144,15 @@ judge(struct attempt_run *ar)
 		b->cfg->tasks_heading, NULL) < 0)
 		ar->end = ar->start;
 out:
-	free(after);
 	free(text);
 }
 
 void
-attempt_evidence_end(struct attempt_run *ar)
+attempt_evidence_end(struct attempt_run *ar, const struct story_look *now)
 {
 	ar->ev.files_changed = ar->ev.lines_added = ar->ev.lines_removed = -1;
 	measure(ar);
-	judge(ar);
+	judge(ar, now);
 	ar->ev_ended = true;
 }
 
@@ -196,19 +183,20 @@ flag_message(char *msg, size_t len, const struct attempt_run *ar)
 		    EVIDENCE_FLAG_UNTICKED);
 }
 
-int
-attempt_evidence_record(struct attempt_run *ar, struct sc_err *err)
+void
+attempt_evidence_note(
+    struct evidence_note *out, char *msg, size_t len, struct attempt_run *ar)
 {
-	char msg[900];
-
+	out->row = NULL;
+	out->event_msg = NULL;
 	if (!ar->ev_ended)
-		return 0; /* the agent never ended: nothing was measured */
+		return; /* the agent never ended: nothing was measured */
 	ar->ev.attempt_id = ar->r.id;
-	flag_message(msg, sizeof(msg), ar);
+	flag_message(msg, len, ar);
 	if (msg[0] != '\0')
 		console_line(ar->b, "%s: %s", ar->sl->st->id, msg);
-	return db_evidence_put(ar->b->db, &ar->ev, ar->b->batch_id,
-	    ar->sl->st->id, ar->r.ended_ms, msg[0] != '\0' ? msg : NULL, err);
+	out->row = &ar->ev;
+	out->event_msg = msg[0] != '\0' ? msg : NULL;
 }
 
 void

@@ -24,6 +24,7 @@
 #include "controller/pgroup.h"
 #include "controller/prompt.h"
 #include "controller/remote.h"
+#include "controller/stories.h"
 #include "state/redact.h"
 
 static int
@@ -473,8 +474,9 @@ begin_runner_opts(struct attempt_run *ar, const struct next_attempt *nx)
 
 int
 attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
-    const struct progress *now_pr, struct sc_err *err)
+    struct story_look *now, struct sc_err *err)
 {
+	const struct progress *now_pr = &now->pr;
 	const struct agent_conf *ag = &b->cfg->agents[nx->role];
 	struct attempt_run *ar = NULL;
 	struct argv_vars vars;
@@ -526,7 +528,7 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 		    ar->r.tasks_completed, ar->r.tasks_total);
 	/* the tree and the boxes as the agent finds them
 	 * (docs/evidence.md) */
-	attempt_evidence_start(ar);
+	attempt_evidence_start(ar, now);
 	begin_runner_opts(ar, nx);
 	rc = b->ops.start(b->ops.ctx, &ar->handle, &ar->ro, err);
 	if (rc < 0) {

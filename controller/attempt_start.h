@@ -13,6 +13,8 @@
 #include "state/db.h"
 #include "strategies/progress.h"
 
+struct story_look; /* controller/stories.h */
+
 struct batch; /* controller/batch_int.h */
 struct slot;
 
@@ -31,12 +33,12 @@ struct next_attempt {
  * read back, not decided again. */
 int attempt_next(struct next_attempt *nx, struct batch *b,
     const struct story_row *st, struct sc_err *err);
-/* Begin attempt nx of the story in sl, whose file reads now_pr: the
- * prompt, the argv, the row committed as running, then the agent
- * started (sl SLOT_RUNNING).  An agent that cannot be started settles
- * the story as escalated. */
+/* Begin attempt nx of the story in sl, whose file reads now (its items
+ * are taken for the evidence, now->items NULL after): the prompt, the
+ * argv, the row committed as running, then the agent started (sl
+ * SLOT_RUNNING).  An agent that cannot be started settles the story as
+ * escalated. */
 int attempt_begin(struct batch *b, struct slot *sl,
-    const struct next_attempt *nx, const struct progress *now_pr,
-    struct sc_err *err);
+    const struct next_attempt *nx, struct story_look *now, struct sc_err *err);
 
 #endif

@@ -134,7 +134,7 @@ reconcile_one(struct batch *b, struct attempt_row *r, int64_t stop_pid,
 	    r->story_id, r->attempt,
 	    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
 	    (long long)r->controller_pid, outcome_name(r->outcome));
-	rc = attempt_decide_record(NULL, b, r, &st, NULL, -1, err);
+	rc = attempt_decide_record(NULL, b, r, &st, NULL, -1, NULL, err);
 	if (rc < 0)
 		goto out;
 	/* decided final: its work is committed and its worktree goes,

@@ -249,12 +249,37 @@ story_read_progress(struct progress *out, const char *abspath, const char *root,
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = read_story(
-	    &text, &len, abspath, root, story_shown(abspath, root), err);
-	if (rc == 0)
+	if ((rc = story_read_text(&text, &len, abspath, root, err)) == 0)
 		progress_parse_heading(out, text, len, tasks_heading);
 	free(text);
 	return rc;
+}
+
+int
+story_read_look(struct story_look *out, const char *abspath, const char *root,
+    const char *tasks_heading, struct sc_err *err)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = story_read_text(&text, &len, abspath, root, err)) == 0)
+		rc = progress_items(&out->items, &out->nitems, &out->pr, text,
+		    len, tasks_heading, err);
+	if (rc < 0)
+		story_look_release(out);
+	free(text);
+	return rc;
+}
+
+void
+story_look_release(struct story_look *l)
+{
+	if (l == NULL)
+		return;
+	free(l->items);
+	memset(l, 0, sizeof(*l));
 }
 
 static bool

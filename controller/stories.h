@@ -100,6 +100,25 @@ bool story_skipped(const struct story *s, const struct config *cfg);
 int story_read_progress(struct progress *out, const char *abspath,
     const char *root, const char *tasks_heading, struct sc_err *err);
 
+/*
+ * A story file read once: its progress and every item the parser saw
+ * (progress_items()), so that one read serves both the task count and
+ * the evidence's boxes (docs/evidence.md#how-it-is-measured).
+ */
+struct story_look {
+	struct progress pr;
+	struct progress_item *items; /* owned: story_look_release() */
+	size_t nitems;
+};
+
+/* story_read_progress(), the items too, from one read of the file;
+ * *out zeroed on failure. */
+int story_read_look(struct story_look *out, const char *abspath,
+    const char *root, const char *tasks_heading, struct sc_err *err);
+
+/* Free what l owns and zero it; NULL ok. */
+void story_look_release(struct story_look *l);
+
 /* The run order of cfg's stories (indexes into cfg->stories, which
  * stories_load() keeps): a story after the stories it depends on,
  * otherwise config order.  *out malloc'd.  SC_EDATA naming a cycle. */

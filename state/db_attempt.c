@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include "state/db_evidence.h"
 #include "state/db_int.h"
 
 /*
@@ -437,6 +438,15 @@ db_attempt_finish(struct db *db, const struct attempt_row *r,
     const struct story_row *s, const char *event_kind, const char *event_msg,
     struct sc_err *err)
 {
+	return db_attempt_finish_noted(
+	    db, r, s, event_kind, event_msg, NULL, err);
+}
+
+int
+db_attempt_finish_noted(struct db *db, const struct attempt_row *r,
+    const struct story_row *s, const char *event_kind, const char *event_msg,
+    const struct evidence_note *ev, struct sc_err *err)
+{
 	int64_t ts;
 	int ret, lazy = 0, defer = db->defer_next;
 
@@ -457,10 +467,12 @@ db_attempt_finish(struct db *db, const struct attempt_row *r,
 		goto out;
 	if (s != NULL && (ret = db_story_write(db, s, err)) < 0)
 		goto out;
+	ts = r->ended_ms != 0 ? r->ended_ms : s != NULL ? s->updated_ms : 0;
+	if (ev != NULL && ev->row != NULL &&
+	    (ret = db_evidence_insert(db, ev->row, r->batch_id, r->story_id, ts,
+		 ev->event_msg, err)) < 0)
+		goto out;
 	if (event_kind != NULL) {
-		ts = r->ended_ms != 0 ? r->ended_ms
-		    : s != NULL	      ? s->updated_ms
-				      : 0;
 		if ((ret = db_event_insert(db, r->batch_id, ts, r->story_id,
 			 event_kind, event_msg, err)) < 0)
 			goto out;

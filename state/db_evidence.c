@@ -73,6 +73,19 @@ ev_insert(struct db *db, const struct evidence_row *e, struct sc_err *err)
 }
 
 int
+db_evidence_insert(struct db *db, const struct evidence_row *e,
+    int64_t batch_id, const char *story_id, int64_t ts_ms,
+    const char *event_msg, struct sc_err *err)
+{
+	int ret;
+
+	if ((ret = ev_insert(db, e, err)) == 0 && event_msg != NULL)
+		ret = db_event_add(
+		    db, batch_id, ts_ms, story_id, "evidence", event_msg, err);
+	return ret;
+}
+
+int
 db_evidence_put(struct db *db, const struct evidence_row *e, int64_t batch_id,
     const char *story_id, int64_t ts_ms, const char *event_msg,
     struct sc_err *err)
@@ -81,9 +94,8 @@ db_evidence_put(struct db *db, const struct evidence_row *e, int64_t batch_id,
 
 	if ((ret = db_tx_begin(db, err)) < 0)
 		goto out;
-	if ((ret = ev_insert(db, e, err)) == 0 && event_msg != NULL)
-		ret = db_event_add(
-		    db, batch_id, ts_ms, story_id, "evidence", event_msg, err);
+	ret = db_evidence_insert(
+	    db, e, batch_id, story_id, ts_ms, event_msg, err);
 	if (ret == 0)
 		ret = db_tx_commit(db, err);
 	if (ret < 0)

@@ -30,11 +30,32 @@ struct evidence_row {
  * Record e (its attempt_id set), replacing an earlier row of the same
  * attempt, with one "evidence" event of batch_id/story_id at ts_ms when
  * event_msg is not NULL.  Written like a heartbeat, without an fsync of
- * its own: it is durable with the decision that follows it.
+ * its own: it is durable with the write that follows it.  A batch
+ * stores an attempt's evidence with its decision instead
+ * (db_attempt_finish_noted()).
  */
 int db_evidence_put(struct db *db, const struct evidence_row *e,
     int64_t batch_id, const char *story_id, int64_t ts_ms,
     const char *event_msg, struct sc_err *err);
+
+/* An attempt's evidence as its decision stores it: the row (its
+ * attempt_id set) and the text of its "evidence" event, NULL when no
+ * flag was raised (docs/evidence.md). */
+struct evidence_note {
+	const struct evidence_row *row;
+	const char *event_msg;
+};
+
+/*
+ * db_attempt_finish() with ev (NULL: none) in the same transaction: its
+ * row, replacing an earlier one of the attempt, and its event, timed
+ * like the decision's and before it.  The evidence and the decision it
+ * informed are written together or not at all, in one commit a
+ * decision (docs/evidence.md#cost).
+ */
+int db_attempt_finish_noted(struct db *db, const struct attempt_row *r,
+    const struct story_row *s, const char *event_kind, const char *event_msg,
+    const struct evidence_note *ev, struct sc_err *err);
 
 /* The evidence rows of one story's attempts in a batch, by seq; *out the
  * caller's: evidence_rows_free().  Attempts with none have no row. */

@@ -135,6 +135,12 @@ if command -v strace >/dev/null && strace -qq -o /dev/null true 2>/dev/null &&
 		'.status == "done" and .attempts[0].evidence.measured and .attempts[0].evidence.files_changed == 2'
 	check "300 untouched files looked at by one snapshot, not by 20 ($looks looks)" \
 		test "$looks" -le 600
+	# one read of the story serves the count and the boxes: loaded, then
+	# read before the attempt and after it (and by a progress poll while
+	# the agent runs); the evidence read it twice more before
+	opens=$(grep -cE 'openat\(.*/b10\.md"' "$T_TMP/ev-trace")
+	check "the story file read once at each end of its attempt ($opens opens)" \
+		test "$opens" -le 4
 else
 	ok "# skip a snapshot reads what changed (no strace, no ptrace, or no inotify)"
 fi

@@ -292,6 +292,77 @@ test_story_json(void **state)
 	evidence_rows_free(rows, n);
 }
 
+/* An attempt's evidence stored with its decision: in the same
+ * transaction, its event before the decision's; when the decision
+ * cannot be written (the attempt has already ended), neither is the
+ * evidence. */
+static void
+test_stored_with_decision(void **state)
+{
+	struct fx *f = *state;
+	struct story_row s;
+	struct attempt_row r;
+	struct evidence_row e, *rows = NULL;
+	struct evidence_note note;
+	struct event_row *ev = NULL;
+	struct sc_err err = {0};
+	size_t n = 0, nev = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.batch_id = f->batch;
+	snprintf(s.id, sizeof(s.id), "s1");
+	snprintf(s.file, sizeof(s.file), "s1.md");
+	s.tasks_total = 2;
+	s.updated_ms = 1000;
+	assert_int_equal(db_story_add(f->db, &s, &err), 0);
+	memset(&r, 0, sizeof(r));
+	r.batch_id = f->batch;
+	snprintf(r.story_id, sizeof(r.story_id), "s1");
+	snprintf(r.agent, sizeof(r.agent), "fake");
+	r.attempt = 1;
+	r.counted = true;
+	r.started_ms = 2000;
+	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+	r.outcome = OUTCOME_INCOMPLETE;
+	r.ended_ms = 3000;
+	r.decision = DECISION_RETRY;
+	memset(&e, 0, sizeof(e));
+	e.attempt_id = r.id;
+	e.measured = true;
+	e.files_changed = 0;
+	e.ticked = 1;
+	e.ticked_without_change = true;
+	note.row = &e;
+	note.event_msg = "attempt 1: 1 box checked with no other change";
+	assert_int_equal(db_attempt_finish_noted(f->db, &r, &s, "attempt",
+			     "s1: attempt 1 incomplete -> retry", &note, &err),
+	    0);
+	assert_int_equal(
+	    db_evidence_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
+	assert_int_equal(n, 1);
+	assert_true(rows[0].ticked_without_change);
+	evidence_rows_free(rows, n);
+	assert_int_equal(
+	    db_events_list(f->db, &ev, &nev, f->batch, 0, &err), 0);
+	assert_true(nev >= 2);
+	assert_string_equal(ev[nev - 2].kind, "evidence");
+	assert_int_equal(ev[nev - 2].ts_ms, 3000);
+	assert_string_equal(ev[nev - 1].kind, "attempt");
+	event_rows_free(ev, nev);
+
+	/* the attempt has ended: refused, and no second evidence row */
+	e.ticked = 5;
+	assert_int_equal(db_attempt_finish_noted(
+			     f->db, &r, &s, "attempt", "again", &note, &err),
+	    SC_EIO);
+	assert_int_equal(
+	    db_evidence_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(rows[0].ticked, 1);
+	evidence_rows_free(rows, n);
+	attempt_row_release(&r);
+}
+
 int
 main(void)
 {
@@ -300,6 +371,8 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_put_read_render, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_story_json, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_stored_with_decision, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
