@@ -183,6 +183,7 @@ gs_reopen(struct gitstate *gs)
 	}
 	git_repository_free(gs->repo);
 	gs->repo = fresh;
+	gitstate_odb(gs);
 }
 
 /*

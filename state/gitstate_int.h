@@ -51,5 +51,11 @@ int gitstate_tip_find(
     struct gitstate *gs, git_oid *tip, int *found, struct sc_err *err);
 /* Forget the objects noted since the last pack. */
 void gitstate_forget(struct gitstate *gs);
+/* gs->repo reads and writes through gitodb_install()'s database
+ * (docs/state-branch.md#the-object-database), with GS_CACHE_BYTES for
+ * the new objects until they are packed (about 2048 objects, when
+ * gitstate_flush() packs them, take 2 MB); best effort. */
+#define GS_CACHE_BYTES (2 * 1024 * 1024)
+void gitstate_odb(struct gitstate *gs);
 
 #endif
