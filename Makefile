@@ -10,12 +10,21 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= cc
-PKGS      = libgit2 sqlite3 jansson zlib libcmark-gfm yaml-0.1 libmicrohttpd libsodium libcurl
+PKGS      = libgit2 sqlite3 jansson zlib libcmark-gfm yaml-0.1 libsodium
+# Compiled against but not linked: opened with dlopen() by their soname
+# when notifications or the HTTP API need them (controller/optlib.c,
+# docs/design.md#libraries-loaded-when-needed).
+OPT_PKGS  = libcurl libmicrohttpd
 
 # Recursively expanded on purpose: pkg-config must run after scripts/deps
 # has installed the -dev packages, i.e. when a recipe is expanded.
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(OPT_PKGS)) \
+	     -DOPTLIB_CURL_SONAME='"$(call soname,libcurl,curl)"' \
+	     -DOPTLIB_MHD_SONAME='"$(call soname,libmicrohttpd,microhttpd)"'
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
+# soname PKG,LIB: the soname of the libLIB.so that -lLIB would link
+soname = $(shell objdump -p "$$(pkg-config --variable=libdir $(1))/lib$(2).so" 2>/dev/null | \
+	   awk '$$1 == "SONAME" { print $$2 }')
 CMOCKA_CFLAGS = $(shell pkg-config --cflags cmocka)
 CMOCKA_LIBS   = $(shell pkg-config --libs cmocka)
 

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
+#include "controller/optlib_curl.h"
 #include "controller/config_int.h"
 #include "strategies/notifyev.h"
 #include "strategies/suggest.h"
@@ -65,12 +65,15 @@ parse_on(struct loader *ld, json_t *v, const char *key, unsigned *out)
 static int
 check_url(struct loader *ld, const char *key, const char *url)
 {
-	CURLU *u = curl_url();
+	struct sc_err lerr = {0};
+	CURLU *u = NULL;
 	char *scheme = NULL, *host = NULL;
 	CURLUcode uc;
 	int rc = 0;
 
-	if (u == NULL)
+	if (optlib_curl_load(&lerr) < 0)
+		return config_fail(ld, key, "%s", lerr.msg);
+	if ((u = curl_url()) == NULL)
 		return config_fail_nomem(ld);
 	uc = curl_url_set(u, CURLUPART_URL, url, 0);
 	if (uc != CURLUE_OK) {

@@ -23,8 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
+#include "controller/optlib_curl.h"
 #include "controller/clock.h"
 #include "controller/notifier.h"
 #include "controller/pgroup.h"
@@ -545,6 +544,8 @@ notifier_start(struct notifier **out, const struct notify_conf *targets,
 	nf->log_path = strdup(log_path);
 	nf->w = calloc(n > 0 ? n : 1, sizeof(*nf->w));
 	if (nf->cwd == NULL || nf->log_path == NULL || nf->w == NULL)
+		goto fail;
+	if ((rc = optlib_curl_load(err)) < 0)
 		goto fail;
 	/* here, before any thread: curl_global_init is the main one's */
 	nf->curl_ok = curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;

@@ -16,8 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <microhttpd.h>
-
+#include "controller/optlib_mhd.h"
 #include "controller/config.h"
 #include "controller/serve.h"
 #include "controller/serve_config.h"
@@ -561,6 +560,8 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 	int rc = 0;
 
 	*out = NULL;
+	if ((rc = optlib_mhd_load(err)) < 0)
+		goto out;
 	if (s == NULL || (s->state_dir = strdup(state_dir)) == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller/optlib_mhd.h"
 #include "controller/clock.h"
 #include "controller/config.h"
 #include "controller/serve_events.h"

@@ -14,7 +14,7 @@
 #define STORYCTL_SERVE_EVENTS_H
 
 #include <jansson.h>
-#include <microhttpd.h>
+#include "controller/optlib.h" /* libmicrohttpd's types */
 
 #include "common/err.h"
 #include "controller/cli.h"

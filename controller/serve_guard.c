@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "controller/optlib_mhd.h"
 #include "controller/clock.h"
 #include "controller/serve_guard.h"
 

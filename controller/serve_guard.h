@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 
-#include <microhttpd.h>
+#include "controller/optlib.h" /* libmicrohttpd's types */
 
 #include "common/err.h"
 

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <microhttpd.h>
 #include <sodium.h>
 
+#include "controller/optlib_mhd.h"
 #include "controller/cli.h"
 #include "controller/serve_listen.h"
 #include "state/db.h"
@@ -137,6 +137,8 @@ listen_tls(struct serve_listen *out, const struct serve_args *a,
 		return err_set(err, SC_EUSAGE,
 		    "%s: --tls-cert and --tls-key go together (missing %s)",
 		    cmd, a->tls_cert == NULL ? "--tls-cert" : "--tls-key");
+	if ((rc = optlib_mhd_load(err)) < 0)
+		return rc;
 	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES)
 		return err_set(err, SC_EUNAVAIL,
 		    "%s: this libmicrohttpd was built without TLS: serve "

@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <microhttpd.h>
-
+#include "controller/optlib_mhd.h"
 #include "controller/report.h"
 #include "controller/serve_page.h"
 #include "controller/view.h"

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include <microhttpd.h>
+#include "controller/optlib.h" /* libmicrohttpd's types */
 
 #include "controller/cli.h"
 
