@@ -240,36 +240,47 @@ story_read_text(char **out, size_t *out_len, const char *abspath,
 	    out, out_len, abspath, root, story_shown(abspath, root), err);
 }
 
-int
-story_read_progress(struct progress *out, const char *abspath, const char *root,
-    const char *tasks_heading, struct sc_err *err)
+/* Story file abspath read once and parsed: its progress into *pr and,
+ * when items is not NULL, every item into *items, *n. */
+static int
+story_parse(struct progress *pr, struct progress_item **items, size_t *n,
+    const char *abspath, const char *root, const char *tasks_heading,
+    struct sc_err *err)
 {
 	char *text = NULL;
 	size_t len = 0;
 	int rc;
 
-	memset(out, 0, sizeof(*out));
-	if ((rc = story_read_text(&text, &len, abspath, root, err)) == 0)
-		progress_parse_heading(out, text, len, tasks_heading);
+	if ((rc = story_read_text(&text, &len, abspath, root, err)) == 0) {
+		if (items != NULL)
+			rc = progress_items(
+			    items, n, pr, text, len, tasks_heading, err);
+		else
+			progress_parse_heading(pr, text, len, tasks_heading);
+	}
 	free(text);
 	return rc;
+}
+
+int
+story_read_progress(struct progress *out, const char *abspath, const char *root,
+    const char *tasks_heading, struct sc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	return story_parse(out, NULL, NULL, abspath, root, tasks_heading, err);
 }
 
 int
 story_read_look(struct story_look *out, const char *abspath, const char *root,
     const char *tasks_heading, struct sc_err *err)
 {
-	char *text = NULL;
-	size_t len = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = story_read_text(&text, &len, abspath, root, err)) == 0)
-		rc = progress_items(&out->items, &out->nitems, &out->pr, text,
-		    len, tasks_heading, err);
+	rc = story_parse(&out->pr, &out->items, &out->nitems, abspath, root,
+	    tasks_heading, err);
 	if (rc < 0)
 		story_look_release(out);
-	free(text);
 	return rc;
 }
 

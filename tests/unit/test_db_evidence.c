@@ -69,6 +69,21 @@ teardown(void **state)
 	return 0;
 }
 
+/* Story s1 of the batch into *s and the database. */
+static void
+story_s1(struct fx *f, struct story_row *s)
+{
+	struct sc_err err = {0};
+
+	memset(s, 0, sizeof(*s));
+	s->batch_id = f->batch;
+	snprintf(s->id, sizeof(s->id), "s1");
+	snprintf(s->file, sizeof(s->file), "s1.md");
+	s->tasks_total = 2;
+	s->updated_ms = 1000;
+	assert_int_equal(db_story_add(f->db, s, &err), 0);
+}
+
 /* Story s1 with attempts 1..n ended; their row ids into ids. */
 static void
 attempts(struct fx *f, int n, int64_t *ids)
@@ -78,13 +93,7 @@ attempts(struct fx *f, int n, int64_t *ids)
 	struct sc_err err = {0};
 	int i;
 
-	memset(&s, 0, sizeof(s));
-	s.batch_id = f->batch;
-	snprintf(s.id, sizeof(s.id), "s1");
-	snprintf(s.file, sizeof(s.file), "s1.md");
-	s.tasks_total = 2;
-	s.updated_ms = 1000;
-	assert_int_equal(db_story_add(f->db, &s, &err), 0);
+	story_s1(f, &s);
 	for (i = 1; i <= n; i++) {
 		memset(&r, 0, sizeof(r));
 		r.batch_id = f->batch;
@@ -308,13 +317,7 @@ test_stored_with_decision(void **state)
 	struct sc_err err = {0};
 	size_t n = 0, nev = 0;
 
-	memset(&s, 0, sizeof(s));
-	s.batch_id = f->batch;
-	snprintf(s.id, sizeof(s.id), "s1");
-	snprintf(s.file, sizeof(s.file), "s1.md");
-	s.tasks_total = 2;
-	s.updated_ms = 1000;
-	assert_int_equal(db_story_add(f->db, &s, &err), 0);
+	story_s1(f, &s);
 	memset(&r, 0, sizeof(r));
 	r.batch_id = f->batch;
 	snprintf(r.story_id, sizeof(r.story_id), "s1");
