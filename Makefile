@@ -18,9 +18,7 @@ OPT_PKGS  = libcurl libmicrohttpd
 
 # Recursively expanded on purpose: pkg-config must run after scripts/deps
 # has installed the -dev packages, i.e. when a recipe is expanded.
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(OPT_PKGS)) \
-	     -DOPTLIB_CURL_SONAME='"$(call soname,libcurl,curl)"' \
-	     -DOPTLIB_MHD_SONAME='"$(call soname,libmicrohttpd,microhttpd)"'
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(OPT_PKGS))
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS))
 # soname PKG,LIB: the soname of the libLIB.so that -lLIB would link
 soname = $(shell objdump -p "$$(pkg-config --variable=libdir $(1))/lib$(2).so" 2>/dev/null | \
@@ -82,6 +80,12 @@ $(BUILD)/obj/%.o: %.c | $(DEPS_OK)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# the one file that opens them, with the sonames -lcurl and
+# -lmicrohttpd would have linked
+$(BUILD)/obj/controller/optlib.o: ALL_CFLAGS += \
+	-DOPTLIB_CURL_SONAME='"$(call soname,libcurl,curl)"' \
+	-DOPTLIB_MHD_SONAME='"$(call soname,libmicrohttpd,microhttpd)"'
 
 $(BUILD)/obj/tests/unit/%.o: tests/unit/%.c | $(DEPS_OK)
 	@mkdir -p $(@D)
