@@ -3,7 +3,7 @@
  * work tree snapshotted and the story's boxes kept when it starts, the
  * change measured and the boxes compared when its agent ends, unbacked
  * ticks taken back under verify.require_diff, the row and its event
- * recorded before the decision.
+ * handed to the decision, which stores them in its transaction.
  */
 #include <errno.h>
 #include <fcntl.h>

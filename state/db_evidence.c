@@ -14,19 +14,6 @@
 	"e.files_changed, e.lines_added, e.lines_removed, e.files, " \
 	"e.ticked, e.unticked, e.first_unticked, e.ticked_without_change"
 
-/* synchronous for the next statements outside a transaction (as the
- * heartbeat does, db_attempt.c) */
-static int
-ev_sync(struct db *db, bool full)
-{
-	return sqlite3_exec(db->h,
-		   full ? "PRAGMA synchronous = FULL"
-			: "PRAGMA synchronous = NORMAL",
-		   NULL, NULL, NULL) == SQLITE_OK
-	    ? 0
-	    : -1;
-}
-
 static void
 bind_fig(struct db_bind *b, const struct evidence_row *e, int v)
 {
@@ -82,27 +69,6 @@ db_evidence_insert(struct db *db, const struct evidence_row *e,
 	if ((ret = ev_insert(db, e, err)) == 0 && event_msg != NULL)
 		ret = db_event_add(
 		    db, batch_id, ts_ms, story_id, "evidence", event_msg, err);
-	return ret;
-}
-
-int
-db_evidence_put(struct db *db, const struct evidence_row *e, int64_t batch_id,
-    const char *story_id, int64_t ts_ms, const char *event_msg,
-    struct sc_err *err)
-{
-	int ret, lazy = db->tx_depth == 0 && ev_sync(db, false) == 0;
-
-	if ((ret = db_tx_begin(db, err)) < 0)
-		goto out;
-	ret = db_evidence_insert(
-	    db, e, batch_id, story_id, ts_ms, event_msg, err);
-	if (ret == 0)
-		ret = db_tx_commit(db, err);
-	if (ret < 0)
-		db_tx_rollback(db);
-out:
-	if (lazy && ev_sync(db, true) < 0 && ret == 0)
-		ret = db_fail(db, err, "cannot set synchronous=FULL");
 	return ret;
 }
 

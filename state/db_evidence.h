@@ -26,18 +26,6 @@ struct evidence_row {
 	bool ticked_without_change;
 };
 
-/*
- * Record e (its attempt_id set), replacing an earlier row of the same
- * attempt, with one "evidence" event of batch_id/story_id at ts_ms when
- * event_msg is not NULL.  Written like a heartbeat, without an fsync of
- * its own: it is durable with the write that follows it.  A batch
- * stores an attempt's evidence with its decision instead
- * (db_attempt_finish_noted()).
- */
-int db_evidence_put(struct db *db, const struct evidence_row *e,
-    int64_t batch_id, const char *story_id, int64_t ts_ms,
-    const char *event_msg, struct sc_err *err);
-
 /* An attempt's evidence as its decision stores it: the row (its
  * attempt_id set) and the text of its "evidence" event, NULL when no
  * flag was raised (docs/evidence.md). */
@@ -48,10 +36,9 @@ struct evidence_note {
 
 /*
  * db_attempt_finish() with ev (NULL: none) in the same transaction: its
- * row, replacing an earlier one of the attempt, and its event, timed
- * like the decision's and before it.  The evidence and the decision it
- * informed are written together or not at all, in one commit a
- * decision (docs/evidence.md#cost).
+ * row, and its event timed like the decision's and before it.  The
+ * evidence and the decision it informed are written together or not at
+ * all, one commit a decision (docs/state.md#attempt-evidence).
  */
 int db_attempt_finish_noted(struct db *db, const struct attempt_row *r,
     const struct story_row *s, const char *event_kind, const char *event_msg,

@@ -139,9 +139,8 @@ int db_grow(void **arr, size_t *alloc, size_t n, size_t elem);
 int db_story_write(
     struct db *db, const struct story_row *s, struct sc_err *err);
 
-/* Evidence row e (replacing the attempt's earlier one) and, when
- * event_msg is not NULL, its "evidence" event, inside a caller's
- * transaction (db_evidence.c). */
+/* Evidence row e and, when event_msg is not NULL, its "evidence"
+ * event, inside a caller's transaction (db_evidence.c). */
 struct evidence_row;
 int db_evidence_insert(struct db *db, const struct evidence_row *e,
     int64_t batch_id, const char *story_id, int64_t ts_ms,

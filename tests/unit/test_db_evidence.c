@@ -84,33 +84,54 @@ story_s1(struct fx *f, struct story_row *s)
 	assert_int_equal(db_story_add(f->db, s, &err), 0);
 }
 
-/* Story s1 with attempts 1..n ended; their row ids into ids. */
+/* Begin attempt i of story s1 into *r (counted, started at 2000 + i). */
 static void
-attempts(struct fx *f, int n, int64_t *ids)
+attempt_start(struct fx *f, int i, struct attempt_row *r)
+{
+	struct sc_err err = {0};
+
+	memset(r, 0, sizeof(*r));
+	r->batch_id = f->batch;
+	snprintf(r->story_id, sizeof(r->story_id), "s1");
+	snprintf(r->agent, sizeof(r->agent), "fake");
+	r->attempt = i;
+	r->counted = true;
+	r->started_ms = 2000 + i;
+	r->exit_code = 0;
+	assert_int_equal(db_attempt_begin(f->db, r, &err), 0);
+	r->outcome = OUTCOME_INCOMPLETE;
+	r->error_code = ERRC_NO_EVIDENCE;
+	r->ended_ms = 3000 + i;
+	r->decision = DECISION_RETRY;
+}
+
+/*
+ * Story s1 with attempts 1..n ended and decided (an "attempt" event
+ * each); their row ids into ids.  ev (NULL: none) holds n evidence rows
+ * or NULLs, stored with their decisions; msgs (NULL: none) their events'
+ * texts.
+ */
+static void
+attempts(struct fx *f, int n, int64_t *ids, struct evidence_row **ev,
+    const char *const *msgs)
 {
 	struct story_row s;
 	struct attempt_row r;
+	struct evidence_note note;
 	struct sc_err err = {0};
 	int i;
 
 	story_s1(f, &s);
 	for (i = 1; i <= n; i++) {
-		memset(&r, 0, sizeof(r));
-		r.batch_id = f->batch;
-		snprintf(r.story_id, sizeof(r.story_id), "s1");
-		snprintf(r.agent, sizeof(r.agent), "fake");
-		r.attempt = i;
-		r.counted = true;
-		r.started_ms = 2000 + i;
-		r.exit_code = 0;
-		assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
+		attempt_start(f, i, &r);
 		ids[i - 1] = r.id;
-		r.outcome = OUTCOME_INCOMPLETE;
-		r.error_code = ERRC_NO_EVIDENCE;
-		r.ended_ms = 3000 + i;
-		r.decision = DECISION_RETRY;
-		assert_int_equal(
-		    db_attempt_finish(f->db, &r, NULL, NULL, NULL, &err), 0);
+		note.row = ev != NULL ? ev[i - 1] : NULL;
+		note.event_msg = msgs != NULL ? msgs[i - 1] : NULL;
+		if (note.row != NULL)
+			ev[i - 1]->attempt_id = r.id;
+		assert_int_equal(db_attempt_finish_noted(f->db, &r, NULL,
+				     "attempt", "decided", &note, &err),
+		    0);
 		attempt_row_release(&r);
 	}
 }
@@ -139,7 +160,7 @@ test_migration(void **state)
 	int64_t ids[1];
 	size_t n = 0;
 
-	attempts(f, 1, ids);
+	attempts(f, 1, ids, NULL, NULL);
 	db_close(f->db);
 	f->db = NULL;
 	/* 6: the schema before the evidence table (docs/state.md) */
@@ -166,7 +187,8 @@ test_put_read_render(void **state)
 {
 	struct fx *f = *state;
 	struct sc_err err = {0};
-	struct evidence_row e, *rows = NULL;
+	struct evidence_row e0, e1, *rows = NULL, *ev_in[2] = {&e0, &e1};
+	const char *msgs[2] = {NULL, "attempt 2: 1 box unchecked"};
 	struct event_row *ev = NULL;
 	struct gitevidence_diff d;
 	int64_t ids[2];
@@ -174,40 +196,28 @@ test_put_read_render(void **state)
 	json_t *j;
 	char *text;
 
-	attempts(f, 2, ids);
 	memset(&d, 0, sizeof(d));
 	d.nlisted = 1;
 	snprintf(d.listed[0].path, sizeof(d.listed[0].path), "src/a.c");
 	d.listed[0].status = 'M';
 	d.listed[0].added = 3;
 	d.listed[0].removed = 1;
-	memset(&e, 0, sizeof(e));
-	e.attempt_id = ids[1];
-	e.measured = true;
-	snprintf(e.base_tree, sizeof(e.base_tree), "%040d", 7);
-	e.files_changed = 1;
-	e.lines_added = 3;
-	e.lines_removed = 1;
-	e.files = render_evidence_files(&d);
-	assert_non_null(e.files);
-	e.ticked = 2;
-	e.unticked = 1;
-	snprintf(e.first_unticked, sizeof(e.first_unticked), "write it");
-	/* first written wrong, then replaced */
-	assert_int_equal(
-	    db_evidence_put(f->db, &e, f->batch, "s1", 5000, NULL, &err), 0);
-	e.ticked_without_change = false;
-	assert_int_equal(db_evidence_put(f->db, &e, f->batch, "s1", 5000,
-			     "attempt 2: 1 box unchecked", &err),
-	    0);
-	free(e.files);
-	memset(&e, 0, sizeof(e));
-	e.attempt_id = ids[0];
-	snprintf(e.not_measured, sizeof(e.not_measured), "not a repository");
-	e.ticked = 1;
-	e.ticked_without_change = false;
-	assert_int_equal(
-	    db_evidence_put(f->db, &e, f->batch, "s1", 4000, NULL, &err), 0);
+	memset(&e1, 0, sizeof(e1));
+	e1.measured = true;
+	snprintf(e1.base_tree, sizeof(e1.base_tree), "%040d", 7);
+	e1.files_changed = 1;
+	e1.lines_added = 3;
+	e1.lines_removed = 1;
+	e1.files = render_evidence_files(&d);
+	assert_non_null(e1.files);
+	e1.ticked = 2;
+	e1.unticked = 1;
+	snprintf(e1.first_unticked, sizeof(e1.first_unticked), "write it");
+	memset(&e0, 0, sizeof(e0));
+	snprintf(e0.not_measured, sizeof(e0.not_measured), "not a repository");
+	e0.ticked = 1;
+	attempts(f, 2, ids, ev_in, msgs);
+	free(e1.files);
 	assert_int_equal(
 	    db_evidence_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
 	assert_int_equal(n, 2);
@@ -248,9 +258,13 @@ test_put_read_render(void **state)
 	evidence_rows_free(rows, n);
 	assert_int_equal(
 	    db_events_list(f->db, &ev, &nev, f->batch, 0, &err), 0);
-	assert_int_equal(nev, 1);
-	assert_string_equal(ev[0].kind, "evidence");
-	assert_string_equal(ev[0].message, "attempt 2: 1 box unchecked");
+	/* each decision's event, the flagged evidence's just before its own */
+	assert_int_equal(nev, 3);
+	assert_string_equal(ev[0].kind, "attempt");
+	assert_string_equal(ev[1].kind, "evidence");
+	assert_string_equal(ev[1].message, "attempt 2: 1 box unchecked");
+	assert_int_equal(ev[1].ts_ms, 3002);
+	assert_string_equal(ev[2].kind, "attempt");
 	event_rows_free(ev, nev);
 }
 
@@ -260,7 +274,7 @@ test_story_json(void **state)
 {
 	struct fx *f = *state;
 	struct sc_err err = {0};
-	struct evidence_row e, *rows = NULL;
+	struct evidence_row e, *rows = NULL, *ev_in[2] = {NULL, &e};
 	struct attempt_row *a = NULL;
 	struct story_row s;
 	int64_t ids[2];
@@ -268,14 +282,11 @@ test_story_json(void **state)
 	int found = 0;
 	json_t *j;
 
-	attempts(f, 2, ids);
 	memset(&e, 0, sizeof(e));
-	e.attempt_id = ids[1];
 	e.measured = true;
 	e.ticked = 1;
 	e.ticked_without_change = true;
-	assert_int_equal(
-	    db_evidence_put(f->db, &e, f->batch, "s1", 5000, NULL, &err), 0);
+	attempts(f, 2, ids, ev_in, NULL);
 	assert_int_equal(
 	    db_evidence_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
 	assert_int_equal(
@@ -301,68 +312,59 @@ test_story_json(void **state)
 	evidence_rows_free(rows, n);
 }
 
-/* An attempt's evidence stored with its decision: in the same
- * transaction, its event before the decision's; when the decision
- * cannot be written (the attempt has already ended), neither is the
- * evidence. */
+/* An attempt's evidence is stored with its decision, in its
+ * transaction: when a write of it fails (here an evidence row naming no
+ * attempt), the attempt stays running, with no evidence and no event. */
 static void
 test_stored_with_decision(void **state)
 {
 	struct fx *f = *state;
-	struct story_row s;
-	struct attempt_row r;
+	struct attempt_row r, *a = NULL;
 	struct evidence_row e, *rows = NULL;
 	struct evidence_note note;
 	struct event_row *ev = NULL;
 	struct sc_err err = {0};
+	int64_t ids[1];
 	size_t n = 0, nev = 0;
 
-	story_s1(f, &s);
-	memset(&r, 0, sizeof(r));
-	r.batch_id = f->batch;
-	snprintf(r.story_id, sizeof(r.story_id), "s1");
-	snprintf(r.agent, sizeof(r.agent), "fake");
-	r.attempt = 1;
-	r.counted = true;
-	r.started_ms = 2000;
-	assert_int_equal(db_attempt_begin(f->db, &r, &err), 0);
-	r.outcome = OUTCOME_INCOMPLETE;
-	r.ended_ms = 3000;
-	r.decision = DECISION_RETRY;
+	attempts(f, 1, ids, NULL, NULL);
+	attempt_start(f, 2, &r);
 	memset(&e, 0, sizeof(e));
-	e.attempt_id = r.id;
+	e.attempt_id = ids[0] + 1000; /* no such attempt */
 	e.measured = true;
-	e.files_changed = 0;
 	e.ticked = 1;
-	e.ticked_without_change = true;
 	note.row = &e;
-	note.event_msg = "attempt 1: 1 box checked with no other change";
-	assert_int_equal(db_attempt_finish_noted(f->db, &r, &s, "attempt",
-			     "s1: attempt 1 incomplete -> retry", &note, &err),
+	note.event_msg = "attempt 2: 1 box checked with no other change";
+	assert_true(db_attempt_finish_noted(f->db, &r, NULL, "attempt",
+			"s1: attempt 2 incomplete -> retry", &note, &err) < 0);
+	assert_int_equal(
+	    db_attempts_for_story(f->db, &a, &n, f->batch, "s1", &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(a[1].outcome, OUTCOME_NONE);
+	attempt_rows_free(a, n);
+	assert_int_equal(
+	    db_evidence_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(
+	    db_events_list(f->db, &ev, &nev, f->batch, 0, &err), 0);
+	assert_int_equal(nev, 1); /* attempt 1's decision alone */
+	event_rows_free(ev, nev);
+
+	/* the same decision with its own attempt's evidence: all of it */
+	e.attempt_id = r.id;
+	assert_int_equal(db_attempt_finish_noted(f->db, &r, NULL, "attempt",
+			     "s1: attempt 2 incomplete -> retry", &note, &err),
 	    0);
 	assert_int_equal(
 	    db_evidence_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
 	assert_int_equal(n, 1);
-	assert_true(rows[0].ticked_without_change);
+	assert_int_equal(rows[0].seq, 2);
 	evidence_rows_free(rows, n);
 	assert_int_equal(
 	    db_events_list(f->db, &ev, &nev, f->batch, 0, &err), 0);
-	assert_true(nev >= 2);
-	assert_string_equal(ev[nev - 2].kind, "evidence");
-	assert_int_equal(ev[nev - 2].ts_ms, 3000);
-	assert_string_equal(ev[nev - 1].kind, "attempt");
+	assert_int_equal(nev, 3);
+	assert_string_equal(ev[1].kind, "evidence");
 	event_rows_free(ev, nev);
-
-	/* the attempt has ended: refused, and no second evidence row */
-	e.ticked = 5;
-	assert_int_equal(db_attempt_finish_noted(
-			     f->db, &r, &s, "attempt", "again", &note, &err),
-	    SC_EIO);
-	assert_int_equal(
-	    db_evidence_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(rows[0].ticked, 1);
-	evidence_rows_free(rows, n);
 	attempt_row_release(&r);
 }
 
