@@ -105,6 +105,41 @@ go_unlink_loose(const char *objdir, const git_oid *ids, size_t n)
 	}
 }
 
+/* What git_packbuilder_foreach() hands the indexer, gathered into
+ * pieces of GO_CHUNK bytes. */
+#define GO_CHUNK (64 * 1024)
+struct go_feed {
+	git_indexer *ix;
+	git_indexer_progress *stats;
+	size_t len;
+	char buf[GO_CHUNK];
+};
+
+static int
+go_feed_flush(struct go_feed *f)
+{
+	int rc = 0;
+
+	if (f->len > 0)
+		rc = git_indexer_append(f->ix, f->buf, f->len, f->stats);
+	f->len = 0;
+	return rc;
+}
+
+static int
+go_feed(void *data, size_t size, void *payload)
+{
+	struct go_feed *f = payload;
+
+	if (f->len + size > sizeof(f->buf) && go_feed_flush(f) < 0)
+		return -1;
+	if (size >= sizeof(f->buf))
+		return git_indexer_append(f->ix, data, size, f->stats);
+	memcpy(f->buf + f->len, data, size);
+	f->len += size;
+	return 0;
+}
+
 /* objdir and packdir (PATH_MAX each) of repo's common git directory;
  * packdir must exist already (gitobjects.h). */
 static int
@@ -141,7 +176,7 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 	git_indexer *ix = NULL;
 	git_indexer_options opts;
 	git_indexer_progress stats;
-	git_buf buf = GIT_BUF_INIT;
+	struct go_feed feed = {0};
 	git_odb *odb = NULL;
 	char objdir[PATH_MAX], packdir[PATH_MAX];
 	size_t i;
@@ -167,26 +202,29 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 		if (git_packbuilder_insert(
 			pb, &ids[i], paths != NULL ? paths[i] : NULL) < 0)
 			goto git_fail;
-	/* The pack is built in memory, then handed to libgit2's indexer in
-	 * one piece: fed an object at a time (git_packbuilder_write()), the
-	 * indexer maps and unmaps the file for every one, a fifth of the
-	 * packing time.  It writes pack-<checksum>.pack and its .idx under
-	 * temporary names renamed into place, and removes what it wrote if
-	 * anything fails.  No odb: the pack is whole, there is no base to
-	 * look up. */
-	if (git_packbuilder_write_buf(&buf, pb) < 0)
+	/* The pack goes to libgit2's indexer as the packbuilder writes it,
+	 * GO_CHUNK bytes at a time: whole, it is a buffer as large as the
+	 * pack (the first commit of a large batch packs megabytes); an
+	 * object at a time, the indexer maps and unmaps its file for every
+	 * one, a fifth of the packing time.  The indexer writes
+	 * pack-<checksum>.pack and its .idx under temporary names renamed
+	 * into place, and removes what it wrote if anything fails.  No odb:
+	 * the pack is whole, there is no base to look up. */
+	if (git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0 ||
+	    git_indexer_new(&ix, packdir, GO_PACK_MODE, NULL, &opts) < 0)
+		goto git_fail;
+	feed.ix = ix;
+	feed.stats = &stats;
+	if (git_packbuilder_foreach(pb, go_feed, &feed) < 0 ||
+	    go_feed_flush(&feed) < 0)
 		goto git_fail;
 	/* The packbuilder's object list and delta window are not needed
-	 * once the pack is in buf: freed before the indexer allocates its
-	 * own, the two are never resident together (docs/performance.md). */
+	 * once the pack is written: freed before the indexer resolves the
+	 * deltas and writes the index (docs/performance.md). */
 	git_packbuilder_free(pb);
 	pb = NULL;
-	if (git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0 ||
-	    git_indexer_new(&ix, packdir, GO_PACK_MODE, NULL, &opts) < 0 ||
-	    git_indexer_append(ix, buf.ptr, buf.size, &stats) < 0 ||
-	    git_indexer_commit(ix, &stats) < 0)
+	if (git_indexer_commit(ix, &stats) < 0)
 		goto git_fail;
-	git_buf_dispose(&buf);
 	rc = go_sync(packdir, git_indexer_name(ix), n, err);
 	if (rc < 0)
 		goto out;
@@ -204,7 +242,6 @@ git_fail:
 out:
 	git_odb_free(odb);
 	git_indexer_free(ix);
-	git_buf_dispose(&buf);
 	git_packbuilder_free(pb);
 	return rc;
 }
