@@ -1,6 +1,7 @@
 /* prompt.c - see prompt.h. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,41 @@ failures_note(char **out, const struct prompt_prev *prev, struct sc_err *err)
 	return 0;
 }
 
+/* *out: what a retry's prompt says of the attempt before it (where it
+ * stopped, and the failed check's note), NULL for a first attempt. */
+static int
+retry_note(char **out, const struct argv_vars *v,
+    const struct prompt_prev *prev, struct sc_err *err)
+{
+	const char *task = prev != NULL ? prev->stalled_task : NULL;
+	bool has_task = task != NULL && task[0] != '\0';
+	char *note = NULL, *more = NULL;
+
+	*out = NULL;
+	if (prev == NULL || prev->attempt <= 0)
+		return 0;
+	if (asprintf(&note,
+		"\n\nThis is attempt %d of %d. The previous attempt "
+		"(%d%s%s) stopped at %d/%d tasks%s%s%s. Continue from there "
+		"and keep the work already done.",
+		v->attempt, v->max_attempts, prev->attempt,
+		prev->outcome ? ", " : "", prev->outcome ? prev->outcome : "",
+		prev->tasks_completed, prev->tasks_total,
+		has_task ? "; the first unchecked task is: \"" : "",
+		has_task ? task : "", has_task ? "\"" : "") < 0)
+		return err_set(err, SC_EOS, "out of memory");
+	if (prev->check_note != NULL && prev->check_note[0] != '\0') {
+		if (asprintf(&more, "%s %s", note, prev->check_note) < 0) {
+			free(note);
+			return err_set(err, SC_EOS, "out of memory");
+		}
+		free(note);
+		note = more;
+	}
+	*out = note;
+	return 0;
+}
+
 int
 prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
     const struct prompt_prev *prev, struct sc_err *err)
@@ -103,37 +139,9 @@ prompt_render(char **out, const char *tmpl, const struct argv_vars *v,
 		err_prefix(err, "prompt");
 		goto out;
 	}
-	if (prev != NULL && prev->attempt > 0) {
-		if (asprintf(&note,
-			"\n\nThis is attempt %d of %d. The previous "
-			"attempt (%d%s%s) stopped at %d/%d tasks%s%s%s. "
-			"Continue "
-			"from there and keep the work already done.",
-			v->attempt, v->max_attempts, prev->attempt,
-			prev->outcome ? ", " : "",
-			prev->outcome ? prev->outcome : "",
-			prev->tasks_completed, prev->tasks_total,
-			prev->stalled_task && prev->stalled_task[0]
-			    ? "; the first unchecked task is: \""
-			    : "",
-			prev->stalled_task ? prev->stalled_task : "",
-			prev->stalled_task && prev->stalled_task[0] ? "\""
-								    : "") < 0) {
-			note = NULL;
-			rc = err_set(err, SC_EOS, "out of memory");
-			goto out;
-		}
-	}
-	if (note != NULL && prev->check_note != NULL &&
-	    prev->check_note[0] != '\0') {
-		char *more = NULL;
-		if (asprintf(&more, "%s %s", note, prev->check_note) < 0) {
-			rc = err_set(err, SC_EOS, "out of memory");
-			goto out;
-		}
-		free(note);
-		note = more;
-	}
+	rc = retry_note(&note, v, prev, err);
+	if (rc < 0)
+		goto out;
 	if (prev != NULL && prev->dependency_result != NULL) {
 		if (asprintf(&dep,
 			"[Previous step result]:\n%s\n\n[Current "
