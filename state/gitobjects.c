@@ -18,6 +18,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +29,7 @@
 #include <git2.h>
 
 #include "state/gitobjects.h"
+#include "state/gitodb.h"
 
 /* git writes packs and their indexes read-only for everyone (and so
  * does libgit2 by default); other users of a shared repository read
@@ -218,11 +222,14 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 	if (git_packbuilder_foreach(pb, go_feed, &feed) < 0 ||
 	    go_feed_flush(&feed) < 0)
 		goto git_fail;
-	/* The packbuilder's object list and delta window are not needed
-	 * once the pack is written: freed before the indexer resolves the
-	 * deltas and writes the index (docs/performance.md). */
+	/* The packbuilder's object list and delta window, and the copies
+	 * of the new objects it read (gitodb.h), are not needed once the
+	 * pack is written: freed before the indexer resolves the deltas and
+	 * writes the index, so that none of them is resident with it
+	 * (docs/performance.md#pack-memory). */
 	git_packbuilder_free(pb);
 	pb = NULL;
+	gitodb_drop(repo);
 	if (git_indexer_commit(ix, &stats) < 0)
 		goto git_fail;
 	rc = go_sync(packdir, git_indexer_name(ix), n, err);
@@ -230,6 +237,14 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 		goto out;
 
 	go_unlink_loose(objdir, ids, n);
+#ifdef __GLIBC__
+	/* What the packer, the indexer and the copies freed stays in the
+	 * heap, between pages still in use, and would add up pack after
+	 * pack: given back here (and the copies dropped before the
+	 * indexer), the peak at N=5000 was 0.85 MiB lower
+	 * (docs/performance.md#pack-memory). */
+	malloc_trim(0);
+#endif
 	/* the pack backend lists the new pack; the loose backend no longer
 	 * finds the objects, so this handle reads them from the pack */
 	if (git_repository_odb(&odb, repo) < 0 || git_odb_refresh(odb) < 0)

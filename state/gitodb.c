@@ -336,6 +336,16 @@ go_cached_of(const struct go_backend *w)
 }
 
 static size_t
+go_drop_of(const struct go_backend *w)
+{
+	if (w->inner == w->sh->cache && w->sh->cached > 0) {
+		git_mempack_reset(w->sh->cache);
+		w->sh->cached = 0;
+	}
+	return 0;
+}
+
+static size_t
 go_rescans_of(const struct go_backend *w)
 {
 	return w->rescans;
@@ -351,4 +361,10 @@ size_t
 gitodb_rescans(git_repository *repo)
 {
 	return go_sum(repo, go_rescans_of);
+}
+
+void
+gitodb_drop(git_repository *repo)
+{
+	(void)go_sum(repo, go_drop_of);
 }

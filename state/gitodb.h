@@ -34,6 +34,12 @@ int gitodb_install(
  * gitodb_install() is not in place). */
 size_t gitodb_cached(git_repository *repo);
 
+/* Empty the copies of new objects (nothing when gitodb_install() is not
+ * in place): once a pack holds them, the copies only take memory, and
+ * later reads find the objects in the pack (or, until its loose files
+ * are deleted, in them). */
+void gitodb_drop(git_repository *repo);
+
 /* How many times repo's pack directories were rescanned since
  * gitodb_install() (0 when it is not installed): for the tests. */
 size_t gitodb_rescans(git_repository *repo);

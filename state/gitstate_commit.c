@@ -31,21 +31,20 @@
  */
 #define GITSTATE_CAS_TRIES 100
 /*
- * Loose objects are packed once this many have been written: about 115
- * decisions of a large batch, 200 of a small one (git gc --auto packs a
+ * Loose objects are packed once this many have been written: about 230
+ * decisions of a large batch, 400 of a small one (git gc --auto packs a
  * repository once 6700 objects are loose).  A loose object takes at
  * least one file-system block and one inode, about 40 KiB a decision;
  * packed with deltas a decision takes about 1 KiB.  Packing costs 50 to
  * 150 us an object (libgit2's delta search, deflate and index, then the
- * unlinks): a pause of 0.05 to 0.15 s every hundred or two decisions,
- * never at every decision, and the same pause whatever the batch's size.
- * 1024 rather than 2048: 2 MiB less peak memory at N=1000 and N=5000
- * (the packer's working set and the copies of new objects, gitodb.c),
- * for no CPU that the benchmark can see since a new object no longer
- * rescans the packs; twice as many packs, 46 after 5000 decisions
- * (docs/performance.md#smaller-packs-streamed).
+ * unlinks): a pause of 0.1 to 0.3 s every few hundred decisions, never
+ * at every decision, and the same pause whatever the batch's size.
+ * 1024 would lower the peak memory by about 0.6 MiB, but a page changed
+ * only once in a pack is stored whole: at N=5000 (100 pages) the
+ * repository grew 5.06 times as much as at N=1000, over the target of 5
+ * (docs/performance.md#pack-memory).
  */
-#define GS_PACK_AT 1024
+#define GS_PACK_AT 2048
 #define GS_RETRY_MOVED 1
 #define GS_RETRY_LOCKED 2
 

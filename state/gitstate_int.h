@@ -53,9 +53,10 @@ int gitstate_tip_find(
 void gitstate_forget(struct gitstate *gs);
 /* gs->repo reads and writes through gitodb_install()'s database
  * (docs/state-branch.md#the-object-database), with GS_CACHE_BYTES for
- * the new objects until they are packed (GS_PACK_AT objects, when a
- * commit packs them, take about 1.2 MB in the benchmark's batch: the
- * last sixth are read back from their files); best effort. */
+ * the new objects until they are packed; best effort.  The GS_PACK_AT
+ * objects a commit packs take about 2.4 MB in the benchmark's batch, so
+ * the copies hold the first 40 % of them; 2 MiB held 85 % for about
+ * 1.2 MiB more peak memory (docs/performance.md#pack-memory). */
 #define GS_CACHE_BYTES (1024 * 1024)
 void gitstate_odb(struct gitstate *gs);
 

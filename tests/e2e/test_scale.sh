@@ -52,7 +52,7 @@ check "a commit in the middle counts every story" bash -c \
 check "that commit's story is done on its page ($id)" bash -c \
 	'for p in 1 2 3 4 5; do git -C "$1" show "$2:progress/000$p.md"; done 2>/dev/null | grep -q "^| $3 | done |"' _ "$P" "$mid" "$id"
 
-# 250 decisions write more than 1024 objects (GS_PACK_AT): storyctl packed them
+# 250 decisions write more than 2048 objects: storyctl packed them
 # through libgit2 (docs/state-branch.md#packing), read-only as git
 # writes packs, and git reads, checks and repacks the result
 check "the branch's objects were packed" bash -c \

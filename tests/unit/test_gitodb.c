@@ -25,6 +25,7 @@
 
 #include "common/err.h"
 #include "state/fsutil.h"
+#include "state/gitobjects.h"
 #include "state/gitodb.h"
 
 struct fx {
@@ -194,6 +195,34 @@ test_cache_is_capped(void **state)
 	assert_blob(f->repo, &ids[39], "kept", 39);
 }
 
+/* Packing empties the copies (gitobjects_pack() calls gitodb_drop()
+ * once the pack is written): the objects read back from the pack, and
+ * the copies fill again with what is written next; gitodb_drop() by
+ * itself leaves them readable from their files. */
+static void
+test_pack_drops_copies(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	git_oid ids[10], more;
+	int i;
+
+	assert_int_equal(gitodb_install(f->repo, 1 << 20, &err), 0);
+	for (i = 0; i < 10; i++)
+		put_blob(&ids[i], f->repo, "packed", i, i % 2);
+	assert_true(gitodb_cached(f->repo) > 0);
+	assert_int_equal(gitobjects_pack(f->repo, ids, NULL, 10, &err), 0);
+	assert_int_equal(gitodb_cached(f->repo), 0);
+	for (i = 0; i < 10; i++)
+		assert_blob(f->repo, &ids[i], "packed", i);
+
+	put_blob(&more, f->repo, "after", 0, 0);
+	assert_true(gitodb_cached(f->repo) > 0);
+	gitodb_drop(f->repo);
+	assert_int_equal(gitodb_cached(f->repo), 0);
+	assert_blob(f->repo, &more, "after", 0);
+}
+
 /* With alternates, or with core.fsyncObjectFiles, libgit2's own
  * database stays: nothing cached, no wrapper counting. */
 static void
@@ -245,6 +274,8 @@ main(void)
 		test_read_miss_rescans, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_cache_is_capped, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_pack_drops_copies, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_keeps_libgit2s, setup, teardown),
 	};
