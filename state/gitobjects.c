@@ -172,18 +172,72 @@ go_pack_dirs(char *objdir, char *packdir, git_repository *repo, size_t n,
 	return 0;
 }
 
+/*
+ * Write the pack of ids (paths: their paths or NULL) and its index into
+ * packdir: *ixp is the committed indexer (its name is the pack's), for
+ * the caller to free.  -1 with libgit2's error set.
+ */
+static int
+go_write_pack(git_indexer **ixp, git_repository *repo, const git_oid *ids,
+    const char *const *paths, size_t n, const char *packdir)
+{
+	git_packbuilder *pb = NULL;
+	git_indexer_options opts;
+	git_indexer_progress stats;
+	struct go_feed feed = {0};
+	size_t i;
+	int rc = -1;
+
+	*ixp = NULL;
+	/* One thread: the controller's one thread does the delta search,
+	 * which would otherwise compete with the agents it runs.  An id not
+	 * in the odb fails here, before any file is written. */
+	if (git_packbuilder_new(&pb, repo) < 0)
+		goto out;
+	git_packbuilder_set_threads(pb, 1);
+	for (i = 0; i < n; i++)
+		if (git_packbuilder_insert(
+			pb, &ids[i], paths != NULL ? paths[i] : NULL) < 0)
+			goto out;
+	/* The pack goes to libgit2's indexer as the packbuilder writes it,
+	 * GO_CHUNK bytes at a time: whole, it is a buffer as large as the
+	 * pack (the first commit of a large batch packs megabytes); an
+	 * object at a time, the indexer maps and unmaps its file for every
+	 * one, a fifth of the packing time.  The indexer writes
+	 * pack-<checksum>.pack and its .idx under temporary names renamed
+	 * into place, and removes what it wrote if anything fails.  No odb:
+	 * the pack is whole, there is no base to look up. */
+	if (git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0 ||
+	    git_indexer_new(ixp, packdir, GO_PACK_MODE, NULL, &opts) < 0)
+		goto out;
+	feed.ix = *ixp;
+	feed.stats = &stats;
+	if (git_packbuilder_foreach(pb, go_feed, &feed) < 0 ||
+	    go_feed_flush(&feed) < 0)
+		goto out;
+	/* The packbuilder's object list and delta window, and the copies
+	 * of the new objects it read (gitodb.h), are not needed once the
+	 * pack is written: freed before the indexer resolves the deltas and
+	 * writes the index, so that none of them is resident with it
+	 * (docs/performance.md#pack-memory). */
+	git_packbuilder_free(pb);
+	pb = NULL;
+	gitodb_drop(repo);
+	if (git_indexer_commit(*ixp, &stats) < 0)
+		goto out;
+	rc = 0;
+out:
+	git_packbuilder_free(pb);
+	return rc;
+}
+
 int
 gitobjects_pack(git_repository *repo, const git_oid *ids,
     const char *const *paths, size_t n, struct sc_err *err)
 {
-	git_packbuilder *pb = NULL;
 	git_indexer *ix = NULL;
-	git_indexer_options opts;
-	git_indexer_progress stats;
-	struct go_feed feed = {0};
 	git_odb *odb = NULL;
 	char objdir[PATH_MAX], packdir[PATH_MAX];
-	size_t i;
 	int rc = 0;
 
 	if (n == 0)
@@ -196,41 +250,7 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 	if ((rc = go_pack_dirs(objdir, packdir, repo, n, err)) < 0)
 		goto out;
 
-	/* One thread: the controller's one thread does the delta search,
-	 * which would otherwise compete with the agents it runs.  An id not
-	 * in the odb fails here, before any file is written. */
-	if (git_packbuilder_new(&pb, repo) < 0)
-		goto git_fail;
-	git_packbuilder_set_threads(pb, 1);
-	for (i = 0; i < n; i++)
-		if (git_packbuilder_insert(
-			pb, &ids[i], paths != NULL ? paths[i] : NULL) < 0)
-			goto git_fail;
-	/* The pack goes to libgit2's indexer as the packbuilder writes it,
-	 * GO_CHUNK bytes at a time: whole, it is a buffer as large as the
-	 * pack (the first commit of a large batch packs megabytes); an
-	 * object at a time, the indexer maps and unmaps its file for every
-	 * one, a fifth of the packing time.  The indexer writes
-	 * pack-<checksum>.pack and its .idx under temporary names renamed
-	 * into place, and removes what it wrote if anything fails.  No odb:
-	 * the pack is whole, there is no base to look up. */
-	if (git_indexer_options_init(&opts, GIT_INDEXER_OPTIONS_VERSION) < 0 ||
-	    git_indexer_new(&ix, packdir, GO_PACK_MODE, NULL, &opts) < 0)
-		goto git_fail;
-	feed.ix = ix;
-	feed.stats = &stats;
-	if (git_packbuilder_foreach(pb, go_feed, &feed) < 0 ||
-	    go_feed_flush(&feed) < 0)
-		goto git_fail;
-	/* The packbuilder's object list and delta window, and the copies
-	 * of the new objects it read (gitodb.h), are not needed once the
-	 * pack is written: freed before the indexer resolves the deltas and
-	 * writes the index, so that none of them is resident with it
-	 * (docs/performance.md#pack-memory). */
-	git_packbuilder_free(pb);
-	pb = NULL;
-	gitodb_drop(repo);
-	if (git_indexer_commit(ix, &stats) < 0)
+	if (go_write_pack(&ix, repo, ids, paths, n, packdir) < 0)
 		goto git_fail;
 	rc = go_sync(packdir, git_indexer_name(ix), n, err);
 	if (rc < 0)
@@ -257,6 +277,5 @@ git_fail:
 out:
 	git_odb_free(odb);
 	git_indexer_free(ix);
-	git_packbuilder_free(pb);
 	return rc;
 }
