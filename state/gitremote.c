@@ -10,6 +10,7 @@
 #include "state/gitremote.h"
 #include "state/gitwork.h"
 #include "state/gitwork_int.h"
+#include "state/redact.h"
 
 /* Where a fetched story branch lands: a ref of ours, not a branch. */
 #define FETCH_PREFIX "refs/storyctl/remote/"
@@ -36,11 +37,43 @@ remote_new(git_remote **out, git_repository *repo, const char *url,
 	return git_remote_create_with_opts(out, url, &o);
 }
 
+/*
+ * code with the message "<url>: <what>", then libgit2's words when
+ * git_msg: the password of an https://user:token@host URL, the only
+ * way libgit2 takes credentials from storyctl, is shown as [REDACTED]
+ * (docs/cluster.md#credentials), since the message reaches the
+ * terminal and the lock file's note of the stop.
+ */
+static int
+remote_err(struct sc_err *err, int code, const char *url, const char *what,
+    bool git_msg)
+{
+	char raw[sizeof(err->msg)], shown[sizeof(err->msg)];
+
+	/* cut to err->msg's size, as err_set() would cut it */
+	if (snprintf(raw, sizeof(raw), "%s: %s%s%s", url, what,
+		git_msg ? ": " : "", git_msg ? gitwork_git_msg() : "") < 0)
+		raw[0] = '\0';
+	redact_copy(shown, sizeof(shown), raw);
+	return err_set(err, code, "%s", shown);
+}
+
+/* SC_EDATA: the remote at url has no branch. */
+static int
+remote_no_branch(struct sc_err *err, const char *url, const char *branch)
+{
+	char what[GITWORK_REFMAX + 16];
+
+	if (snprintf(what, sizeof(what), "has no branch %s", branch) < 0)
+		what[0] = '\0';
+	return remote_err(err, SC_EDATA, url, what, false);
+}
+
 /* SC_EIO naming url and libgit2's message. */
 static int
 remote_fail(struct sc_err *err, const char *url, const char *what)
 {
-	return err_set(err, SC_EIO, "%s: %s: %s", url, what, gitwork_git_msg());
+	return remote_err(err, SC_EIO, url, what, true);
 }
 
 /* The refspec "[+]refs/heads/<branch>:<dst_prefix><branch>". */
@@ -118,8 +151,7 @@ gitremote_fetch(char *hex, const char *dir, const char *url, const char *branch,
 	else if (git_remote_fetch(remote, &arr, &fo, NULL) < 0)
 		rc = remote_fail(err, url, "fetch failed");
 	else if (git_reference_name_to_id(&oid, repo, dst) < 0)
-		rc =
-		    err_set(err, SC_EDATA, "%s: has no branch %s", url, branch);
+		rc = remote_no_branch(err, url, branch);
 	else
 		git_oid_tostr(hex, GITWORK_HEXSZ, &oid);
 	git_remote_free(remote);
@@ -183,8 +215,7 @@ clone_into(git_repository *repo, const char *url, const char *branch,
 	else if (git_remote_fetch(remote, NULL, &fo, NULL) < 0)
 		rc = remote_fail(err, url, "fetch failed");
 	else if (git_reference_name_to_id(&oid, repo, track) < 0)
-		rc =
-		    err_set(err, SC_EDATA, "%s: has no branch %s", url, branch);
+		rc = remote_no_branch(err, url, branch);
 	else if (git_commit_lookup(&tip, repo, &oid) < 0 ||
 	    git_branch_create(&local, repo, branch, tip, 0) < 0 ||
 	    git_repository_set_head(repo, ref) < 0 ||

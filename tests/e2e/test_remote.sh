@@ -76,6 +76,19 @@ expect_match "naming the story and the remote" "$T_ERR" 'gone: executor.remote: 
 check "no attempt was recorded" test "$(sql 'SELECT count(*) FROM attempts')" = 0
 check "the story stays pending for resume" test "$(sql "SELECT status FROM stories WHERE id = 'gone'")" = pending
 
+# --- a password in the remote's URL is not shown (docs/cluster.md#credentials)
+# The only way libgit2 takes https credentials from storyctl is the URL;
+# port 9 on loopback refuses the connection at once.
+new_project
+new_story "$P" tok 1
+commit_all
+remote_config "https://bob:s3cretT0ken99@127.0.0.1:9/team/x.git" '["env"]' '[]'
+run_sc -C "$P" run
+expect_rc "a remote that refuses the push stops the batch (exit 74)" 74
+expect_match "the message names the remote, user and host" "$T_ERR" 'executor.remote: https://bob:.*@127.0.0.1:9/team/x.git: push failed'
+check "the password is not in the message" bash -c '! printf "%s\n" "$1" | grep -q s3cretT0ken99' _ "$T_ERR"
+check "nor in the state dir's note of the stop" bash -c '! grep -rqa s3cretT0ken99 "$1/.storyctl/lock" "$1/.storyctl/state.db"' _ "$P"
+
 # --- validation ------------------------------------------------------------
 new_project
 new_story "$P" v 1

@@ -183,6 +183,32 @@ test_missing(void **state)
 	    gitremote_push(f->repo, f->bare, "bad..name", true, &e), SC_EDATA);
 }
 
+/* https://user:token@host is how libgit2 takes credentials from storyctl
+ * (docs/cluster.md#credentials): the failures name the remote without
+ * its password (port 9 on loopback refuses at once) */
+static void
+test_password_hidden(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err e = {0};
+	const char *url = "https://bob:s3cretT0ken99@127.0.0.1:9/team/x.git";
+	char clone[PATH_MAX + 8], hex[GITWORK_HEXSZ];
+
+	snprintf(clone, sizeof(clone), "%s/clone", f->root);
+	assert_int_equal(gitremote_push(f->repo, url, BR, true, &e), SC_EIO);
+	assert_non_null(strstr(e.msg, "https://bob:"));
+	assert_non_null(strstr(e.msg, "@127.0.0.1:9/team/x.git: push failed"));
+	assert_null(strstr(e.msg, "s3cretT0ken99"));
+	memset(&e, 0, sizeof(e));
+	assert_true(gitremote_clone(clone, url, BR, &e) < 0);
+	assert_non_null(strstr(e.msg, "127.0.0.1:9/team/x.git"));
+	assert_null(strstr(e.msg, "s3cretT0ken99"));
+	memset(&e, 0, sizeof(e));
+	assert_true(gitremote_fetch(hex, f->repo, url, BR, &e) < 0);
+	assert_non_null(strstr(e.msg, "127.0.0.1:9/team/x.git"));
+	assert_null(strstr(e.msg, "s3cretT0ken99"));
+}
+
 int
 main(void)
 {
@@ -190,6 +216,8 @@ main(void)
 	    cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_force, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_missing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_password_hidden, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
