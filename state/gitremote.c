@@ -38,8 +38,8 @@ remote_new(git_remote **out, git_repository *repo, const char *url,
 }
 
 /*
- * code with the message "<url>: <what>", then libgit2's words when
- * git_msg: the password of an https://user:token@host URL, the only
+ * Fail with code and "<url>: <what>", followed by libgit2's words when
+ * git_msg.  The password of an https://user:token@host URL, the only
  * way libgit2 takes credentials from storyctl, is shown as [REDACTED]
  * (docs/cluster.md#credentials), since the message reaches the
  * terminal and the lock file's note of the stop.
