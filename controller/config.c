@@ -287,6 +287,7 @@ config_release(struct config *c)
 	free(c->root);
 	for (i = 0; i < c->nstories; i++) {
 		free(c->stories[i].file);
+		free(c->stories[i].id);
 		strlist_release(&c->stories[i].depends_on);
 	}
 	free(c->stories);

@@ -29,6 +29,8 @@
 #include "common/strlist.h"
 
 #define CONFIG_FILE_NAME "storyctl.json"
+/* a story id is shorter than this (config_id_valid()) */
+#define CONFIG_ID_MAX 128
 
 struct agent_conf {
 	/* The role is set in the config (or by the defaults). */
@@ -46,7 +48,10 @@ struct agent_conf {
 
 struct story_conf {
 	char *file; /* relative to root, lexically normalised */
-	char id[128];
+	/* owned, at most CONFIG_ID_MAX - 1 bytes; a pointer, not an array,
+	 * since the array of a large batch is its largest (192 bytes a
+	 * story with the id inside, docs/performance.md#the-rest) */
+	char *id;
 	struct strlist depends_on;
 	bool include_dependency_result;
 	/* its status in stories.sprint_status ("drafted", "ready-for-dev",

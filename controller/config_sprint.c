@@ -129,7 +129,10 @@ sprint_entry_add(struct loader *ld, struct config *c, size_t *alloc,
 	}
 	s->file = file;
 	file = NULL;
-	snprintf(s->id, sizeof(s->id), "%s", e->key);
+	if (config_story_set_id(s, e->key, strlen(e->key)) < 0) {
+		rc = config_fail_nomem(ld);
+		goto out;
+	}
 	snprintf(s->sprint_status, sizeof(s->sprint_status), "%s", e->status);
 out:
 	free(why);

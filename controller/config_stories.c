@@ -85,7 +85,7 @@ config_id_valid(const char *s)
 	size_t i;
 	char c;
 
-	if (s == NULL || s[0] == '\0' || strlen(s) >= 128)
+	if (s == NULL || s[0] == '\0' || strlen(s) >= CONFIG_ID_MAX)
 		return false;
 	for (i = 0; s[i] != '\0'; i++) {
 		c = s[i];
@@ -101,26 +101,37 @@ config_id_valid(const char *s)
 
 /* ---- stories ---- */
 
+int
+config_story_set_id(struct story_conf *s, const char *id, size_t len)
+{
+	char *copy;
+
+	if (len >= CONFIG_ID_MAX)
+		len = CONFIG_ID_MAX - 1;
+	if ((copy = strndup(id, len)) == NULL)
+		return -1;
+	free(s->id);
+	s->id = copy;
+	return 0;
+}
+
 /* The id a file gets when the config gives none: its name without .md,
  * and without a ".story" before it: BMAD v4's 1.1.story.md is 1.1
- * (docs/stories.md "Ids"). */
-static void
-id_from_file(char *id, size_t cap, const char *file)
+ * (docs/stories.md "Ids").  -1 when out of memory. */
+static int
+id_from_file(struct story_conf *s)
 {
-	const char *base = strrchr(file, '/');
+	const char *base = strrchr(s->file, '/');
 	size_t len;
 
-	base = base != NULL ? base + 1 : file;
+	base = base != NULL ? base + 1 : s->file;
 	len = strlen(base);
 	if (len >= 3 && strcmp(base + len - 3, ".md") == 0) {
 		len -= 3;
 		if (len > 6 && strncmp(base + len - 6, ".story", 6) == 0)
 			len -= 6;
 	}
-	if (len >= cap)
-		len = cap - 1;
-	memcpy(id, base, len);
-	id[len] = '\0';
+	return config_story_set_id(s, base, len);
 }
 
 struct story_conf *
@@ -212,7 +223,8 @@ parse_story(struct loader *ld, json_t *item, const char *key, struct config *c,
 	if (config_story_find_file(c, s->file) != (int)c->nstories - 1)
 		return config_fail(
 		    ld, key, "story file %s is listed twice", s->file);
-	id_from_file(s->id, sizeof(s->id), s->file);
+	if (id_from_file(s) < 0)
+		return config_fail_nomem(ld);
 	if (json_is_string(item))
 		return 0;
 	iv = json_object_get(item, "id");
@@ -229,7 +241,9 @@ parse_story(struct loader *ld, json_t *item, const char *key, struct config *c,
 			    "127 bytes)",
 			    shown, s->file);
 		}
-		snprintf(s->id, sizeof(s->id), "%s", json_string_value(iv));
+		if (config_story_set_id(s, json_string_value(iv),
+			strlen(json_string_value(iv))) < 0)
+			return config_fail_nomem(ld);
 	}
 	dv = json_object_get(item, "depends_on");
 	if (dv != NULL) {
@@ -351,7 +365,10 @@ expand_glob(
 		}
 		s->file = rel;
 		rel = NULL;
-		id_from_file(s->id, sizeof(s->id), s->file);
+		if (id_from_file(s) < 0) {
+			rc = config_fail_nomem(ld);
+			goto out;
+		}
 	}
 out:
 	if (have_glob)

@@ -856,12 +856,13 @@ test_cycles_in_code(void **state)
 	struct config c;
 	struct story_conf s[3];
 	struct sc_err err;
+	char a[] = "a", b[] = "b", cc[] = "c";
 
 	memset(&c, 0, sizeof(c));
 	memset(s, 0, sizeof(s));
-	fmt_into(s[0].id, sizeof(s[0].id), "a");
-	fmt_into(s[1].id, sizeof(s[1].id), "b");
-	fmt_into(s[2].id, sizeof(s[2].id), "c");
+	s[0].id = a;
+	s[1].id = b;
+	s[2].id = cc;
 	assert_int_equal(strlist_push(&s[0].depends_on, "b"), 0);
 	assert_int_equal(strlist_push(&s[1].depends_on, "c"), 0);
 	c.stories = s;

@@ -383,7 +383,7 @@ test_escape_dotdot(void **state)
 	struct story *s = NULL;
 	struct sc_err err;
 	size_t n = 0;
-	char file[] = "../outside.md";
+	char file[] = "../outside.md", id[] = "outside";
 
 	write_file(t->base, "outside.md", "- [ ] secret\n");
 	write_file(t->root, "storyctl.json",
@@ -395,7 +395,7 @@ test_escape_dotdot(void **state)
 
 	memset(&sc, 0, sizeof(sc));
 	sc.file = file;
-	fmt_into(sc.id, sizeof(sc.id), "outside");
+	sc.id = id;
 	c.root = t->root;
 	c.stories = &sc;
 	c.nstories = 1;
