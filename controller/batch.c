@@ -223,13 +223,6 @@ batch_run(
 	if (rc < 0)
 		goto out;
 	rc = statebranch_sync(&b.sb, b.batch_id, batch_now_ms(&b), err);
-	if (rc == 0) {
-		/* what the batch left loose (up to GS_PACK_AT objects) is
-		 * packed now (docs/state-branch.md#packing); failing only
-		 * leaves it loose and readable: not the batch's error */
-		struct sc_err ignore;
-		(void)gitstate_flush(b.gs, &ignore);
-	}
 	result_fill(out, &b);
 	if (rc == 0)
 		batch_notify_end(&b, out);

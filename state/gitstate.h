@@ -108,14 +108,15 @@ int gitstate_tx_commit(struct gitstate_tx *tx, int *out_committed,
 void gitstate_tx_free(struct gitstate_tx *tx);
 
 /*
- * Pack the objects the commits of this handle wrote as loose files
+ * Pack the objects the commits of this handle wrote as loose files, and
+ * those an earlier writer left loose (every commit lists what it wrote
+ * in <commondir>storyctl/loose until it is packed, and a handle's first
+ * commit takes the list over: docs/state-branch.md#carried-over)
  * (state/gitobjects.c: libgit2's packbuilder, then the loose copies go),
  * as commits also do by themselves once GS_PACK_AT objects are loose
- * (state/gitstate.c; tests set another threshold with gitstate_pack_at(),
- * 0 for the default).  The controller calls it at the end of a batch,
- * so that what the last decisions wrote does not stay loose.  On
- * failure (SC_EIO) the objects stay loose and readable; nothing is
- * lost.
+ * (state/gitstate_commit.c; tests set another threshold with
+ * gitstate_pack_at(), 0 for the default).  On failure (SC_EIO) the
+ * objects stay loose and readable; nothing is lost.
  */
 int gitstate_flush(struct gitstate *gs, struct sc_err *err);
 void gitstate_pack_at(struct gitstate *gs, size_t nobjects);

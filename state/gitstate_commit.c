@@ -66,6 +66,7 @@ gitstate_forget(struct gitstate *gs)
 	for (i = 0; i < gs->nfresh; i++)
 		free(gs->fresh_path[i]);
 	gs->nfresh = 0;
+	gs->nlisted = 0;
 }
 
 /* message with trailing blank space trimmed and one '\n' appended. */
@@ -88,14 +89,13 @@ gitstate_clean_message(const char *message)
 }
 
 /*
- * Remember an object just written, for the next pack, with its path:
- * libgit2's packer tries deltas between objects of the same path first
- * (a page's successive versions), which makes packing about a tenth
- * cheaper (docs/performance.md#packing-through-libgit2).  0, or -1 when
- * out of memory: the object then simply stays loose.
+ * The path goes with the id because libgit2's packer tries deltas
+ * between objects of the same path first (a page's successive
+ * versions), which makes packing about a tenth cheaper
+ * (docs/performance.md#packing-through-libgit2).
  */
-static int
-gs_note(struct gitstate *gs, const git_oid *id, const char *path)
+int
+gitstate_note(struct gitstate *gs, const git_oid *id, const char *path)
 {
 	char *copy = NULL;
 	size_t want;
@@ -133,7 +133,7 @@ gs_note_trees(struct gitstate *gs, git_tree *root,
 	char dir[4096];
 	size_t i, len;
 
-	gs_note(gs, git_tree_id(root), "");
+	gitstate_note(gs, git_tree_id(root), "");
 	for (i = 0; i < n; prev = updates[i++].path) {
 		path = updates[i].path;
 		for (slash = strchr(path, '/'); slash != NULL;
@@ -145,7 +145,7 @@ gs_note_trees(struct gitstate *gs, git_tree *root,
 			memcpy(dir, path, len);
 			dir[len] = '\0';
 			if (git_tree_entry_bypath(&e, root, dir) == 0) {
-				gs_note(gs, git_tree_entry_id(e), dir);
+				gitstate_note(gs, git_tree_entry_id(e), dir);
 				git_tree_entry_free(e);
 				e = NULL;
 			}
@@ -212,9 +212,11 @@ gitstate_flush(struct gitstate *gs, struct sc_err *err)
 		rc = gitobjects_pack(gs->repo, gs->fresh + at,
 		    (const char *const *)gs->fresh_path + at, k, err);
 	}
-	/* packed or not, forget them: a failed pack leaves them loose,
-	 * readable, for git gc; trying again at once would fail again */
+	/* packed or not, forget them and their list: a failed pack leaves
+	 * them loose, readable, for git gc; trying again at once would fail
+	 * again */
 	gitstate_forget(gs);
+	gitstate_loose_clear(gs);
 	if (rc == 0)
 		gs_reopen(gs);
 	return rc;
@@ -307,7 +309,7 @@ gs_commit_once(struct gitstate *gs, int *out_committed,
 	}
 	*out_committed = 1;
 	gs_note_trees(gs, tree, updates, nfiles);
-	gs_note(gs, &commit_id, NULL);
+	gitstate_note(gs, &commit_id, NULL);
 out:
 	git_reference_free(ref);
 	git_tree_free(tree);
@@ -367,6 +369,13 @@ gitstate_tx_begin(struct gitstate *gs, struct gitstate_tx **out, int replace,
 		    err, SC_EOS, "state branch %s: out of memory", gs->branch);
 	(*out)->gs = gs;
 	(*out)->replace = replace;
+	/* a writer takes over what the last one left loose before its
+	 * first object, so that its packs hold them too
+	 * (docs/state-branch.md#carried-over) */
+	if (!gs->loose_taken) {
+		gs->loose_taken = 1;
+		gitstate_loose_load(gs);
+	}
 	return 0;
 }
 
@@ -421,7 +430,7 @@ gitstate_tx_add(struct gitstate_tx *tx, const char *path, const char *data,
 		&u->id, gs->repo, len > 0 ? data : "", len) < 0)
 		return err_set(err, SC_EIO, "state branch %s: %s: %s",
 		    gs->branch, path, gitstate_git_msg());
-	gs_note(gs, &u->id, path);
+	gitstate_note(gs, &u->id, path);
 	return 0;
 oom:
 	return err_set(
@@ -497,11 +506,14 @@ gitstate_tx_commit(struct gitstate_tx *tx, int *out_committed,
 	    gs->branch, GITSTATE_CAS_TRIES);
 	goto out;
 done:
-	/* the commit is made; a failed pack only leaves objects loose */
+	/* the commit is made; a failed pack only leaves objects loose, and
+	 * what is not packed yet is listed for whichever writer packs next
+	 * (docs/state-branch.md#carried-over) */
 	if (rc == 0 && gs->nfresh >= (gs->pack_at ? gs->pack_at : GS_PACK_AT)) {
 		struct sc_err ignore;
 		gitstate_flush(gs, &ignore);
-	}
+	} else if (rc == 0)
+		gitstate_loose_append(gs);
 out:
 	git_signature_free(sig);
 	free(msg);

@@ -32,6 +32,8 @@ struct gitstate {
 	char **fresh_path;
 	size_t nfresh, afresh;
 	size_t pack_at; /* pack once nfresh reaches it (GS_PACK_AT) */
+	size_t nlisted; /* fresh[0..nlisted) are in the list of loose ones */
+	int loose_taken; /* the list of an earlier writer is in fresh */
 };
 
 /* libgit2's last error message, never NULL or empty. */
@@ -51,6 +53,22 @@ int gitstate_tip_find(
     struct gitstate *gs, git_oid *tip, int *found, struct sc_err *err);
 /* Forget the objects noted since the last pack. */
 void gitstate_forget(struct gitstate *gs);
+/* Note an object written (or left loose by an earlier writer) for the
+ * next pack, with its path (NULL for a commit); path is copied.  0, or
+ * -1 when out of memory: the object then simply stays loose. */
+int gitstate_note(struct gitstate *gs, const git_oid *id, const char *path);
+
+/*
+ * gitstate_loose.c: the objects written and not yet packed, listed in
+ * <commondir>storyctl/loose for the next writer
+ * (docs/state-branch.md#carried-over).  _load() notes the listed objects
+ * whose loose file is still there; _append() adds fresh[nlisted..nfresh)
+ * to the list; _clear() removes it (they are packed).  All best effort:
+ * an object the list misses only stays loose, for git gc.
+ */
+void gitstate_loose_load(struct gitstate *gs);
+void gitstate_loose_append(struct gitstate *gs);
+void gitstate_loose_clear(struct gitstate *gs);
 /* gs->repo reads and writes through gitodb_install()'s database
  * (docs/state-branch.md#the-object-database), with GS_CACHE_BYTES for
  * the new objects until they are packed; best effort.  The GS_PACK_AT

@@ -43,6 +43,15 @@ story_json_agrees() {
 	return 1
 }
 progress_lags() { ! progress_agrees "$@" >/dev/null; }
+# all_loose_listed: the state branch has loose objects, and every one of
+# them is in .git/storyctl/loose
+all_loose_listed() {
+	local loose
+	loose=$(comm -12 <(find "$P/.git/objects/"?? -type f 2>/dev/null | sed "s|.*/\(..\)/|\1|" | sort) \
+		<(git -C "$P" rev-list --objects storyctl/state | cut -d" " -f1 | sort))
+	[ -n "$loose" ] && [ -f "$P/.git/storyctl/loose" ] &&
+		[ -z "$(comm -23 <(printf '%s\n' "$loose") <(cut -c1-40 "$P/.git/storyctl/loose" | sort -u))" ]
+}
 no_dup_counted() {
 	[ -z "$(sql "SELECT attempt FROM attempts WHERE counted = 1 GROUP BY story_id, attempt HAVING count(*) > 1")" ]
 }
@@ -69,6 +78,10 @@ if wait_for 10 attempt_running 1 && wait_for 10 one_checked; then
 	wait_bg 5
 	check "kill -9: the controller died of SIGKILL (got $BG_RC)" \
 		[ "$BG_RC" = 137 ]
+	# what its commits wrote is listed for the next batch's first pack,
+	# with no step at the batch's end (docs/state-branch.md#carried-over)
+	check "kill -9: every object of the branch left loose is listed" \
+		all_loose_listed
 	check "kill -9: the agent is gone within 10 s" wait_for 10 gone "$apid"
 	check "kill -9: the grandchild is gone within 10 s" \
 		wait_for 10 gone "$gpid"
@@ -114,6 +127,8 @@ if wait_for 10 attempt_running 1 && wait_for 10 one_checked; then
 	check "kill -9: integrity_check and foreign_key_check pass" integrity_ok
 	check "kill -9: the branch agrees with the database" \
 		progress_agrees storyctl/state
+	check "kill -9: after resume, the dead controller's objects and the new ones are listed" \
+		all_loose_listed
 	check "stale lock: released after resume (no pid in the file)" \
 		[ -z "$(tr -d ' \n' <"$P/.storyctl/lock")" ]
 else

@@ -1275,6 +1275,103 @@ test_big_commit_packs_in_pieces(void **state)
 	git_repository_free(repo);
 }
 
+/* the lines of <dir>/.git/storyctl/loose, or -1 when it is not there */
+static int
+loose_list_lines(const char *dir)
+{
+	char path[PATH_MAX + 64];
+	int c, n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/.git/storyctl/loose", dir);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/*
+ * Every commit lists the objects it wrote until they are packed, and
+ * the next writer's first pack takes the list over with its own
+ * objects: nothing of either stays loose, and no small pack is made per
+ * writer (docs/state-branch.md#carried-over).  A listed object that is
+ * no longer loose, and a line that is not an object, are passed over.
+ */
+static void
+test_loose_carried_to_next_writer(void **state)
+{
+	struct fx *fx = *state;
+	struct gitstate_file f[1];
+	struct gitstate *gs;
+	git_repository *repo = repo_init(fx->dir);
+	char name[64], json[64], path[PATH_MAX + 64];
+	size_t bytes = 0, left;
+	FILE *list;
+	int i;
+
+	gs = open_ok(fx->dir);
+	gitstate_pack_at(gs, 64);
+	/* a blob, the root tree, stories/ and the commit: 4 a commit */
+	for (i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "stories/s%d.json", i);
+		snprintf(json, sizeof(json), "{\"id\": \"s%d\"}\n", i);
+		f[0] = (struct gitstate_file){name, json, strlen(json)};
+		commit_files(gs, f, 1, "first writer", 100 + i, 1);
+	}
+	/* listed as they were written: a writer killed now leaves no
+	 * object out of the list */
+	left = count_loose(fx->dir);
+	assert_true(left >= 20);
+	assert_int_equal(loose_list_lines(fx->dir), (int)left);
+	assert_int_equal(count_packs(fx->dir, &bytes), 0);
+	gitstate_free(gs);
+
+	/* an object that git gc took, and a line that is no object */
+	snprintf(path, sizeof(path), "%s/.git/storyctl/loose", fx->dir);
+	assert_non_null(list = fopen(path, "a"));
+	fputs("0123456789abcdef0123456789abcdef01234567 gone.json\n", list);
+	fputs("not an object\n", list);
+	fclose(list);
+
+	/* a reader leaves the list as it is */
+	gs = open_ok(fx->dir);
+	assert_file(gs, "stories/s4.json", "{\"id\": \"s4\"}\n");
+	gitstate_free(gs);
+	assert_int_equal(loose_list_lines(fx->dir), (int)left + 2);
+
+	/* the next writer: its pack holds the first writer's objects */
+	gs = open_ok(fx->dir);
+	gitstate_pack_at(gs, 64);
+	for (i = 5; count_packs(fx->dir, &bytes) == 0; i++) {
+		assert_true(i < 30);
+		snprintf(name, sizeof(name), "stories/s%d.json", i);
+		snprintf(json, sizeof(json), "{\"id\": \"s%d\"}\n", i);
+		f[0] = (struct gitstate_file){name, json, strlen(json)};
+		commit_files(gs, f, 1, "second writer", 100 + i, 1);
+		/* the list is what is loose: the two odd lines are gone */
+		if (count_packs(fx->dir, &bytes) == 0)
+			assert_int_equal(loose_list_lines(fx->dir),
+			    (int)count_loose(fx->dir));
+	}
+	/* it packed once 64 were loose, the first writer's counted */
+	assert_true(i - 5 < 64 / 4);
+	assert_int_equal(count_loose(fx->dir), 0);
+	assert_int_equal(loose_list_lines(fx->dir), -1);
+	assert_int_equal(count_packs(fx->dir, &bytes), 1);
+	assert_file(gs, "stories/s0.json", "{\"id\": \"s0\"}\n");
+	/* the next commit starts a new list, of its own objects only */
+	snprintf(json, sizeof(json), "{\"id\": \"s%d\"}\n", i);
+	f[0] = (struct gitstate_file){"stories/last.json", json, strlen(json)};
+	commit_files(gs, f, 1, "after the pack", 200, 1);
+	assert_int_equal(loose_list_lines(fx->dir), (int)count_loose(fx->dir));
+	assert_true(count_loose(fx->dir) > 0);
+	gitstate_free(gs);
+	assert_fsck(fx->dir);
+	git_repository_free(repo);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, fx_setup, fx_teardown)
 
 int
@@ -1301,6 +1398,7 @@ main(void)
 	    T(test_tx_replace_and_pack),
 	    T(test_commits_pack),
 	    T(test_big_commit_packs_in_pieces),
+	    T(test_loose_carried_to_next_writer),
 	    cmocka_unit_test(test_bad_arguments),
 	};
 
