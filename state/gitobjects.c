@@ -98,15 +98,26 @@ go_sync(const char *packdir, const char *name, size_t n, struct sc_err *err)
 static void
 go_unlink_loose(const char *objdir, const git_oid *ids, size_t n)
 {
-	char hex[GIT_OID_HEXSZ + 1], path[PATH_MAX];
+	char path[PATH_MAX];
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		git_oid_tostr(hex, sizeof(hex), &ids[i]);
-		if ((size_t)snprintf(path, sizeof(path), "%s/%.2s/%s", objdir,
-			hex, hex + 2) < sizeof(path))
+	for (i = 0; i < n; i++)
+		if (gitobjects_loose_path(
+			path, sizeof(path), objdir, &ids[i]) == 0)
 			(void)unlink(path);
-	}
+}
+
+int
+gitobjects_loose_path(
+    char *buf, size_t size, const char *objdir, const git_oid *id)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+
+	git_oid_tostr(hex, sizeof(hex), id);
+	if ((size_t)snprintf(buf, size, "%s/%.2s/%s", objdir, hex, hex + 2) >=
+	    size)
+		return -1;
+	return 0;
 }
 
 /* What git_packbuilder_foreach() hands the indexer, gathered into

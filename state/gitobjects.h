@@ -69,4 +69,9 @@
 int gitobjects_pack(git_repository *repo, const git_oid *ids,
     const char *const *paths, size_t n, struct sc_err *err);
 
+/* The loose file of id under objdir ("<objdir>/xx/yyyy...", git's
+ * layout) into buf; 0, or -1 when it does not fit in size bytes. */
+int gitobjects_loose_path(
+    char *buf, size_t size, const char *objdir, const git_oid *id);
+
 #endif

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "state/gitobjects.h"
 #include "state/gitstate_int.h"
 
 #define GL_DIR "storyctl"
@@ -48,23 +49,21 @@ gl_path(char *buf, size_t size, const struct gitstate *gs, const char *rel)
 	return 0;
 }
 
-/* 1 when id's loose file is in <commondir>objects/, else 0. */
+/* 1 when id's loose file is in objdir (<commondir>objects), else 0. */
 static int
-gl_is_loose(const struct gitstate *gs, const git_oid *id)
+gl_is_loose(const char *objdir, const git_oid *id)
 {
-	char hex[GIT_OID_HEXSZ + 1], rel[64], path[PATH_MAX];
+	char path[PATH_MAX];
 	struct stat st;
 
-	git_oid_tostr(hex, sizeof(hex), id);
-	snprintf(rel, sizeof(rel), "objects/%.2s/%s", hex, hex + 2);
-	return gl_path(path, sizeof(path), gs, rel) == 0 &&
+	return gitobjects_loose_path(path, sizeof(path), objdir, id) == 0 &&
 	    stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 void
 gitstate_loose_load(struct gitstate *gs)
 {
-	char path[PATH_MAX], *line = NULL;
+	char path[PATH_MAX], objdir[PATH_MAX], *line = NULL;
 	size_t cap = 0, skipped = 0;
 	ssize_t len;
 	int whole = 1;
@@ -72,6 +71,7 @@ gitstate_loose_load(struct gitstate *gs)
 	FILE *f;
 
 	if (gl_path(path, sizeof(path), gs, GL_FILE) < 0 ||
+	    gl_path(objdir, sizeof(objdir), gs, "objects") < 0 ||
 	    (f = fopen(path, "re")) == NULL)
 		return;
 	while ((len = getline(&line, &cap, f)) > 0) {
@@ -81,7 +81,7 @@ gitstate_loose_load(struct gitstate *gs)
 		    git_oid_fromstrn(&id, line, GIT_OID_HEXSZ) < 0 ||
 		    (line[GIT_OID_HEXSZ] != '\0' &&
 			line[GIT_OID_HEXSZ] != ' ') ||
-		    !gl_is_loose(gs, &id)) {
+		    !gl_is_loose(objdir, &id)) {
 			skipped++;
 			continue;
 		}
