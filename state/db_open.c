@@ -438,10 +438,11 @@ db_configure(struct db *db, struct sc_err *err)
 	if ((ret = db_exec(db, "PRAGMA foreign_keys = ON", err,
 		 "cannot enable foreign keys")) < 0)
 		return ret;
-	/* 512 KiB of page cache instead of 2 MiB: every query is indexed
+	/* 256 KiB of page cache instead of 2 MiB: every query is indexed
 	 * and the kernel caches the file, so a larger cache only makes the
-	 * controller's memory grow with the batch (docs/performance.md) */
-	if ((ret = db_exec(db, "PRAGMA cache_size = -512", err,
+	 * controller's memory grow with the batch (512 KiB was 0.2 MiB more
+	 * at N=5000, docs/performance.md#ssh-start) */
+	if ((ret = db_exec(db, "PRAGMA cache_size = -256", err,
 		 "cannot set the cache size")) < 0)
 		return ret;
 	return db_migrate(db, err);

@@ -140,8 +140,14 @@ go_refresh(git_odb_backend *be)
 	return w->inner->refresh(w->inner);
 }
 
-/* Written loose (durable), and kept in the cache while it has room:
- * the pack that follows reads it twice, the next commit its tree. */
+/*
+ * Written loose (durable), and a copy kept in the cache: the next
+ * commit reads this commit's trees, the pack that follows reads every
+ * new object twice.  A full cache is emptied and starts again with
+ * this object, so it always holds the newest copies: every next commit
+ * finds its trees, and the pack the last cap bytes of its objects
+ * (docs/state-branch.md#the-object-database).
+ */
 static int
 go_write(git_odb_backend *be, const git_oid *id, const void *data, size_t len,
     git_object_t type)
@@ -150,8 +156,13 @@ go_write(git_odb_backend *be, const git_oid *id, const void *data, size_t len,
 	int rc;
 
 	rc = go_of(be)->inner->write(go_of(be)->inner, id, data, len, type);
-	if (rc == 0 && sh->cache != NULL && len <= sh->cap - sh->cached &&
-	    sh->cache->write(sh->cache, id, data, len, type) == 0)
+	if (rc != 0 || sh->cache == NULL || len > sh->cap)
+		return rc;
+	if (len > sh->cap - sh->cached) {
+		git_mempack_reset(sh->cache);
+		sh->cached = 0;
+	}
+	if (sh->cache->write(sh->cache, id, data, len, type) == 0)
 		sh->cached += len;
 	return rc;
 }

@@ -18,8 +18,9 @@
 
 /*
  * Give repo that object database, keeping a copy of each new object it
- * writes (loose, as libgit2 would) in memory while cache_bytes allow:
- * the pack that follows, and the next commit, read them from there.
+ * writes (loose, as libgit2 would) in memory, the newest cache_bytes of
+ * them (a full cache is emptied and fills again): the next commit, and
+ * the pack that follows, read them from there.
  * The copies go with repo's handle.  A repository whose objects have
  * alternates (objects/info/alternates), or whose configuration asks
  * for fsynced loose objects (core.fsyncObjectFiles), keeps libgit2's:

@@ -7,6 +7,7 @@
 
 #include <git2.h>
 
+#include "state/gitlib.h"
 #include "state/gitremote.h"
 #include "state/gitwork.h"
 #include "state/gitwork_int.h"
@@ -240,7 +241,7 @@ gitremote_clone(
 	rc = gitwork_refname(ref, sizeof(ref), branch, err);
 	if (rc < 0)
 		return rc;
-	if (git_libgit2_init() < 0)
+	if (gitlib_init() < 0)
 		return err_set(err, SC_EIO, "cannot initialise libgit2: %s",
 		    gitwork_git_msg());
 	if (git_repository_init(&repo, dir, 0) < 0)

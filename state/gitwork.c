@@ -24,6 +24,7 @@
 
 #include <git2.h>
 
+#include "state/gitlib.h"
 #include "state/gitwork.h"
 #include "state/gitwork_int.h"
 
@@ -70,7 +71,7 @@ gitwork_open(git_repository **out, const char *dir, struct sc_err *err)
 	int rc = 0, grc;
 
 	*out = NULL;
-	if (git_libgit2_init() < 0)
+	if (gitlib_init() < 0)
 		return err_set(err, SC_EIO, "cannot initialise libgit2: %s",
 		    gitwork_git_msg());
 	git_error_clear(); /* no stale message from an earlier call */
@@ -251,7 +252,7 @@ gitwork_branch_valid(const char *branch)
 	int valid = 0;
 	bool ok = false;
 
-	if (branch == NULL || git_libgit2_init() < 0)
+	if (branch == NULL || gitlib_init() < 0)
 		return false;
 	if (asprintf(&ref, "refs/heads/%s", branch) < 0)
 		ref = NULL;

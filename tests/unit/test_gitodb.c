@@ -170,13 +170,15 @@ test_read_miss_rescans(void **state)
 	git_odb_free(odb);
 }
 
-/* New objects are kept in memory while the cap allows, never beyond
- * it; a kept one reads back without its loose file. */
+/* New objects are kept in memory up to the cap, never beyond it; a full
+ * cache starts again, so the newest are the ones kept: the last written
+ * reads back without its loose file, the first no longer does. */
 static void
-test_cache_is_capped(void **state)
+test_cache_keeps_newest(void **state)
 {
 	struct fx *f = *state;
 	struct sc_err err = {0};
+	git_odb *odb = NULL;
 	git_oid ids[40];
 	char path[PATH_MAX];
 	int i;
@@ -187,12 +189,17 @@ test_cache_is_capped(void **state)
 		put_blob(&ids[i], f->repo, "kept", i, 0);
 	assert_true(gitodb_cached(f->repo) > 0);
 	assert_true(gitodb_cached(f->repo) <= 100);
-	/* the first fitted: read from memory even when its file is gone */
+	/* the newest: read from memory even when its file is gone */
+	loose_path(path, sizeof(path), f, &ids[39]);
+	assert_int_equal(unlink(path), 0);
+	assert_blob(f->repo, &ids[39], "kept", 39);
+	/* the first went when the cache filled: its file was all there was */
 	loose_path(path, sizeof(path), f, &ids[0]);
 	assert_int_equal(unlink(path), 0);
-	assert_blob(f->repo, &ids[0], "kept", 0);
-	/* the last did not: it is read from disk */
-	assert_blob(f->repo, &ids[39], "kept", 39);
+	assert_int_equal(git_repository_odb(&odb, f->repo), 0);
+	assert_false(git_odb_exists(odb, &ids[0]));
+	git_odb_free(odb);
+	git_error_clear();
 }
 
 /* Packing empties the copies (gitobjects_pack() calls gitodb_drop()
@@ -273,7 +280,7 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_read_miss_rescans, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
-		test_cache_is_capped, setup, teardown),
+		test_cache_keeps_newest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_pack_drops_copies, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
