@@ -60,7 +60,13 @@ sshd_up() {
 
 # job_over_ssh: `storyctl job` clones from the remote first, which is
 # all this needs: it fails, and the message says how far it got.
+# libgit2 1.5.1 leaks 48 bytes when an ssh connection fails (inside
+# git_remote_connect_ext(); valgrind shows the same with the build
+# before storyctl started libssh2 itself), so under `make asan` the leak
+# check is off for these runs alone.
 job_over_ssh() {
+	local LSAN_OPTIONS=detect_leaks=0
+	export LSAN_OPTIONS
 	run_sc job --remote "ssh://git@127.0.0.1:$SSH_PORT/srv/app.git" \
 		--branch storyctl/story/one -- true
 }
