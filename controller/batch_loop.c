@@ -175,7 +175,7 @@ slot_fill(
 		if (batch_worktrees(b)) {
 			rc = batch_worktree_add(b, sl, sc, err);
 		} else {
-			sl->abspath = strdup(e->s->abspath);
+			sl->abspath = story_abspath(e->s, b->cfg->root);
 			sl->cwd = strdup(b->cfg->root);
 			rc = sl->abspath && sl->cwd
 			    ? 0

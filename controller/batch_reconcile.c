@@ -49,13 +49,15 @@ recovered_progress(struct progress *pr, char **wt, const struct batch *b,
 	if (stat(*wt, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
 		free(*wt);
 		*wt = NULL;
-	} else if ((file = fsutil_path_join(*wt, s->file)) == NULL) {
+	}
+	file = *wt != NULL ? fsutil_path_join(*wt, s->file)
+			   : story_abspath(s, b->cfg->root);
+	if (file == NULL) {
 		rc = SC_EOS;
 		goto out;
 	}
-	if (story_read_progress(&now, file != NULL ? file : s->abspath,
-		*wt != NULL ? *wt : b->cfg->root, b->cfg->tasks_heading,
-		NULL) == 0)
+	if (story_read_progress(&now, file, *wt != NULL ? *wt : b->cfg->root,
+		b->cfg->tasks_heading, NULL) == 0)
 		*pr = now;
 out:
 	free(file);

@@ -204,22 +204,29 @@ static int
 worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
 {
 	struct progress wt, main;
-	int rc;
+	char *src = NULL;
+	int rc = 0;
 
 	if (story_read_progress(&wt, sl->abspath, sl->worktree,
 		b->cfg->tasks_heading, NULL) < 0 ||
 	    wt.tasks_total > 0)
-		return 0;
-	if (story_read_progress(&main, sl->s->abspath, b->cfg->root,
+		goto out;
+	if ((src = story_abspath(sl->s, b->cfg->root)) == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	if (story_read_progress(&main, src, b->cfg->root,
 		b->cfg->tasks_heading, NULL) < 0 ||
 	    main.tasks_total == 0)
-		return 0;
-	rc = copy_file(sl->abspath, sl->s->abspath, err);
+		goto out;
+	rc = copy_file(sl->abspath, src, err);
 	if (rc == 0)
 		console_line(b,
 		    "%s: the worktree's copy of the story had no task (a "
 		    "checkout cut short); restored from %s",
 		    sl->st->id, sl->s->file);
+out:
+	free(src);
 	return rc;
 }
 
@@ -294,7 +301,11 @@ batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
 		return err_set(err, SC_EOS, "out of memory");
 	/* a story file the branch does not have yet (not committed) */
 	if (stat(sl->abspath, &sb) < 0) {
-		rc = copy_file(sl->abspath, sl->s->abspath, err);
+		char *src = story_abspath(sl->s, cfg->root);
+
+		rc = src != NULL ? copy_file(sl->abspath, src, err)
+				 : err_set(err, SC_EOS, "out of memory");
+		free(src);
 		if (rc < 0)
 			return rc;
 	}

@@ -286,8 +286,7 @@ config_release(struct config *c)
 	free(c->path);
 	free(c->root);
 	for (i = 0; i < c->nstories; i++) {
-		free(c->stories[i].file);
-		free(c->stories[i].id);
+		free(c->stories[i].file); /* and the id in it */
 		strlist_release(&c->stories[i].depends_on);
 	}
 	free(c->stories);

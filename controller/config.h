@@ -47,11 +47,13 @@ struct agent_conf {
 };
 
 struct story_conf {
-	char *file; /* relative to root, lexically normalised */
-	/* owned, at most CONFIG_ID_MAX - 1 bytes; a pointer, not an array,
-	 * since the array of a large batch is its largest (192 bytes a
-	 * story with the id inside, docs/performance.md#the-rest) */
-	char *id;
+	/* relative to root, lexically normalised; owned, and owns id */
+	char *file;
+	/* at most CONFIG_ID_MAX - 1 bytes, in file's block
+	 * (config_story_set_id()); a pointer, not an array, since the
+	 * array of a large batch is its largest (192 bytes a story with
+	 * the id inside, docs/performance.md#the-rest) */
+	const char *id;
 	struct strlist depends_on;
 	bool include_dependency_result;
 	/* its status in stories.sprint_status ("drafted", "ready-for-dev",

@@ -95,8 +95,9 @@ void config_executor_release(struct executor_conf *e);
  * the root, -2 when out of memory. */
 int config_path_normalize(char **out, const char *in);
 struct story_conf *config_story_add(struct config *c, size_t *alloc);
-/* s->id = the first len bytes of id, cut below CONFIG_ID_MAX (a copy
- * s owns); -1 when out of memory */
+/* s->id = the first len bytes of id, cut below CONFIG_ID_MAX, copied
+ * into one block with s->file (which must be set: s->file owns the
+ * block, s->id points into it); -1 when out of memory */
 int config_story_set_id(struct story_conf *s, const char *id, size_t len);
 int config_story_find_file(const struct config *c, const char *file);
 int config_parse_stories(struct loader *ld, json_t *root, struct config *c);

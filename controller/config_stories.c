@@ -101,17 +101,29 @@ config_id_valid(const char *s)
 
 /* ---- stories ---- */
 
+/*
+ * The id goes in one block with the file: two blocks of a few bytes were
+ * 64 bytes a story where one is 32, kept all night for each of a large
+ * batch's stories (docs/performance.md#per-story).  id may point into
+ * s->file (a globbed story's id is its file's name), so the old block is
+ * freed only once both are copied.
+ */
 int
 config_story_set_id(struct story_conf *s, const char *id, size_t len)
 {
-	char *copy;
+	size_t flen = strlen(s->file);
+	char *block;
 
 	if (len >= CONFIG_ID_MAX)
 		len = CONFIG_ID_MAX - 1;
-	if ((copy = strndup(id, len)) == NULL)
+	if ((block = malloc(flen + 1 + len + 1)) == NULL)
 		return -1;
-	free(s->id);
-	s->id = copy;
+	memcpy(block, s->file, flen + 1);
+	memcpy(block + flen + 1, id, len);
+	block[flen + 1 + len] = '\0';
+	free(s->file);
+	s->file = block;
+	s->id = block + flen + 1;
 	return 0;
 }
 

@@ -320,22 +320,26 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 		rc = err_set(err, SC_EOS, "%s: out of memory", sc->file);
 		goto out;
 	}
-	s->abspath = realpath(joined, NULL);
-	if (s->abspath == NULL) {
+	s->resolved = realpath(joined, NULL);
+	if (s->resolved == NULL) {
 		rc = err_set(err, SC_EDATA, "%s: cannot read story file: %s",
 		    sc->file, strerror(errno));
 		goto out;
 	}
-	if (!path_inside(s->abspath, root)) {
+	if (!path_inside(s->resolved, root)) {
 		rc = err_set(err, SC_EDATA,
 		    "%s: story file resolves to %s, "
 		    "outside the project root %s",
-		    sc->file, s->abspath, root);
+		    sc->file, s->resolved, root);
 		goto out;
 	}
-	if ((rc = read_story(&text, &len, s->abspath, root, sc->file, err)) !=
+	if ((rc = read_story(&text, &len, s->resolved, root, sc->file, err)) !=
 	    0)
 		goto out;
+	if (strcmp(s->resolved, joined) == 0) {
+		free(s->resolved);
+		s->resolved = NULL;
+	}
 	progress_parse_heading(&pr, text, len, tasks_heading);
 	/* the story's own Status line; the sprint status's when it has
 	 * none (docs/stories.md "Drafts") */
@@ -415,8 +419,15 @@ stories_free(struct story *s, size_t n)
 	if (s == NULL)
 		return;
 	for (i = 0; i < n; i++)
-		free(s[i].abspath);
+		free(s[i].resolved);
 	free(s);
+}
+
+char *
+story_abspath(const struct story *s, const char *root)
+{
+	return s->resolved != NULL ? strdup(s->resolved)
+				   : fsutil_path_join(root, s->file);
 }
 
 /* The config's dependency graph: deps[] holds indexes into

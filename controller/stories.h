@@ -25,7 +25,11 @@ struct story {
 	 * config passed to stories_load() is */
 	const char *id;
 	const char *file; /* path relative to root, as configured */
-	char *abspath; /* resolved absolute path, owned */
+	/* owned: the absolute path the file resolved to at load when that
+	 * is not root/file (a symbolic link on the way), else NULL and
+	 * story_abspath() joins them: a path a story, kept for the whole
+	 * run, was 48 bytes of it (docs/performance.md#per-story) */
+	char *resolved;
 	int tasks_completed, tasks_total; /* the file's progress at load */
 	int subtasks_completed, subtasks_total; /* the same, of subtasks */
 	/* STATUS_PENDING, or STATUS_INVALID when tasks_total == 0 */
@@ -78,6 +82,11 @@ int story_read_text(char **out, size_t *out_len, const char *abspath,
  * the batch as it was started.
  */
 bool story_skipped(const struct story *s, const struct config *cfg);
+
+/* s's file in the project's work tree, as it resolved at load: a new
+ * string (the caller frees it), or NULL when out of memory.  root:
+ * cfg->root of the config s was loaded from. */
+char *story_abspath(const struct story *s, const char *root);
 
 /*
  * Re-read one story file's progress (after an attempt, or while one

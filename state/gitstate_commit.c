@@ -67,6 +67,17 @@ gitstate_forget(struct gitstate *gs)
 		free(gs->fresh_path[i]);
 	gs->nfresh = 0;
 	gs->nlisted = 0;
+	/* grown past two packs' worth by a large commit (the first of a
+	 * large batch notes an object per story): given back, not kept
+	 * resident for the rest of the batch
+	 * (docs/performance.md#per-story) */
+	if (gs->afresh > 2 * (gs->pack_at ? gs->pack_at : GS_PACK_AT)) {
+		free(gs->fresh);
+		free(gs->fresh_path);
+		gs->fresh = NULL;
+		gs->fresh_path = NULL;
+		gs->afresh = 0;
+	}
 }
 
 /* message with trailing blank space trimmed and one '\n' appended. */

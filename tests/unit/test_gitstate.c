@@ -23,6 +23,7 @@
 #include <git2.h>
 
 #include "state/gitstate.h"
+#include "state/gitstate_int.h"
 
 #define BRANCH "storyctl/state"
 #define REF "refs/heads/" BRANCH
@@ -1254,6 +1255,11 @@ test_big_commit_packs_in_pieces(void **state)
 	gitstate_tx_free(tx);
 	assert_int_equal(count_packs(fx->dir, &bytes), 3);
 	assert_int_equal(count_loose(fx->dir), 0);
+	/* the list of 206 objects, past two packs' worth, is given back,
+	 * not kept at that size for the rest of the batch
+	 * (docs/performance.md#per-story) */
+	assert_null(gs->fresh);
+	assert_int_equal(gs->afresh, 0);
 	assert_file(gs, "stories/0004/s199.json", "{\"id\": \"s199\"}\n");
 	/* 65 objects (pack_at + 1) make one more pack, not two */
 	assert_int_equal(gitstate_tx_begin(gs, &tx, 0, &err), 0);

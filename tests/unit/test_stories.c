@@ -122,7 +122,7 @@ test_load(void **state)
 	struct progress pr;
 	struct sc_err err;
 	size_t n = 0;
-	char want[PATH_MAX];
+	char want[PATH_MAX], *path;
 
 	make_dir(t->root, "docs");
 	write_file(t->root, "docs/1-1.md",
@@ -141,18 +141,25 @@ test_load(void **state)
 	assert_string_equal(s[0].id, "1-1");
 	assert_string_equal(s[0].file, "docs/1-1.md");
 	fmt_into(want, sizeof(want), "%s/docs/1-1.md", t->root);
-	assert_string_equal(s[0].abspath, want);
+	/* root/file is where it resolves: not kept, joined when needed */
+	assert_null(s[0].resolved);
+	path = story_abspath(&s[0], c.root);
+	assert_string_equal(path, want);
 	assert_int_equal(s[0].tasks_total, 3);
 	assert_int_equal(s[0].tasks_completed, 1);
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
 	assert_null(s[0].reason);
 	/* the stalled task is not kept per story: read when needed */
 	assert_int_equal(
-	    story_read_progress(&pr, s[0].abspath, NULL, NULL, &err), 0);
+	    story_read_progress(&pr, path, NULL, NULL, &err), 0);
+	free(path);
 	assert_string_equal(pr.stalled_task, "two");
 	assert_int_equal(pr.tasks_completed, 1);
 
+	/* the id given replaces the file's name, and the file stays: both
+	 * live in one block (config_story_set_id()) */
 	assert_string_equal(s[1].id, "second");
+	assert_string_equal(s[1].file, "docs/1-2.md");
 	assert_int_equal(s[1].tasks_total, 0);
 	assert_int_equal(s[1].load_status, STATUS_INVALID);
 	assert_string_equal(s[1].reason,
@@ -182,6 +189,7 @@ test_tasks_heading(void **state)
 	struct progress pr;
 	struct sc_err err;
 	size_t n = 0;
+	char *path;
 
 	write_file(t->root, "a.md", story);
 	load_config(&c, t, "{\"stories\": [\"a.md\"]}");
@@ -200,14 +208,17 @@ test_tasks_heading(void **state)
 	assert_int_equal(s[0].tasks_total, 2);
 	assert_int_equal(s[0].tasks_completed, 1);
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
+	path = story_abspath(&s[0], c.root);
+	assert_non_null(path);
 	assert_int_equal(story_read_progress(
-			     &pr, s[0].abspath, c.root, c.tasks_heading, &err),
+			     &pr, path, c.root, c.tasks_heading, &err),
 	    0);
 	assert_int_equal(pr.tasks_total, 2);
 	assert_int_equal(pr.subtasks_completed, 1);
 	assert_string_equal(pr.stalled_task, "two");
 	assert_int_equal(
-	    story_read_progress(&pr, s[0].abspath, c.root, NULL, &err), 0);
+	    story_read_progress(&pr, path, c.root, NULL, &err), 0);
+	free(path);
 	assert_int_equal(pr.tasks_total, 0);
 	stories_free(s, n);
 	config_release(&c);
@@ -461,7 +472,7 @@ test_symlink_inside_ok(void **state)
 	struct story *s = NULL;
 	struct sc_err err;
 	size_t n = 0;
-	char link[PATH_MAX], want[PATH_MAX];
+	char link[PATH_MAX], want[PATH_MAX], *path;
 
 	write_file(t->root, "real.md", "- [x] a\n- [ ] b\n");
 	fmt_into(link, sizeof(link), "%s/current.md", t->root);
@@ -473,7 +484,11 @@ test_symlink_inside_ok(void **state)
 	assert_string_equal(s[0].id, "current");
 	assert_string_equal(s[0].file, "current.md");
 	fmt_into(want, sizeof(want), "%s/real.md", t->root);
-	assert_string_equal(s[0].abspath, want);
+	/* a symbolic link: where it resolves is kept, and is the path */
+	assert_string_equal(s[0].resolved, want);
+	path = story_abspath(&s[0], c.root);
+	assert_string_equal(path, want);
+	free(path);
 	assert_int_equal(s[0].tasks_total, 2);
 	stories_free(s, n);
 	config_release(&c);
