@@ -215,8 +215,8 @@ worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	if (story_read_progress(&main, src, b->cfg->root,
-		b->cfg->tasks_heading, NULL) < 0 ||
+	if (story_read_progress(
+		&main, src, b->cfg->root, b->cfg->tasks_heading, NULL) < 0 ||
 	    main.tasks_total == 0)
 		goto out;
 	rc = copy_file(sl->abspath, src, err);

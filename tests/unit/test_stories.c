@@ -150,8 +150,7 @@ test_load(void **state)
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
 	assert_null(s[0].reason);
 	/* the stalled task is not kept per story: read when needed */
-	assert_int_equal(
-	    story_read_progress(&pr, path, NULL, NULL, &err), 0);
+	assert_int_equal(story_read_progress(&pr, path, NULL, NULL, &err), 0);
 	free(path);
 	assert_string_equal(pr.stalled_task, "two");
 	assert_int_equal(pr.tasks_completed, 1);
@@ -210,14 +209,12 @@ test_tasks_heading(void **state)
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
 	path = story_abspath(&s[0], c.root);
 	assert_non_null(path);
-	assert_int_equal(story_read_progress(
-			     &pr, path, c.root, c.tasks_heading, &err),
-	    0);
+	assert_int_equal(
+	    story_read_progress(&pr, path, c.root, c.tasks_heading, &err), 0);
 	assert_int_equal(pr.tasks_total, 2);
 	assert_int_equal(pr.subtasks_completed, 1);
 	assert_string_equal(pr.stalled_task, "two");
-	assert_int_equal(
-	    story_read_progress(&pr, path, c.root, NULL, &err), 0);
+	assert_int_equal(story_read_progress(&pr, path, c.root, NULL, &err), 0);
 	free(path);
 	assert_int_equal(pr.tasks_total, 0);
 	stories_free(s, n);
