@@ -27,8 +27,8 @@ struct story {
 	const char *file; /* path relative to root, as configured */
 	/* owned: the absolute path the file resolved to at load when that
 	 * is not root/file (a symbolic link on the way), else NULL and
-	 * story_abspath() joins them: a path a story, kept for the whole
-	 * run, was 48 bytes of it (docs/performance.md#per-story) */
+	 * story_abspath() joins them: every story's path, kept all night,
+	 * was 48 bytes a story (docs/performance.md#per-story) */
 	char *resolved;
 	int tasks_completed, tasks_total; /* the file's progress at load */
 	int subtasks_completed, subtasks_total; /* the same, of subtasks */
