@@ -57,6 +57,14 @@ struct gitstate_tx {
 	size_t n, alloc;
 };
 
+/* How many new objects make a pack: gitstate_pack_at()'s, or the
+ * default. */
+static size_t
+gs_pack_at(const struct gitstate *gs)
+{
+	return gs->pack_at ? gs->pack_at : GS_PACK_AT;
+}
+
 /* Forget the objects noted since the last pack. */
 void
 gitstate_forget(struct gitstate *gs)
@@ -71,7 +79,7 @@ gitstate_forget(struct gitstate *gs)
 	 * large batch notes an object per story): given back, not kept
 	 * resident for the rest of the batch
 	 * (docs/performance.md#per-story) */
-	if (gs->afresh > 2 * (gs->pack_at ? gs->pack_at : GS_PACK_AT)) {
+	if (gs->afresh > 2 * gs_pack_at(gs)) {
 		free(gs->fresh);
 		free(gs->fresh_path);
 		gs->fresh = NULL;
@@ -215,7 +223,7 @@ gitstate_flush(struct gitstate *gs, struct sc_err *err)
 
 	if (gs == NULL || gs->nfresh == 0)
 		return 0;
-	pieces = gs->nfresh / (gs->pack_at ? gs->pack_at : GS_PACK_AT);
+	pieces = gs->nfresh / gs_pack_at(gs);
 	pieces = pieces > 1 ? pieces : 1;
 	most = (gs->nfresh + pieces - 1) / pieces;
 	for (at = 0; rc == 0 && at < gs->nfresh; at += k) {
@@ -520,7 +528,7 @@ done:
 	/* the commit is made; a failed pack only leaves objects loose, and
 	 * what is not packed yet is listed for whichever writer packs next
 	 * (docs/state-branch.md#carried-over) */
-	if (rc == 0 && gs->nfresh >= (gs->pack_at ? gs->pack_at : GS_PACK_AT)) {
+	if (rc == 0 && gs->nfresh >= gs_pack_at(gs)) {
 		struct sc_err ignore;
 		gitstate_flush(gs, &ignore);
 	} else if (rc == 0)
