@@ -10,7 +10,8 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/site-functions
 DESTDIR  ?=
 BUILD    ?= build
 CC       ?= cc
-PKGS      = libgit2 libssh2 sqlite3 jansson zlib libcmark-gfm yaml-0.1 libsodium
+PKGS      = libgit2 libssh2 sqlite3 jansson zlib libcmark-gfm yaml-0.1 libsodium \
+	    libseccomp
 # Compiled against but not linked: opened with dlopen() by their soname
 # when notifications or the HTTP API need them (controller/optlib.c,
 # docs/design.md#libraries-loaded-when-needed).

@@ -315,6 +315,25 @@ agent_claims_done(const struct batch *b, const struct attempt_run *ar)
 	    !(b->o->stop != NULL && *b->o->stop);
 }
 
+/* A confined agent's commits on its branch taken back from its private
+ * git dir (docs/sandbox.md#git), before anything reads the tree.  A
+ * branch that cannot be taken back (a forged object, say) stays where
+ * it was; the work in the tree is measured and kept as always. */
+static void
+collect_confined(struct batch *b, struct slot *sl, struct attempt_run *ar)
+{
+	struct sc_err e = {0};
+	char oid[41];
+	bool moved = false;
+
+	if (sandbox_end(&ar->sbx, &moved, oid, slot_root(b, sl), &e) < 0)
+		console_line(b,
+		    "%s: sandbox: the agent's branch is not taken "
+		    "back: %s",
+		    sl->st->id, e.msg);
+	sandbox_run_release(&ar->sbx);
+}
+
 /* The agent of slot sl is done: collect it, then its checks or its
  * end. */
 static int
@@ -334,6 +353,7 @@ service_agent(struct batch *b, struct slot *sl, struct sc_err *err)
 		return ar->rc;
 	}
 	remote_collect(b, sl, ar->r.attempt, &ar->agent_res, ar->r.log_path);
+	collect_confined(b, sl, ar);
 	read = story_read_look(&look, sl->abspath, slot_root(b, sl),
 		   b->cfg->tasks_heading, NULL) == 0;
 	ar->end = read ? look.pr : ar->start;

@@ -217,6 +217,8 @@ attempt_abandon(struct batch *b, struct attempt_run *ar)
 {
 	struct runner_result res;
 	struct sc_err ignore;
+	char oid[41];
+	bool moved;
 
 	if (ar->handle != NULL) {
 		memset(&res, 0, sizeof(res));
@@ -224,6 +226,9 @@ attempt_abandon(struct batch *b, struct attempt_run *ar)
 			runner_result_release(&res);
 		ar->handle = NULL;
 	}
+	/* a confined agent's commits are its work too, stopped or not
+	 * (docs/sandbox.md#git) */
+	(void)sandbox_end(&ar->sbx, &moved, oid, slot_root(b, ar->sl), &ignore);
 	/* The controller stops on an error while this attempt runs: record
 	 * it as interrupted (not counted), best effort, so that the failure
 	 * does not use up one of its attempts. */
@@ -260,5 +265,6 @@ attempt_run_free(struct attempt_run *ar)
 	free(ar->prompt);
 	free(ar->prompt_file);
 	free(ar->depres);
+	sandbox_run_release(&ar->sbx);
 	free(ar);
 }

@@ -8,6 +8,7 @@
 #define STORYCTL_ATTEMPT_RUN_H
 
 #include "controller/batch_int.h"
+#include "controller/sandbox.h"
 #include "state/db_evidence.h"
 #include "strategies/evidence.h"
 #include "strategies/review.h"
@@ -64,6 +65,9 @@ struct attempt_run {
 	bool ev_ended; /* ev is filled */
 	struct evidence_row ev;
 	struct evidence_verdict ev_verdict;
+	/* its sandbox (docs/sandbox.md), when its agent runs confined */
+	bool confined;
+	struct sandbox_run sbx;
 };
 
 /* The tree slot sl's story must stay in: its worktree, or the project. */

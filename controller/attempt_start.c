@@ -350,6 +350,69 @@ begin_prompt_file(struct attempt_run *ar, struct argv_vars *vars,
 	return 0;
 }
 
+/* The argv template role runs with: the preset's full-autonomy one
+ * inside a sandbox (docs/sandbox.md#presets), its own otherwise. */
+static const struct strlist *
+attempt_template(const struct batch *b, enum role role)
+{
+	const struct agent_conf *ag = &b->cfg->agents[role];
+
+	if (b->o->confined[role] && ag->command_confined.n > 0)
+		return &ag->command_confined;
+	return &ag->command;
+}
+
+/*
+ * The confined agent's argv (docs/sandbox.md): its private git dir
+ * made, the argv wrapped in bubblewrap.  The row keeps the agent's own
+ * argv, written before.  Remote attempts are confined by the worker's
+ * `storyctl job` instead (remote_wrap() passed it on).
+ */
+static int
+begin_confine(struct attempt_run *ar, struct sc_err *err)
+{
+	struct batch *b = ar->b;
+	const struct agent_conf *ag = &b->cfg->agents[ar->r.role];
+	const char *shown[1];
+	struct sandbox_req rq;
+	char *pdir = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (!ar->confined || b->cfg->executor.is_remote)
+		goto out;
+	memset(&rq, 0, sizeof(rq));
+	rq.home = getenv("HOME");
+	for (i = 0; i < ag->env.n; i++)
+		if (strncmp(ag->env.items[i], "HOME=", 5) == 0)
+			rq.home = ag->env.items[i] + 5;
+	if (asprintf(&pdir, "%s/sandbox/%s", b->cfg->state_dir,
+		ar->sl->st->id) < 0) {
+		pdir = NULL;
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	rq.host = b->o->sandbox;
+	rq.conf = &ag->sandbox;
+	rq.preset = ag->preset;
+	rq.tree = slot_root(b, ar->sl);
+	rq.cwd = ar->sl->cwd;
+	rq.state_dir = b->cfg->state_dir;
+	rq.private_dir = pdir;
+	if (ar->prompt_file != NULL) {
+		shown[0] = ar->prompt_file;
+		rq.shown = shown;
+		rq.nshown = 1;
+	}
+	rq.env = &ag->env;
+	rc = sandbox_begin(&ar->sbx, &ar->argv, &rq, err);
+	if (rc < 0)
+		err_prefix(err, "%s: sandbox", ar->sl->st->id);
+out:
+	free(pdir);
+	return rc;
+}
+
 /* The agent's argv; *settled when it can never run (the story is
  * escalated and says why). */
 static int
@@ -361,7 +424,8 @@ begin_argv(bool *settled, struct attempt_run *ar, const struct argv_vars *vars,
 	int rc;
 
 	*settled = false;
-	rc = argv_expand(&ar->argv, &ag->command, vars, err);
+	rc = argv_expand(
+	    &ar->argv, attempt_template(ar->b, nx->role), vars, err);
 	if (rc < 0) {
 		err_prefix(err, "agent %s", role_name(nx->role));
 		return rc;
@@ -470,6 +534,7 @@ begin_runner_opts(struct attempt_run *ar, const struct next_attempt *nx)
 	ro->stop = b->o->stop;
 	ro->wake_fd = b->o->wake_fd;
 	ro->tail_max = 64 * 1024;
+	ro->keep_fd = ar->sbx.seccomp_fd > 2 ? ar->sbx.seccomp_fd : 0;
 }
 
 int
@@ -493,7 +558,8 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 	if (rc < 0)
 		goto out;
 	ar->r.started_ms = b->o->clock.now_ms(b->o->clock.ctx);
-	if (argv_uses(&ag->command, "prompt_file")) {
+	ar->confined = b->o->confined[nx->role];
+	if (argv_uses(attempt_template(b, nx->role), "prompt_file")) {
 		rc = begin_prompt_file(ar, &vars, nx, err);
 		if (rc < 0)
 			goto out;
@@ -512,7 +578,10 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 	 * branch may show it */
 	rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
 	if (rc == 0)
-		rc = remote_wrap(&ar->argv, b, sl, ar->r.attempt, err);
+		rc = remote_wrap(
+		    &ar->argv, b, sl, ar->r.attempt, ar->r.role, err);
+	if (rc == 0)
+		rc = begin_confine(ar, err);
 	if (rc < 0) {
 		/* its agent never started: closed as interrupted, not
 		 * counted, so that resume runs it again */

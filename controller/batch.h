@@ -45,6 +45,8 @@ struct batch_agent_ops {
 	void *ctx;
 };
 
+struct sandbox_host;
+
 struct batch_opts {
 	const struct config *cfg;
 	const struct story *stories; /* loaded from cfg, config order */
@@ -68,6 +70,11 @@ struct batch_opts {
 	/* The notifier seam (controller/notifier.h): post NULL = the real
 	 * notifier, started when cfg has "notify" targets. */
 	struct notify_ops notify_ops;
+	/* Agents confined to their tree (docs/sandbox.md): the machine's
+	 * bubblewrap, and which roles run inside it (sandbox_decide());
+	 * NULL and false: none (the tests' scripted agents) */
+	const struct sandbox_host *sandbox;
+	bool confined[2];
 };
 
 struct batch_result {

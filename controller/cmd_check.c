@@ -18,6 +18,7 @@
 #include "controller/cli.h"
 #include "controller/config.h"
 #include "controller/prompt.h"
+#include "controller/sandbox.h"
 #include "controller/stories.h"
 #include "state/fsutil.h"
 #include "state/gitstate.h"
@@ -42,6 +43,10 @@ struct check {
 	json_t *errors, *warnings; /* every problem: {story?, file?, message} */
 	json_t *agents;
 	size_t nerrors;
+	/* the sandbox (docs/sandbox.md): probed once, which roles are
+	 * confined */
+	struct sandbox_host host;
+	bool confined[2];
 	/* the exit status: the first error that stops run (the order run
 	 * checks in: stories, agents, git), else the first error */
 	int run_code, any_code;
@@ -289,6 +294,45 @@ check_program(struct check *c, const char *role, const char *name,
 	free(path);
 }
 
+/* The argv template role r runs with: the preset's full-autonomy one
+ * when confined (docs/sandbox.md#presets). */
+static const struct strlist *
+run_template(const struct check *c, int r)
+{
+	const struct agent_conf *a = &c->cfg.agents[r];
+
+	return c->confined[r] && a->command_confined.n > 0
+	    ? &a->command_confined
+	    : &a->command;
+}
+
+/* Which agents run confined, as run decides it: the one line run says
+ * when "auto" finds no sandbox is a warning, sandbox.enabled true
+ * without one an error that stops run (exit 69). */
+static void
+check_sandbox(struct check *c)
+{
+	struct sc_err e;
+	char line[512];
+	bool wanted = false;
+	int r;
+
+	err_clear(&e);
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++)
+		if (c->cfg.agents[r].configured &&
+		    c->cfg.agents[r].sandbox.enabled != SANDBOX_OFF)
+			wanted = true;
+	if (!wanted)
+		return;
+	if (sandbox_probe(&c->host, &e) < 0)
+		problem(c, NULL, false, e.code, true, "%s", e.msg);
+	else if (sandbox_decide_roles(c->confined, line, sizeof(line), &c->host,
+		     &c->cfg, &e) < 0)
+		problem(c, NULL, false, e.code, true, "%s", e.msg);
+	else if (line[0] != '\0')
+		problem(c, NULL, true, 0, false, "%s", line);
+}
+
 static void
 check_agents(struct check *c)
 {
@@ -304,9 +348,14 @@ check_agents(struct check *c)
 		snprintf(what, sizeof(what), "agent %s (%s)",
 		    role_name((enum role)r), a->name);
 		/* remote: its program is on the worker, not here */
-		if (!cfg->executor.is_remote)
-			check_program(c, role_name((enum role)r), a->name,
-			    &a->command, what);
+		if (cfg->executor.is_remote)
+			continue;
+		check_program(c, role_name((enum role)r), a->name,
+		    run_template(c, r), what);
+		json_object_set_new(
+		    json_array_get(c->agents, json_array_size(c->agents) - 1),
+		    "sandbox",
+		    json_string(c->confined[r] ? "confined" : "unconfined"));
 	}
 	if (cfg->executor.is_remote && cfg->executor.launch.n > 0)
 		check_program(c, "launch", "executor.launch",
@@ -412,8 +461,9 @@ print_problems(FILE *f, const char *title, json_t *list)
 
 /* check's header: the config, the state, the policy, the agents. */
 static void
-print_header(FILE *f, const struct config *cfg)
+print_header(FILE *f, const struct check *c)
 {
+	const struct config *cfg = &c->cfg;
 	int r;
 
 	fprintf(f, "config: %s\nstate:  %s (branch %s)\n", cfg->path,
@@ -434,9 +484,11 @@ print_header(FILE *f, const struct config *cfg)
 			fprintf(f, "  %-8s (none)\n", role_name((enum role)r));
 			continue;
 		}
-		fprintf(f, "  %-8s %-8s timeout %gs: ", role_name((enum role)r),
-		    a->name, a->timeout_s);
-		print_argv(f, &a->command);
+		fprintf(f,
+		    "  %-8s %-8s timeout %gs, %s: ", role_name((enum role)r),
+		    a->name, a->timeout_s,
+		    c->confined[r] ? "confined" : "unconfined");
+		print_argv(f, run_template(c, r));
 		fprintf(f, "\n");
 	}
 }
@@ -557,7 +609,7 @@ print_text(FILE *f, struct check *c, const size_t *order)
 
 	for (i = 0; i < c->n; i++)
 		skipped += c->st[i].skipped;
-	print_header(f, &c->cfg);
+	print_header(f, c);
 	print_stories(f, c, order);
 	print_problems(f, "warnings", c->warnings);
 	print_problems(f, "errors", c->errors);
@@ -678,6 +730,7 @@ check_release(struct check *c)
 	json_decref(c->errors);
 	json_decref(c->warnings);
 	json_decref(c->agents);
+	sandbox_host_release(&c->host);
 	config_release(&c->cfg);
 }
 
@@ -719,6 +772,7 @@ cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		goto out;
 	/* in the order run checks: stories, agents, the repository */
 	check_stories(&c);
+	check_sandbox(&c);
 	check_agents(&c);
 	check_git(&c);
 	check_story_shapes(&c);

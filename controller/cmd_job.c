@@ -18,6 +18,7 @@
 
 #include "controller/cli.h"
 #include "controller/runner.h"
+#include "controller/sandbox.h"
 #include "state/fsutil.h"
 #include "state/gitremote.h"
 #include "state/gitwork.h"
@@ -64,6 +65,12 @@ struct job_args {
 	const char *remote, *branch, *story, *scratch;
 	int attempt;
 	int grace_ms;
+	/* --sandbox: confine the agent or refuse to run it
+	 * (docs/sandbox.md#remote); --sandbox-no-network,
+	 * --sandbox-preset NAME (its state directories) */
+	bool sandbox;
+	bool no_network;
+	const char *preset;
 	char **agent; /* NULL-terminated, after "--" */
 };
 
@@ -88,6 +95,20 @@ job_parse(struct job_args *a, int argc, char **argv, struct sc_err *err)
 			 &a->story, argc, argv, &i, "--story", err)) != 0 ||
 		    (r = cli_opt_value(
 			 &a->scratch, argc, argv, &i, "--scratch", err)) != 0) {
+			if (r < 0)
+				return r;
+			continue;
+		}
+		if (strcmp(argv[i], "--sandbox") == 0) {
+			a->sandbox = true;
+			continue;
+		}
+		if (strcmp(argv[i], "--sandbox-no-network") == 0) {
+			a->no_network = true;
+			continue;
+		}
+		if ((r = cli_opt_value(&a->preset, argc, argv, &i,
+			 "--sandbox-preset", err)) != 0) {
 			if (r < 0)
 				return r;
 			continue;
@@ -151,30 +172,100 @@ job_scratch(char **out, const struct job_args *a, struct sc_err *err)
 	return 0;
 }
 
+/* --sandbox: the agent's argv wrapped as the controller's own
+ * attempts are, the scratch directory standing for the state dir
+ * (hidden, the clone inside it bound again); no sandbox here is an
+ * error, not a fallback, since the argv is the full-autonomy one. */
+static int
+job_confine(struct sandbox_run *sr, struct sandbox_host *h,
+    struct strlist *argv, const struct job_args *a, const char *dir,
+    const char *work, struct sc_err *err)
+{
+	struct sandbox_conf conf;
+	struct sandbox_req rq;
+	char *pdir = NULL;
+	bool confined = false;
+	int rc;
+
+	memset(&conf, 0, sizeof(conf));
+	conf.enabled = SANDBOX_ON;
+	conf.network = !a->no_network;
+	rc = sandbox_probe(h, err);
+	if (rc == 0)
+		rc = sandbox_decide(&confined, h, &conf, "job", err);
+	if (rc < 0)
+		goto out;
+	pdir = fsutil_path_join(dir, "sandbox-git");
+	if (pdir == NULL) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		goto out;
+	}
+	memset(&rq, 0, sizeof(rq));
+	rq.host = h;
+	rq.conf = &conf;
+	rq.preset = a->preset != NULL ? a->preset : "";
+	rq.home = getenv("HOME");
+	rq.tree = work;
+	rq.state_dir = dir;
+	rq.private_dir = pdir;
+	rc = sandbox_begin(sr, argv, &rq, err);
+out:
+	free(pdir);
+	return rc;
+}
+
 /* Run the agent in the clone; its output to our stdout as it comes. */
 static int
-job_agent(struct runner_result *res, const struct job_args *a, const char *work,
-    struct sc_err *err)
+job_agent(struct runner_result *res, const struct job_args *a, const char *dir,
+    const char *work, struct sc_err *err)
 {
 	struct runner_opts ro;
+	struct sandbox_host h;
+	struct sandbox_run sr;
+	struct strlist argv = {0};
+	struct sc_err e = {0};
+	char oid[41];
+	bool moved = false;
+	size_t i;
+	int rc = 0;
 
+	memset(&h, 0, sizeof(h));
+	memset(&sr, 0, sizeof(sr));
+	for (i = 0; a->agent[i] != NULL && rc == 0; i++)
+		if (strlist_push(&argv, a->agent[i]) < 0)
+			rc = err_set(err, SC_EOS, "out of memory");
+	if (rc == 0 && a->sandbox)
+		rc = job_confine(&sr, &h, &argv, a, dir, work, err);
+	if (rc < 0)
+		goto out;
 	memset(&ro, 0, sizeof(ro));
-	ro.argv = (const char *const *)a->agent;
+	ro.argv = (const char *const *)argv.items;
 	ro.cwd = work;
 	ro.kill_grace_ms = a->grace_ms;
 	ro.stop = &job_stop;
 	ro.wake_fd = job_wake[0];
 	ro.tail_max = 4096;
 	ro.echo_stdout = true;
-	return runner_run(res, &ro, err);
+	ro.keep_fd = sr.seccomp_fd > 2 ? sr.seccomp_fd : 0;
+	rc = runner_run(res, &ro, err);
+	/* the agent's own commits on its branch, then job_push() commits
+	 * the rest */
+	if (rc == 0 && sandbox_end(&sr, &moved, oid, work, &e) < 0)
+		fprintf(stderr, "storyctl job: %s\n", e.msg);
+out:
+	sandbox_run_release(&sr);
+	sandbox_host_release(&h);
+	strlist_release(&argv);
+	return rc;
 }
 
 /* Commit what the agent changed and push the branch back (a
  * fast-forward of what was cloned). */
 static int
-job_push(const struct job_args *a, const char *work, struct sc_err *err)
+job_push(const struct job_args *a, const char *work, const char *cloned,
+    struct sc_err *err)
 {
-	char msg[300];
+	char msg[300], tip[GITWORK_HEXSZ], ref[256];
 	int committed = 0;
 	int rc;
 
@@ -182,7 +273,11 @@ job_push(const struct job_args *a, const char *work, struct sc_err *err)
 	    a->attempt);
 	rc = gitwork_commit_all(
 	    &committed, NULL, work, NULL, NULL, msg, (int64_t)time(NULL), err);
-	if (rc == 0 && committed)
+	/* the agent's own commits count as much as ours: pushed whenever
+	 * the branch is not where it was cloned */
+	if (rc == 0)
+		rc = gitwork_head(tip, ref, sizeof(ref), work, err);
+	if (rc == 0 && (committed || strcmp(tip, cloned) != 0))
 		rc = gitremote_push(work, a->remote, a->branch, false, err);
 	return rc;
 }
@@ -206,6 +301,7 @@ cmd_job(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct job_args a;
 	struct runner_result res;
 	char *dir = NULL, *work = NULL;
+	char cloned[GITWORK_HEXSZ] = "", ref[256];
 	int rc, status = 0;
 
 	(void)cli;
@@ -223,11 +319,13 @@ cmd_job(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	}
 	rc = gitremote_clone(work, a.remote, a.branch, err);
 	if (rc == 0)
-		rc = job_agent(&res, &a, work, err);
+		rc = gitwork_head(cloned, ref, sizeof(ref), work, err);
+	if (rc == 0)
+		rc = job_agent(&res, &a, dir, work, err);
 	if (rc < 0)
 		goto out;
 	fflush(stdout);
-	rc = job_push(&a, work, err);
+	rc = job_push(&a, work, cloned, err);
 	if (rc < 0) {
 		/* the work is lost: never report it as the agent's success */
 		fprintf(stderr, "storyctl job: %s\n", err->msg);

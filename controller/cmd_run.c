@@ -13,6 +13,7 @@
 #include "controller/argv.h"
 #include "controller/batch.h"
 #include "controller/cli.h"
+#include "controller/sandbox.h"
 #include "controller/serve.h"
 #include "controller/serve_listen.h"
 
@@ -273,6 +274,37 @@ run_opts_fill(struct batch_opts *o, const struct cli *cli,
 	o->kill_grace_ms_override = -1;
 }
 
+/* Which agents run confined (docs/sandbox.md): bubblewrap probed once
+ * for the night, the one line said when "auto" finds none, exit 69
+ * when an agent's sandbox.enabled is true and none can start. */
+static int
+run_sandbox(struct batch_opts *o, struct sandbox_host *host,
+    const struct cli *cli, const struct config *cfg, struct sc_err *err)
+{
+	char line[512];
+	int r, rc;
+	bool wanted = false;
+
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++)
+		if (cfg->agents[r].configured &&
+		    cfg->agents[r].sandbox.enabled != SANDBOX_OFF)
+			wanted = true;
+	if (!wanted)
+		return 0;
+	rc = sandbox_probe(host, err);
+	if (rc == 0)
+		rc = sandbox_decide_roles(
+		    o->confined, line, sizeof(line), host, cfg, err);
+	if (rc < 0)
+		return rc;
+	if (line[0] != '\0') {
+		fprintf(cli->out, "%s\n", line);
+		fflush(cli->out);
+	}
+	o->sandbox = host;
+	return 0;
+}
+
 /* The exit status of a batch that ran (docs/commands.md#exit-codes). */
 static int
 run_exit_status(const struct batch_result *res)
@@ -298,11 +330,13 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	struct run_args args = {NULL, 0, 1, false, {NULL, NULL, NULL}};
 	struct serve_listen l;
 	struct serve *srv = NULL;
+	struct sandbox_host host;
 	size_t nstories = 0;
 	int rc;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&l, 0, sizeof(l));
+	memset(&host, 0, sizeof(host));
 	rc = parse_run_args(&args, argc, argv, mode, err);
 	if (rc == 0)
 		rc = cli_load_config(&cfg, cli, false, err);
@@ -320,6 +354,9 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	if (rc < 0)
 		goto out;
 	run_opts_fill(&o, cli, &cfg, stories, nstories, &args, mode);
+	rc = run_sandbox(&o, &host, cli, &cfg, err);
+	if (rc < 0)
+		goto out;
 	rc = batch_run(&res, &o, err);
 	/* the server ends with the batch, its streams with the last event */
 	serve_stop(srv);
@@ -334,6 +371,7 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	rc = run_exit_status(&res);
 out:
 	serve_stop(srv);
+	sandbox_host_release(&host);
 	serve_listen_release(&l);
 	stories_free(stories, nstories);
 	config_release(&cfg);

@@ -17,6 +17,7 @@
 #include "controller/presets.h"
 #include "controller/prompt.h"
 #include "controller/runner.h"
+#include "controller/sandbox.h"
 #include "controller/stories.h"
 #include "strategies/text.h"
 
@@ -308,84 +309,152 @@ out:
 
 /* --- agents ---------------------------------------------------------- */
 
+/* The argv template role r runs with (docs/sandbox.md#presets). */
+static const struct strlist *
+agent_template(const struct agent_conf *a, bool confined)
+{
+	return confined && a->command_confined.n > 0 ? &a->command_confined
+						     : &a->command;
+}
+
+static json_t *
+argv_json(const char *const *argv)
+{
+	json_t *a = json_array();
+	size_t k;
+
+	for (k = 0; a != NULL && argv != NULL && argv[k] != NULL; k++)
+		json_array_append_new(a, json_string(argv[k]));
+	return a;
+}
+
+static const char *
+enabled_name(enum sandbox_mode m)
+{
+	return m == SANDBOX_ON ? "true" : m == SANDBOX_OFF ? "false" : "auto";
+}
+
+/* `agents --json`: the presets, the sandbox, the configured agents. */
+static json_t *
+agents_json(const struct config *cfg, const struct sandbox_host *h,
+    const bool confined[2])
+{
+	const struct preset *p;
+	json_t *pa = json_array(), *ag = json_object(), *one;
+	size_t np = 0, i;
+	int r;
+
+	p = presets_all(&np);
+	for (i = 0; pa != NULL && i < np; i++)
+		json_array_append_new(pa,
+		    json_pack("{s:s, s:o, s:s, s:o, s:s, s:o}", "name",
+			p[i].name, "argv", argv_json(p[i].argv), "description",
+			p[i].description, "confined_argv",
+			argv_json(p[i].confined_argv), "confined_description",
+			p[i].confined_description, "state_paths",
+			argv_json(p[i].state_paths)));
+	for (r = ROLE_PRIMARY; ag != NULL && r <= ROLE_FALLBACK; r++) {
+		const struct agent_conf *a = &cfg->agents[r];
+		one = a->configured
+		    ? json_pack("{s:s, s:o, s:o, s:f, s:b, s:{s:s, s:b}}",
+			  "name", a->name, "preset",
+			  a->preset[0] ? json_string(a->preset) : json_null(),
+			  "argv", strlist_json(agent_template(a, confined[r])),
+			  "timeout_s", a->timeout_s, "confined", confined[r],
+			  "sandbox", "enabled",
+			  enabled_name(a->sandbox.enabled), "network",
+			  a->sandbox.network)
+		    : json_null();
+		json_object_set_new(ag, role_name((enum role)r), one);
+	}
+	return json_pack("{s:i, s:o, s:{s:b, s:o, s:o}, s:o, s:o}",
+	    "format_version", CLI_JSON_FORMAT_VERSION, "presets", pa, "sandbox",
+	    "available", h->works, "tool",
+	    h->bwrap != NULL ? json_string(h->bwrap) : json_null(), "why",
+	    h->works ? json_null() : json_string(h->why), "agents", ag,
+	    "config", cfg->path ? json_string(cfg->path) : json_null());
+}
+
+static void
+agents_print(FILE *f, const struct config *cfg, const struct sandbox_host *h,
+    const bool confined[2])
+{
+	const struct preset *p;
+	size_t np = 0, i;
+	int r;
+
+	p = presets_all(&np);
+	fprintf(f, "presets:\n");
+	for (i = 0; i < np; i++) {
+		fprintf(f, "  %-8s ", p[i].name);
+		print_argv(f, p[i].argv, (size_t)-1);
+		fprintf(f, "\n           inside a sandbox: ");
+		print_argv(f, p[i].confined_argv, (size_t)-1);
+		fprintf(f, "\n           %s\n", p[i].description);
+	}
+	if (h->works)
+		fprintf(f, "\nsandbox: bubblewrap (%s) works here\n", h->bwrap);
+	else
+		fprintf(f, "\nsandbox: cannot start here: %s\n",
+		    h->why[0] != '\0' ? h->why : "every agent has it off");
+	fprintf(f, "\nconfigured (%s):\n",
+	    cfg->path ? cfg->path : "no storyctl.json: the defaults");
+	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
+		const struct agent_conf *a = &cfg->agents[r];
+		const struct strlist *t = agent_template(a, confined[r]);
+
+		fprintf(f, "  %-8s ", role_name((enum role)r));
+		if (!a->configured) {
+			fprintf(f, "(none)\n");
+			continue;
+		}
+		fprintf(f, "%s, %s: ", a->name,
+		    confined[r] ? "confined" : "unconfined");
+		print_argv(f, (const char *const *)t->items, t->n);
+		fprintf(f, "\n");
+	}
+}
+
 int
 cmd_agents(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct config cfg;
-	const struct preset *p;
-	json_t *o = NULL, *pa = NULL, *ag = NULL, *one;
-	size_t np = 0, i, k;
-	int json = 0, r, rc;
+	struct sandbox_host h;
+	json_t *o = NULL;
+	bool confined[2] = {false, false};
+	char line[512];
+	size_t i;
+	int json = 0, rc;
 
 	memset(&cfg, 0, sizeof(cfg));
+	memset(&h, 0, sizeof(h));
 	for (i = 1; i < (size_t)argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
 		else
 			return err_set(err, SC_EUSAGE,
-			    "agents: unexpected "
-			    "argument '%s'",
-			    argv[i]);
+			    "agents: unexpected argument '%s'", argv[i]);
 	}
 	rc = cli_load_config(&cfg, cli, true, err);
+	if (rc == 0)
+		rc = sandbox_probe(&h, err);
 	if (rc < 0)
 		goto out;
-	p = presets_all(&np);
+	/* an agent that wants a sandbox where none starts is `check`'s
+	 * error and run's; here it is shown unconfined */
+	if (sandbox_decide_roles(confined, line, sizeof(line), &h, &cfg, err) <
+	    0)
+		err_clear(err);
 	if (json) {
-		pa = json_array();
-		for (i = 0; i < np; i++) {
-			json_t *av = json_array();
-			for (k = 0; p[i].argv[k] != NULL; k++)
-				json_array_append_new(
-				    av, json_string(p[i].argv[k]));
-			json_array_append_new(pa,
-			    json_pack("{s:s, s:o, s:s}", "name", p[i].name,
-				"argv", av, "description", p[i].description));
-		}
-		ag = json_object();
-		for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
-			const struct agent_conf *a = &cfg.agents[r];
-			one = a->configured
-			    ? json_pack("{s:s, s:o, s:o, s:f}", "name", a->name,
-				  "preset",
-				  a->preset[0] ? json_string(a->preset)
-					       : json_null(),
-				  "argv", strlist_json(&a->command),
-				  "timeout_s", a->timeout_s)
-			    : json_null();
-			json_object_set_new(ag, role_name((enum role)r), one);
-		}
-		o = json_pack("{s:i, s:O, s:O, s:o}", "format_version",
-		    CLI_JSON_FORMAT_VERSION, "presets", pa, "agents", ag,
-		    "config", cfg.path ? json_string(cfg.path) : json_null());
+		o = agents_json(&cfg, &h, confined);
 		rc = o ? cli_print_json(cli, o, err)
 		       : err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	fprintf(cli->out, "presets:\n");
-	for (i = 0; i < np; i++) {
-		fprintf(cli->out, "  %-8s ", p[i].name);
-		print_argv(cli->out, p[i].argv, (size_t)-1);
-		fprintf(cli->out, "\n           %s\n", p[i].description);
-	}
-	fprintf(cli->out, "\nconfigured (%s):\n",
-	    cfg.path ? cfg.path : "no storyctl.json: the defaults");
-	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
-		const struct agent_conf *a = &cfg.agents[r];
-		fprintf(cli->out, "  %-8s ", role_name((enum role)r));
-		if (!a->configured) {
-			fprintf(cli->out, "(none)\n");
-			continue;
-		}
-		fprintf(cli->out, "%s: ", a->name);
-		print_argv(cli->out, (const char *const *)a->command.items,
-		    a->command.n);
-		fprintf(cli->out, "\n");
-	}
+	agents_print(cli->out, &cfg, &h, confined);
 out:
 	json_decref(o);
-	json_decref(pa);
-	json_decref(ag);
+	sandbox_host_release(&h);
 	config_release(&cfg);
 	return rc;
 }

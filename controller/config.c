@@ -44,6 +44,7 @@ config_init(struct config *c)
 	config_agent_init(&c->agents[ROLE_FALLBACK]);
 	c->review.retries = 2;
 	c->breaker.cooldown_s = 1800;
+	config_sandbox_init(&c->sandbox);
 }
 
 /*
@@ -144,7 +145,7 @@ out:
 
 static const char *const top_keys[] = {"stories", "stories_glob", "prompt",
     "agents", "policy", "gates", "review", "breaker", "budget", "git", "state",
-    "verify", "notify", "executor", NULL};
+    "verify", "notify", "executor", "sandbox", NULL};
 
 int
 config_load(struct config *out, const char *path, struct sc_err *err)
@@ -181,6 +182,9 @@ config_load(struct config *out, const char *path, struct sc_err *err)
 	if ((rc = config_check_keys(&ld, root, NULL, top_keys)) != 0 ||
 	    (rc = config_get_string(&ld, root, NULL, "prompt", &out->prompt)) !=
 		0 ||
+	    /* before the agents: theirs start from it */
+	    (rc = config_parse_sandbox(
+		 &ld, json_object_get(root, "sandbox"), out)) != 0 ||
 	    (rc = config_parse_agents(
 		 &ld, json_object_get(root, "agents"), out)) != 0 ||
 	    (rc = config_parse_policy(
@@ -311,5 +315,6 @@ config_release(struct config *c)
 	config_executor_release(&c->executor);
 	free(c->state_dir);
 	config_notify_release(c);
+	config_sandbox_release(&c->sandbox);
 	memset(c, 0, sizeof(*c));
 }

@@ -32,6 +32,23 @@
 /* a story id is shorter than this (config_id_valid()) */
 #define CONFIG_ID_MAX 128
 
+/* sandbox.enabled: "auto" confines the agent where bubblewrap works
+ * and runs it unconfined elsewhere; true makes "cannot confine" an
+ * error instead (docs/configuration.md#sandbox). */
+enum sandbox_mode { SANDBOX_AUTO = 0, SANDBOX_ON, SANDBOX_OFF };
+
+/* "sandbox", at the top level and per agent
+ * (docs/configuration.md#sandbox).  Owns its lists: release with
+ * config_sandbox_release(), copy with config_sandbox_copy(). */
+struct sandbox_conf {
+	enum sandbox_mode enabled; /* default SANDBOX_AUTO */
+	bool network; /* default true: agents need their API */
+	/* absolute, lexically normalised ("~" expanded, a relative path
+	 * made absolute against the root); they need not exist */
+	struct strlist writable;
+	struct strlist readable;
+};
+
 struct agent_conf {
 	/* The role is set in the config (or by the defaults). */
 	bool configured;
@@ -40,6 +57,15 @@ struct agent_conf {
 	char name[64];
 	char preset[32]; /* "" when none */
 	struct strlist command; /* argv template with {placeholders} */
+	/* The preset's full-autonomy argv, used instead of command when
+	 * the agent runs confined; empty when the agent has no preset or
+	 * its "command" replaced the preset's (that argv is used as is,
+	 * inside a sandbox or not). */
+	struct strlist command_confined;
+	/* The effective setting for this agent: the top-level "sandbox"
+	 * with the keys of the agent's own "sandbox" put over it one by
+	 * one (a list given replaces the top-level list). */
+	struct sandbox_conf sandbox;
 	double timeout_s; /* default 3600 */
 	/* < 0 = use policy.stall_timeout_s (default -1); 0 = off */
 	double stall_timeout_s;
@@ -150,6 +176,8 @@ struct config {
 	struct notify_conf *notify; /* "notify": none when nnotify is 0 */
 	size_t nnotify;
 	struct executor_conf executor;
+	/* the top-level "sandbox": what an agent without its own gets */
+	struct sandbox_conf sandbox;
 };
 
 /*
@@ -213,5 +241,27 @@ int config_policy_effective(struct policy *out, const struct config *c,
 bool config_id_valid(const char *s);
 
 void config_release(struct config *c); /* no-op on zeroed */
+
+/* The default sandbox setting: "auto", network on, no paths. */
+void config_sandbox_init(struct sandbox_conf *s);
+/* Deep copy of src into dst (dst is overwritten, not released first).
+ * 0, or -1 when out of memory (dst then released). */
+int config_sandbox_copy(
+    struct sandbox_conf *dst, const struct sandbox_conf *src);
+/* Free the lists and reset to config_sandbox_init()'s default. */
+void config_sandbox_release(struct sandbox_conf *s);
+
+/*
+ * A sandbox path as the config spells it made absolute and lexically
+ * normalised: "~" and "~/..." are under home (NULL or "" is an error),
+ * a relative path is under root, "." and ".." are resolved without
+ * looking at the file system.  SC_EDATA with a message that names no
+ * key ("~ needs $HOME, which is not set") when in cannot be made one,
+ * SC_EOS when out of memory; *out is then NULL.  The loader's own
+ * expansion; exposed so that a preset's state paths ("~/.claude/")
+ * are expanded by the same rules.
+ */
+int config_sandbox_path(char **out, const char *in, const char *root,
+    const char *home, struct sc_err *err);
 
 #endif

@@ -47,24 +47,33 @@ config_agent_init(struct agent_conf *a)
 	memset(a, 0, sizeof(*a));
 	a->timeout_s = 3600;
 	a->stall_timeout_s = -1;
+	config_sandbox_init(&a->sandbox);
 }
 
 void
 config_agent_release(struct agent_conf *a)
 {
 	strlist_release(&a->command);
+	strlist_release(&a->command_confined);
 	strlist_release(&a->env);
+	config_sandbox_release(&a->sandbox);
 	config_agent_init(a);
 }
 
+/* Both of the preset's argvs: the cautious one for outside a sandbox,
+ * the full-autonomy one for inside (docs/configuration.md#presets). */
 static int
 agent_use_preset(struct agent_conf *a, const struct preset *p)
 {
 	size_t i;
 
 	strlist_release(&a->command);
+	strlist_release(&a->command_confined);
 	for (i = 0; p->argv[i] != NULL; i++)
 		if (strlist_push(&a->command, p->argv[i]) < 0)
+			return -1;
+	for (i = 0; p->confined_argv[i] != NULL; i++)
+		if (strlist_push(&a->command_confined, p->confined_argv[i]) < 0)
 			return -1;
 	snprintf(a->preset, sizeof(a->preset), "%s", p->name);
 	snprintf(a->name, sizeof(a->name), "%s", p->name);
@@ -134,12 +143,12 @@ out:
 	return rc;
 }
 
-static const char *const agent_keys[] = {
-    "preset", "command", "timeout_s", "stall_timeout_s", "env", "name", NULL};
+static const char *const agent_keys[] = {"preset", "command", "timeout_s",
+    "stall_timeout_s", "env", "name", "sandbox", NULL};
 
 static int
-parse_agent(
-    struct loader *ld, json_t *v, const char *path, struct agent_conf *a)
+parse_agent(struct loader *ld, json_t *v, const char *path,
+    const struct config *c, struct agent_conf *a)
 {
 	const struct preset *p = NULL;
 	json_t *pv, *cv, *ev, *nv;
@@ -171,6 +180,9 @@ parse_agent(
 		config_key_join(key, path, "command");
 		if ((rc = config_parse_argv(ld, cv, key, &a->command)) != 0)
 			return rc;
+		/* the user's argv is what runs, inside a sandbox or not: a
+		 * preset's flags must not come back when it is confined */
+		strlist_release(&a->command_confined);
 		if (p == NULL) {
 			base = strrchr(a->command.items[0], '/');
 			base = base != NULL && base[1] != '\0'
@@ -204,6 +216,9 @@ parse_agent(
 		if ((rc = parse_env(ld, ev, key, &a->env)) != 0)
 			return rc;
 	}
+	if ((rc = config_agent_sandbox(
+		 ld, json_object_get(v, "sandbox"), path, c, &a->sandbox)) != 0)
+		return rc;
 	a->configured = true;
 	return 0;
 }
@@ -228,6 +243,13 @@ config_parse_agents(struct loader *ld, json_t *v, struct config *c)
 	json_t *pv, *fv;
 	int rc;
 
+	/* Every role starts from the top-level sandbox, a fallback not
+	 * configured too, so that no agent is ever left without one. */
+	if ((rc = config_agent_sandbox(ld, NULL, "agents.primary", c,
+		 &c->agents[ROLE_PRIMARY].sandbox)) != 0 ||
+	    (rc = config_agent_sandbox(ld, NULL, "agents.fallback", c,
+		 &c->agents[ROLE_FALLBACK].sandbox)) != 0)
+		return rc;
 	if (v == NULL) {
 		/* No "agents" at all: the same pair as config_defaults(). */
 		if (config_agents_default(c) < 0)
@@ -244,11 +266,11 @@ config_parse_agents(struct loader *ld, json_t *v, struct config *c)
 		return config_fail(ld, "agents.primary",
 		    "missing (give a preset or a command)");
 	if ((rc = parse_agent(
-		 ld, pv, "agents.primary", &c->agents[ROLE_PRIMARY])) != 0)
+		 ld, pv, "agents.primary", c, &c->agents[ROLE_PRIMARY])) != 0)
 		return rc;
 	if (fv != NULL &&
 	    (rc = parse_agent(
-		 ld, fv, "agents.fallback", &c->agents[ROLE_FALLBACK])) != 0)
+		 ld, fv, "agents.fallback", c, &c->agents[ROLE_FALLBACK])) != 0)
 		return rc;
 	return 0;
 }

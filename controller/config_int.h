@@ -72,6 +72,15 @@ int config_parse_argv(
     struct loader *ld, json_t *v, const char *key, struct strlist *out);
 int config_want_object(struct loader *ld, json_t *v, const char *key);
 
+/* config_sandbox.c */
+/* The top-level "sandbox" into c->sandbox (read before "agents"). */
+int config_parse_sandbox(struct loader *ld, json_t *v, struct config *c);
+/* An agent's effective setting into *out (released first): a copy of
+ * c->sandbox with the keys of v, the agent's "sandbox" at path (NULL:
+ * none), put over it. */
+int config_agent_sandbox(struct loader *ld, json_t *v, const char *path,
+    const struct config *c, struct sandbox_conf *out);
+
 /* config_agents.c */
 void config_agent_init(struct agent_conf *a);
 void config_agent_release(struct agent_conf *a);

@@ -547,6 +547,16 @@ static const struct help_item job_opts[] = {
 	"SIGTERM to SIGKILL grace for the agent when the job is\n"
 	"stopped (default 5000)",
 	NULL},
+    {"--sandbox",
+	"confine the agent to the clone as a local attempt is, or\n"
+	"refuse to run it (exit 69) where no sandbox can start",
+	NULL},
+    {"--sandbox-no-network", "with --sandbox: leave the agent no network",
+	NULL},
+    {"--sandbox-preset NAME",
+	"with --sandbox: keep that preset's state directories\n"
+	"(~/.claude, ...) writable",
+	NULL},
     OPT_HELP,
     HELP_END,
 };
@@ -554,6 +564,7 @@ static const struct help_item job_exits[] = {
     {"N", "the agent's exit status (or the same signal)", NULL},
     {"1", "the agent exited 0 but its work could not be pushed", NULL},
     {"64", "a bad command line", NULL},
+    {"69", "--sandbox, and no sandbox can start on this worker", NULL},
     {"74", "the branch cannot be cloned", NULL},
     HELP_END,
 };

@@ -1,10 +1,13 @@
 /*
  * presets.h - built-in agent presets: each runs one agent CLI headless
- * on {prompt}.  docs/configuration.md#presets lists the argv and why
- * each flag is there.
+ * on {prompt}, with two argvs: a cautious one for an agent that runs
+ * unconfined, and one with full tool autonomy for an agent inside the
+ * sandbox, where the sandbox and not a permission prompt nobody answers
+ * at night is the boundary.  docs/configuration.md#presets lists both
+ * and why each flag is there.
  *
- * Everything returned is static and read-only: nothing to free.  argv
- * is a NULL-terminated argv template with {placeholders}.
+ * Everything returned is static and read-only: nothing to free.  The
+ * argvs are NULL-terminated argv templates with {placeholders}.
  */
 #ifndef STORYCTL_PRESETS_H
 #define STORYCTL_PRESETS_H
@@ -13,8 +16,18 @@
 
 struct preset {
 	const char *name;
-	const char *const *argv;
+	const char *const *argv; /* outside a sandbox: the cautious mode */
 	const char *description;
+	/* inside the sandbox: no permission prompts, the CLI's own
+	 * sandbox off (the outer one holds) */
+	const char *const *confined_argv;
+	const char *confined_description;
+	/* the CLI's own state that must stay writable inside the sandbox,
+	 * "~/"-relative, NULL-terminated; one ending in '/' is a directory
+	 * (made when missing), any other a file (kept only when it exists).
+	 * A CLI told to keep its state elsewhere (CODEX_HOME, ...) needs
+	 * that place in sandbox.writable. */
+	const char *const *state_paths;
 };
 
 /* The preset called name, or NULL when there is none. */

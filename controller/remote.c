@@ -64,9 +64,30 @@ expand_job(struct strlist *out, const struct strlist *tmpl,
 	return argv_expand(out, tmpl, &v, err);
 }
 
+/* A confined role's agent is confined on the worker too, the same
+ * way (docs/sandbox.md#remote): the job refuses to run it otherwise,
+ * since its argv is the full-autonomy one. */
+static int
+push_confine(struct strlist *w, const struct batch *b, enum role role)
+{
+	const struct agent_conf *ag = &b->cfg->agents[role];
+
+	if (!b->o->confined[role])
+		return 0;
+	if (strlist_push(w, "--sandbox") < 0)
+		return -1;
+	if (!ag->sandbox.network && strlist_push(w, "--sandbox-no-network") < 0)
+		return -1;
+	if (ag->preset[0] != '\0' &&
+	    (strlist_push(w, "--sandbox-preset") < 0 ||
+		strlist_push(w, ag->preset) < 0))
+		return -1;
+	return 0;
+}
+
 int
 remote_wrap(struct strlist *argv, const struct batch *b, const struct slot *sl,
-    int attempt, struct sc_err *err)
+    int attempt, enum role role, struct sc_err *err)
 {
 	const struct executor_conf *ex = &b->cfg->executor;
 	struct strlist w = {0};
@@ -94,7 +115,8 @@ remote_wrap(struct strlist *argv, const struct batch *b, const struct slot *sl,
 	    strlist_push(&w, sl->st->id) < 0 ||
 	    strlist_push(&w, "--attempt") < 0 || strlist_push(&w, num) < 0 ||
 	    strlist_push(&w, "--kill-grace-ms") < 0 ||
-	    strlist_push(&w, grace) < 0 || strlist_push(&w, "--") < 0) {
+	    strlist_push(&w, grace) < 0 || push_confine(&w, b, role) < 0 ||
+	    strlist_push(&w, "--") < 0) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}

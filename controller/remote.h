@@ -12,6 +12,8 @@
 #include "common/err.h"
 #include "controller/runner.h"
 
+#include "common/model.h"
+
 struct batch;
 struct slot;
 struct strlist;
@@ -24,7 +26,7 @@ int remote_push(struct batch *b, struct slot *sl, struct sc_err *err);
 /* Replace the agent's argv with launch + ["storyctl", "job", ...,
  * "--", agent argv...] for attempt number attempt (docs/cluster.md#storyctl-job). */
 int remote_wrap(struct strlist *argv, const struct batch *b,
-    const struct slot *sl, int attempt, struct sc_err *err);
+    const struct slot *sl, int attempt, enum role role, struct sc_err *err);
 
 /* After the launcher ended: when it was cut short (timeout, stall,
  * stop, a signal) run the cancel command; then fetch the story's branch

@@ -460,6 +460,7 @@ runner_start(
 	rq.envp = envp;
 	rq.cwd = o->cwd;
 	rq.out_fd = agent_end;
+	rq.keep_fd = o->keep_fd;
 	p->t0 = clock_mono_ms();
 	rc = spawn_start(&pid, &exec_errno, &rq, err);
 	if (rc < 0)

@@ -79,6 +79,9 @@ struct runner_opts {
 	/* also copy the output to our stdout as it comes (storyctl job,
 	 * docs/cluster.md#storyctl-job) */
 	bool echo_stdout;
+	/* > 2: handed to the agent as its descriptor 3 (a confined agent's
+	 * seccomp program, docs/sandbox.md#the-system-calls); 0 = none */
+	int keep_fd;
 };
 
 struct runner_result {

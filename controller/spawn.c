@@ -24,6 +24,7 @@ struct spawn_ctx {
 	posix_spawnattr_t at;
 	const char **sh_argv; /* "/bin/sh", the candidate, argv[1..] */
 	int dir_fd; /* the agent's cwd, or AT_FDCWD */
+	int keep_fd; /* a copy of rq->keep_fd above 3, or -1 */
 	pid_t pid;
 };
 
@@ -205,10 +206,16 @@ spawn_setup(struct spawn_ctx *sc, int devnull)
 		    &sc->fa, sc->rq->out_fd, 2);
 	if (e == 0 && sc->dir_fd != AT_FDCWD)
 		e = posix_spawn_file_actions_addfchdir_np(&sc->fa, sc->dir_fd);
+	/* keep_fd is above 3 (spawn_start() made sure), so the dup2()
+	 * makes a descriptor 3 without close-on-exec */
+	if (e == 0 && sc->keep_fd >= 0)
+		e = posix_spawn_file_actions_adddup2(&sc->fa, sc->keep_fd, 3);
 	/* Descriptors opened without O_CLOEXEC (by a library, say) must not
-	 * leak into the agent: close all but 0, 1, 2, after the fchdir. */
+	 * leak into the agent: close all but 0, 1, 2 (and 3 when kept),
+	 * after the fchdir. */
 	if (e == 0)
-		e = posix_spawn_file_actions_addclosefrom_np(&sc->fa, 3);
+		e = posix_spawn_file_actions_addclosefrom_np(
+		    &sc->fa, sc->keep_fd >= 0 ? 4 : 3);
 	return e;
 }
 
@@ -243,6 +250,7 @@ spawn_start(
 	memset(&sc, 0, sizeof(sc));
 	sc.rq = rq;
 	sc.dir_fd = AT_FDCWD;
+	sc.keep_fd = -1;
 	if (rq->argv == NULL || rq->argv[0] == NULL || rq->out_fd <= 2) {
 		rc = err_set(err, SC_ESOFTWARE, "spawn: bad request");
 		goto out;
@@ -260,6 +268,15 @@ spawn_start(
 	rc = spawn_open_cwd(&sc.dir_fd, rq, err);
 	if (rc < 0)
 		goto out;
+	if (rq->keep_fd > 2) {
+		sc.keep_fd = fcntl(rq->keep_fd, F_DUPFD_CLOEXEC, 4);
+		if (sc.keep_fd < 0) {
+			rc = err_set(err, SC_EOS,
+			    "cannot pass a descriptor to agent %s: %s",
+			    rq->argv[0], strerror(errno));
+			goto out;
+		}
+	}
 	devnull = spawn_fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	if (devnull < 0) {
 		rc = err_set(err, SC_EOS,
@@ -300,6 +317,8 @@ out:
 		close(devnull);
 	if (sc.dir_fd >= 0)
 		close(sc.dir_fd);
+	if (sc.keep_fd >= 0)
+		close(sc.keep_fd);
 	free(sc.sh_argv);
 	return rc;
 }

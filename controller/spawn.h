@@ -59,6 +59,10 @@ struct spawn_req {
 	/* > 2: becomes its stdin (a notify command's event,
 	 * docs/notifications.md#delivery); otherwise /dev/null */
 	int in_fd;
+	/* > 2: becomes its descriptor 3, the one descriptor of ours it
+	 * keeps (the seccomp program bubblewrap reads,
+	 * docs/sandbox.md#the-system-calls); otherwise none */
+	int keep_fd;
 };
 
 /*

@@ -11,6 +11,14 @@ export GIT_AUTHOR_NAME=tester GIT_AUTHOR_EMAIL=tester@example.com
 export GIT_COMMITTER_NAME=tester GIT_COMMITTER_EMAIL=tester@example.com
 unset NO_COLOR CLAUDECODE
 
+# The fake agents of most tests report through files outside their tree
+# (the repository's .git, $T_TMP) and test the runner's handling of
+# processes that the sandbox would hide: they run unconfined, as a
+# project with "sandbox": {"enabled": false} would.  Confined agents
+# are test_sandbox.sh's and test_run.sh's (SANDBOX_JSON), and the
+# demo's (docs/sandbox.md).
+E2E_SANDBOX='{"enabled": false}'
+
 ok() { echo "ok - $*"; }
 not_ok() {
 	echo "not ok - $*"
@@ -110,6 +118,7 @@ new_project() {
 	cat >"$P/storyctl.json" <<JSON
 {
   $stories,${EXTRA_JSON:-}
+  "sandbox": ${SANDBOX_JSON:-$E2E_SANDBOX},
   "agents": $agents,
   "policy": $(printf '%s' "$policy" | jq -c '{"network_sleep_s": 0.2, "poll_interval_s": 0.2, "kill_grace_s": 1, "backoff": {"strategy": "fixed", "base_delay_ms": 10, "max_delay_ms": 100, "jitter": 0}} * .')
 }

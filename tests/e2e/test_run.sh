@@ -3,6 +3,11 @@
 # the simulated agent, every outcome, the strategy's decisions, the
 # record in SQLite and on the state branch, and the morning commands.
 . "$(dirname "$0")/lib.sh"
+# the night as a user gets it: every agent confined (docs/sandbox.md),
+# the simulated agent's notes in the one path it may write outside
+export SIM_STATE="$T_TMP/sim-state"
+mkdir -p "$SIM_STATE"
+SANDBOX_JSON='{"enabled": true, "writable": ["'"$SIM_STATE"'"]}'
 
 # --- a mixed night -------------------------------------------------------
 new_project '{"max_attempts": 5}'

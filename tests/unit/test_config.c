@@ -452,6 +452,37 @@ static const char *const want_gemini[] = {"gemini", "--output-format",
 static const char *const want_aider[] = {"aider", "--message", "{prompt}",
     "--yes-always", "--no-pretty", "--no-auto-commits", "{story_file}", NULL};
 
+/* Inside the sandbox: full tool autonomy (docs/configuration.md#presets),
+ * each flag checked against the same pinned CLIs. */
+static const char *const want_claude_confined[] = {"claude", "-p",
+    "--output-format", "stream-json", "--verbose", "--permission-mode",
+    "bypassPermissions", "{prompt}", NULL};
+static const char *const want_codex_confined[] = {"codex", "exec", "--json",
+    "--dangerously-bypass-approvals-and-sandbox", "{prompt}", NULL};
+static const char *const want_gemini_confined[] = {"gemini", "--output-format",
+    "stream-json", "--approval-mode", "yolo", "--skip-trust", "--prompt",
+    "{prompt}", NULL};
+
+/* The CLIs' own state: directories end in '/' (presets.h). */
+static const char *const want_claude_state[] = {
+    "~/.claude/", "~/.claude.json", NULL};
+static const char *const want_codex_state[] = {"~/.codex/", NULL};
+static const char *const want_gemini_state[] = {"~/.gemini/", NULL};
+static const char *const want_aider_state[] = {"~/.aider/", NULL};
+
+static void
+assert_vec(const char *const *got, const char *const *want)
+{
+	size_t k;
+
+	assert_non_null(got);
+	for (k = 0; got[k] != NULL; k++) {
+		assert_non_null(want[k]);
+		assert_string_equal(got[k], want[k]);
+	}
+	assert_null(want[k]);
+}
+
 static void
 test_presets(void **state)
 {
@@ -459,6 +490,10 @@ test_presets(void **state)
 	    "claude", "codex", "gemini", "aider"};
 	static const char *const *const want[] = {
 	    want_claude, want_codex, want_gemini, want_aider};
+	static const char *const *const want_confined[] = {want_claude_confined,
+	    want_codex_confined, want_gemini_confined, want_aider};
+	static const char *const *const want_state[] = {want_claude_state,
+	    want_codex_state, want_gemini_state, want_aider_state};
 	const struct preset *all, *p;
 	size_t n, i, k;
 	bool has_prompt;
@@ -479,6 +514,17 @@ test_presets(void **state)
 		}
 		assert_null(want[i][k]);
 		assert_true(has_prompt);
+		assert_vec(p->confined_argv, want_confined[i]);
+		assert_vec(p->state_paths, want_state[i]);
+		assert_non_null(p->confined_description);
+		/* the prompt stays the last argument where it was */
+		if (i < 3) {
+			assert_string_equal(p->argv[k - 1], "{prompt}");
+			for (k = 0; p->confined_argv[k] != NULL; k++)
+				;
+			assert_string_equal(
+			    p->confined_argv[k - 1], "{prompt}");
+		}
 	}
 	assert_ptr_equal(presets_find("codex"), &all[1]);
 	assert_null(presets_find("claud"));
