@@ -221,17 +221,21 @@ own(struct plan_paths *pp, char *path)
 	return s;
 }
 
-/* Cover path when it exists (not followed when a link: the link is
- * covered, as a file), unless the tree or an opened path is it or
- * lies under it. */
+/* Cover path when it exists, unless the tree or an opened path is it
+ * or lies under it.  A symbolic link is covered where it leads (a
+ * mount on a link lands on its target, and a file's /dev/null on a
+ * directory would fail the sandbox): ~/.ssh -> /data/keys hides
+ * /data/keys. */
 static void
 hide_if_there(struct plan_paths *pp, const struct sandbox_req *rq, char *path)
 {
-	const char *p = own(pp, path);
+	const char *p;
 	struct stat st;
 	size_t i;
 
-	if (p == NULL || pp->nhide >= HIDE_MAX || lstat(p, &st) < 0)
+	p = own(pp, path != NULL ? realpath(path, NULL) : NULL);
+	free(path);
+	if (p == NULL || pp->nhide >= HIDE_MAX || stat(p, &st) < 0)
 		return;
 	if (confine_path_under(rq->tree, p))
 		return;

@@ -21,6 +21,10 @@ SECRET="SECRET-KEY-MATERIAL-$$-$RANDOM"
 mkdir -p "$H/.ssh"
 printf '%s\n' "$SECRET" >"$H/.ssh/id_rsa"
 chmod 600 "$H/.ssh/id_rsa"
+# a secret store that is a link to a directory elsewhere
+mkdir -p "$H/keys-elsewhere"
+printf '[default]\naws_secret_access_key = %s\n' "$SECRET" >"$H/keys-elsewhere/credentials"
+ln -s "$H/keys-elsewhere" "$H/.aws"
 echo untouched >"$H/victim.txt"
 # a process of the user's, and a listener on 127.0.0.1
 sleep 900 &
@@ -83,7 +87,7 @@ outside() {
 	check "$name: nothing written in /etc" bash -c '! ls /etc/escape-* 2>/dev/null | grep -q .'
 	check "$name: the file behind the planted link untouched" \
 		bash -c '[ "$(cat "$1")" = untouched ]' _ "$H/victim.txt"
-	check "$name: the ssh key read by no agent" \
+	check "$name: the ssh key and the linked ~/.aws read by no agent" \
 		bash -c '! grep -rqsF "$1" "$2"' _ "$SECRET" "$P"
 	check "$name: the state database read by no agent" \
 		bash -c '! grep -rlsF "SQLite format 3" "$1"/.escape "$1"/.storyctl/worktrees/*/.escape' _ "$P"
@@ -219,6 +223,45 @@ HOME="$H" run_sc -C "$P" run -j 3
 expect_rc "an agent program in /tmp runs confined" 0
 run_sc -C "$P" list --json
 expect_json "an agent program in /tmp: every story done" 'all(.[]; .status == "done")'
+
+# unprivileged: bubblewrap through a user namespace instead of root's
+# mounts; the same hostile agent, the same checks from outside
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+	U=$(mktemp -d /tmp/storyctl-unpriv.XXXXXX)
+	chmod 755 "$U"
+	mkdir -p "$U/home/.ssh"
+	printf '%s\n' "$SECRET" >"$U/home/.ssh/id_rsa"
+	T_TMP_SAVED=$T_TMP
+	T_TMP=$U
+	: >"$T_TMP_SAVED/heard"
+	sandbox_project "unprivileged" '{"enabled": true}'
+	T_TMP=$T_TMP_SAVED
+	before=$(git -C "$P" rev-parse main)
+	chown -R 65534:65534 "$U"
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- env HOME="$U/home" \
+		"$STORYCTL" -C "$P" run -j 3 >"$T_TMP/unpriv.out" 2>&1
+	T_RC=$?
+	expect_rc "unprivileged: the hostile batch ends well" 0
+	T_OUT=$(setpriv --reuid=65534 --regid=65534 --clear-groups -- "$STORYCTL" -C "$P" list --json)
+	expect_json "unprivileged: every story done" 'length == 3 and all(.[]; .status == "done")'
+	check "unprivileged: main not moved" \
+		bash -c '[ "$(git -c safe.directory="*" -C "$1" rev-parse main)" = "$2" ]' _ "$P" "$before"
+	check "unprivileged: each story's commit is on its branch" \
+		bash -c 'for f in s1 s2 s3; do git -c safe.directory="*" -C "$1" log --format=%s "storyctl/story/$f" | grep -qx "work on $f" || exit 1; done' _ "$P"
+	check "unprivileged: the ssh key read by no agent" \
+		bash -c '! grep -rqsF "$1" "$2"' _ "$SECRET" "$P"
+	check "unprivileged: nothing written in \$HOME or /tmp" \
+		bash -c '! ls "$1"/home/escape-* /tmp/escape-s? 2>/dev/null | grep -q .' _ "$U"
+	f=$(cat "$P"/.storyctl/logs/*.log 2>/dev/null | sed -n 's/^ps: //p')
+	check "unprivileged: the agents saw their own processes only" \
+		bash -c '[ -n "$1" ] && ! printf "%s" "$1" | grep -Eq "storyctl|sleep|python3"' _ "$f"
+	check "unprivileged: the user's process still runs" kill -0 "$VICTIM"
+	check "unprivileged: git fsck finds the repository whole" \
+		git -c safe.directory='*' -C "$P" fsck --full --no-progress --no-dangling
+	check "unprivileged: no set-user-ID file in any tree" \
+		bash -c '[ -z "$(find "$1" -perm /6000 -type f | head -1)" ]' _ "$P"
+	rm -rf "$U"
+fi
 
 # where no sandbox can start: "auto" says so in one line and runs as
 # today; true refuses the night (exit 69)
