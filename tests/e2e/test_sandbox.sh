@@ -275,7 +275,33 @@ expect_match "auto without a sandbox: one line says so, and why" "$T_OUT" \
 	'^sandbox: no sandbox can start here, agents run unconfined: bwrap: No permissions'
 check "auto without a sandbox: that line once" \
 	bash -c '[ "$(printf "%s\n" "$1" | grep -c "^sandbox:")" = 1 ]' _ "$T_OUT"
+PATH="$T_TMP/nobwrap:$PATH" run_sc -C "$P" check --json
+expect_json "check says the agent would run unconfined, and warns why" \
+	'.ok and (.agents[] | select(.role == "primary") | .sandbox == "unconfined") and
+	 (.warnings | map(.message) | any(test("^sandbox: no sandbox can start here")))'
+run_sc -C "$P" check --json
+expect_json "check, with bubblewrap: confined" \
+	'.ok and (.agents[] | select(.role == "primary") | .sandbox == "confined")'
+run_sc -C "$P" agents --json
+expect_json "agents --json: the sandbox works here and the agent is confined" \
+	'.sandbox.available and .agents.primary.confined and .agents.primary.sandbox.enabled == "auto"'
+expect_json "agents --json: each preset's argv inside and out" \
+	'(.presets[] | select(.name == "claude") | (.argv | index("acceptEdits")) and (.confined_argv | index("bypassPermissions")))'
+run_sc -C "$P" agents
+expect_match "agents: the preset's argv inside a sandbox" "$T_OUT" 'inside a sandbox: claude .*bypassPermissions'
+expect_match "agents: the configured agent confined" "$T_OUT" '^  primary  escape, confined: '
+# a preset: full autonomy inside, its cautious mode where it runs
+# unconfined (claude need not be installed for the argv to be shown)
+jq '.agents.primary = {"preset": "claude"}' "$P/storyctl.json" >"$T_TMP/cfg" && cp "$T_TMP/cfg" "$P/storyctl.json"
+run_sc -C "$P" agents
+expect_match "a confined claude runs without permission prompts" "$T_OUT" \
+	'^  primary  claude, confined: claude .*--permission-mode bypassPermissions'
+PATH="$T_TMP/nobwrap:$PATH" run_sc -C "$P" agents
+expect_match "an unconfined claude keeps acceptEdits" "$T_OUT" \
+	'^  primary  claude, unconfined: claude .*--permission-mode acceptEdits'
 sandbox_project "on" '{"enabled": true}' 1
+PATH="$T_TMP/nobwrap:$PATH" run_sc -C "$P" check
+expect_rc "check, enabled true without a sandbox: exit 69" 69
 PATH="$T_TMP/nobwrap:$PATH" HOME="$H" run_sc -C "$P" run
 expect_rc "enabled true without a sandbox: exit 69" 69
 expect_match "enabled true without a sandbox: the error says why" "$T_ERR" \
