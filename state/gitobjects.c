@@ -62,10 +62,8 @@ go_fsync_path(const char *path, int dir)
 	return rc;
 }
 
-/* Make the pack named name (40 hex digits), its index and their names
- * in packdir durable. */
-static int
-go_sync(const char *packdir, const char *name, size_t n, struct sc_err *err)
+int
+gitobjects_sync_pack(const char *packdir, const char *name, struct sc_err *err)
 {
 	char pack[PATH_MAX], idx[PATH_MAX];
 	const char *what = NULL;
@@ -84,8 +82,7 @@ go_sync(const char *packdir, const char *name, size_t n, struct sc_err *err)
 		what = packdir;
 	if (what == NULL)
 		return 0;
-	return err_set(err, SC_EIO, "%s: cannot pack %zu objects: fsync %s: %s",
-	    packdir, n, what, strerror(errno));
+	return err_set(err, SC_EIO, "fsync %s: %s", what, strerror(errno));
 }
 
 /*
@@ -263,7 +260,9 @@ gitobjects_pack(git_repository *repo, const git_oid *ids,
 
 	if (go_write_pack(&ix, repo, ids, paths, n, packdir) < 0)
 		goto git_fail;
-	rc = go_sync(packdir, git_indexer_name(ix), n, err);
+	rc = gitobjects_sync_pack(packdir, git_indexer_name(ix), err);
+	if (rc < 0)
+		err_prefix(err, "%s: cannot pack %zu objects", packdir, n);
 	if (rc < 0)
 		goto out;
 

@@ -71,6 +71,15 @@ int gitobjects_pack(git_repository *repo, const git_oid *ids,
 
 /* The loose file of id under objdir ("<objdir>/xx/yyyy...", git's
  * layout) into buf; 0, or -1 when it does not fit in size bytes. */
+/*
+ * Make the pack named name (its 40 hex digits) in packdir, its index
+ * and their names durable (fsync of the two files and the directory):
+ * a ref moved onto its objects next must never name objects that did
+ * not reach the disk.  SC_EIO "fsync PATH: why" otherwise.
+ */
+int gitobjects_sync_pack(
+    const char *packdir, const char *name, struct sc_err *err);
+
 int gitobjects_loose_path(
     char *buf, size_t size, const char *objdir, const git_oid *id);
 

@@ -29,6 +29,7 @@
 #include "state/gitwork.h"
 #include "state/gitwork_int.h"
 
+#include "state/gitobjects.h"
 #include "state/gitsandbox_int.h"
 
 /* Remove whatever P (pfd) has at name: a file, a link or a tree. */
@@ -302,54 +303,6 @@ gs_read_code(int grc)
 	return data ? SC_EDATA : SC_EIO;
 }
 
-/* fsync path (a directory when dir is set); -1 with errno set. */
-static int
-gs_fsync(const char *path, bool dir)
-{
-	int fd, rc = -1, saved;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
-	if (fd >= 0) {
-		rc = fsync(fd);
-		saved = errno;
-		close(fd);
-		errno = saved;
-	}
-	return rc;
-}
-
-/*
- * Make the pack named name in packdir, its index and their names
- * durable: the branch is moved onto these objects next, and a crash
- * must not leave it naming objects that never reached the disk.
- */
-static int
-gs_sync_pack(const char *packdir, const char *name, struct sc_err *err)
-{
-	char pack[PATH_MAX], idx[PATH_MAX];
-	const char *what = NULL;
-	int rc = 0;
-
-	if ((size_t)snprintf(pack, sizeof(pack), "%s/pack-%s.pack", packdir,
-		name) >= sizeof(pack) ||
-	    (size_t)snprintf(idx, sizeof(idx), "%s/pack-%s.idx", packdir,
-		name) >= sizeof(idx)) {
-		rc = err_set(err, SC_EIO, "%s: path too long", packdir);
-		goto out;
-	}
-	if (gs_fsync(pack, false) < 0)
-		what = pack;
-	else if (gs_fsync(idx, false) < 0)
-		what = idx;
-	else if (gs_fsync(packdir, true) < 0)
-		what = packdir;
-	if (what != NULL)
-		rc = err_set(
-		    err, SC_EIO, "%s: cannot fsync: %s", what, strerror(errno));
-out:
-	return rc;
-}
-
 /* What taking one tip back works on. */
 struct gs_take {
 	git_repository *repo;
@@ -543,7 +496,7 @@ gs_pack(const struct gs_take *t, struct sc_err *err)
 		rc = gs_take_fail(t, grc, err);
 		goto out;
 	}
-	rc = gs_sync_pack(packdir, git_packbuilder_name(pb), err);
+	rc = gitobjects_sync_pack(packdir, git_packbuilder_name(pb), err);
 out:
 	git_packbuilder_free(pb);
 	git_revwalk_free(walk);

@@ -32,6 +32,7 @@
 #include <zlib.h>
 
 #include "state/gitsandbox.h"
+#include "tests/unit/fixture_fs.h"
 
 /* a test that would hang (a FIFO opened for reading) is killed */
 #define HANG_SECONDS 60
@@ -45,86 +46,14 @@ struct fx {
 	struct gitsandbox gs;
 };
 
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-/* out = dir/name (out has PATH_MAX bytes). */
-static void
-join(char *out, const char *dir, const char *name)
-{
-	int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
-
-	assert_true(n > 0 && n < PATH_MAX);
-}
-
-/* mkdir -p dirname(path). */
-static void
-mkparents(const char *path)
-{
-	char buf[PATH_MAX];
-	char *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = buf + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		assert_true(mkdir(buf, 0755) == 0 || errno == EEXIST);
-		*p = '/';
-	}
-}
-
-static void
-write_bytes(const char *dir, const char *name, const void *data, size_t n)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	join(path, dir, name);
-	mkparents(path);
-	(void)unlink(path);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_int_equal(fwrite(data, 1, n, f), n);
-	assert_int_equal(fclose(f), 0);
-}
-
-static void
-write_file(const char *dir, const char *name, const char *text)
-{
-	write_bytes(dir, name, text, strlen(text));
-}
-
-/* The file's bytes (at most len - 1) into buf, NUL-terminated; the
- * length, or -1 when it cannot be read. */
-static long
-read_file(char *buf, size_t len, const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-	size_t n;
-	FILE *f;
-
-	buf[0] = '\0';
-	join(path, dir, name);
-	if ((f = fopen(path, "r")) == NULL)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return (long)n;
-}
-
 /* Do dir/a and dir2/b hold the same bytes (both present)? */
 static bool
 same_file(const char *dir, const char *a, const char *dir2, const char *b)
 {
 	static char x[1 << 16], y[1 << 16];
-	long n = read_file(x, sizeof(x), dir, a);
+	long n = fxfs_read_file(x, sizeof(x), dir, a);
 
-	return n >= 0 && n == read_file(y, sizeof(y), dir2, b) &&
+	return n >= 0 && n == fxfs_read_file(y, sizeof(y), dir2, b) &&
 	    memcmp(x, y, (size_t)n) == 0;
 }
 
@@ -135,7 +64,7 @@ kind(const char *dir, const char *name)
 	char path[PATH_MAX];
 	struct stat st;
 
-	join(path, dir, name);
+	fxfs_join(path, dir, name);
 	return lstat(path, &st) == 0 ? st.st_mode : 0;
 }
 
@@ -148,43 +77,14 @@ static int
 git_v(char *out, size_t outlen, const char *const *pre, va_list ap)
 {
 	const char *argv[48];
-	char buf[8192];
-	size_t n = 0;
-	ssize_t r;
-	int fds[2], status = 0, argc = 0, devnull;
-	pid_t pid;
+	int argc = 0;
 
 	argv[argc++] = "git";
 	for (; pre != NULL && *pre != NULL; pre++)
 		argv[argc++] = *pre;
 	while ((argv[argc] = va_arg(ap, const char *)) != NULL)
 		assert_true(++argc < 47);
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		devnull = open("/dev/null", O_RDWR);
-		dup2(fds[1], 1);
-		if (devnull >= 0) {
-			dup2(devnull, 0);
-			dup2(devnull, 2);
-		}
-		close(fds[0]);
-		close(fds[1]);
-		execvp("git", (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	while ((r = read(fds[0], buf + n, sizeof(buf) - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fds[0]);
-	buf[n] = '\0';
-	while (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (out != NULL)
-		snprintf(out, outlen, "%s", buf);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return fxfs_run(out, outlen, argv);
 }
 
 /* `git -C dir ...`, its exit status. */
@@ -287,7 +187,7 @@ count_packs(const char *gitdir)
 	size_t n;
 	int count = 0;
 
-	join(path, gitdir, "objects/pack");
+	fxfs_join(path, gitdir, "objects/pack");
 	if ((d = opendir(path)) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL) {
@@ -323,9 +223,9 @@ fx_setup(void **state)
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
 	assert_non_null(mkdtemp(tmpl));
 	assert_non_null(realpath(tmpl, fx->root));
-	join(fx->repo, fx->root, "repo");
-	join(fx->git, fx->repo, ".git");
-	join(fx->p, fx->root, "state/sb/git");
+	fxfs_join(fx->repo, fx->root, "repo");
+	fxfs_join(fx->git, fx->repo, ".git");
+	fxfs_join(fx->p, fx->root, "state/sb/git");
 	/* no user or system configuration leaks in */
 	setenv("HOME", fx->root, 1);
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
@@ -335,16 +235,16 @@ fx_setup(void **state)
 	setenv("GIT_COMMITTER_NAME", "T", 1);
 	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
 	git_ok(NULL, 0, fx->root, "init", "-q", "-b", "main", "repo", NULL);
-	write_file(fx->repo, "a.txt", "a\n");
-	write_file(fx->repo, "sub/b.txt", "b\n");
+	fxfs_write_file(fx->repo, "a.txt", "a\n");
+	fxfs_write_file(fx->repo, "sub/b.txt", "b\n");
 	git_ok(NULL, 0, fx->repo, "add", "-A", NULL);
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "one", NULL);
-	write_file(fx->repo, "a.txt", "a2\n");
+	fxfs_write_file(fx->repo, "a.txt", "a2\n");
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "-am", "two", NULL);
 	git_ok(NULL, 0, fx->repo, "branch", "other", "HEAD~1", NULL);
 	git_ok(NULL, 0, fx->repo, "tag", "v1", NULL);
 	git_ok(NULL, 0, fx->repo, "pack-refs", "--all", NULL);
-	write_file(fx->repo, "sub/b.txt", "b3\n");
+	fxfs_write_file(fx->repo, "sub/b.txt", "b3\n");
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "-am", "three", NULL);
 	rev(fx->c1, fx->repo, "main~2");
 	rev(fx->c2, fx->repo, "main~1");
@@ -360,7 +260,7 @@ fx_teardown(void **state)
 
 	alarm(0);
 	gitsandbox_release(&fx->gs);
-	nftw(fx->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fxfs_rm_tree(fx->root);
 	free(fx);
 	return 0;
 }
@@ -403,16 +303,16 @@ test_prepare_main(void **state)
 
 	/* what must not reach P: a stale lock at the top and in refs, a
 	 * symbolic link in refs; and junk in a P that already exists */
-	write_file(fx->git, "junk.lock", "x\n");
-	write_file(fx->git, "COMMIT_EDITMSG", "initial\n");
-	write_file(fx->git, "refs/heads/main.lock", "x\n");
-	join(want, fx->git, "refs/tags/sym");
+	fxfs_write_file(fx->git, "junk.lock", "x\n");
+	fxfs_write_file(fx->git, "COMMIT_EDITMSG", "initial\n");
+	fxfs_write_file(fx->git, "refs/heads/main.lock", "x\n");
+	fxfs_join(want, fx->git, "refs/tags/sym");
 	assert_int_equal(symlink("../../HEAD", want), 0);
-	write_file(fx->p, "junk", "old\n");
+	fxfs_write_file(fx->p, "junk", "old\n");
 
 	prepare(fx, fx->repo);
 	unlink(want);
-	join(want, fx->git, "refs/heads/main.lock");
+	fxfs_join(want, fx->git, "refs/heads/main.lock");
 	unlink(want);
 
 	assert_string_equal(fx->gs.gitdir, fx->git);
@@ -438,15 +338,15 @@ test_prepare_main(void **state)
 
 	/* objects new, reading the real ones through SHOWN */
 	snprintf(want, sizeof(want), "%s/objects\n", fx->git);
-	read_file(buf, sizeof(buf), fx->p, "objects/info/alternates");
+	fxfs_read_file(buf, sizeof(buf), fx->p, "objects/info/alternates");
 	assert_string_equal(buf, want);
 	assert_true(S_ISDIR(kind(fx->p, "objects/pack")));
 	assert_int_equal(kind(fx->p, "shallow"), 0);
 
 	/* the rest: links into SHOWN, or left out */
 	assert_true(S_ISLNK(kind(fx->p, "hooks")));
-	join(want, fx->git, "hooks");
-	join(path, fx->p, "hooks");
+	fxfs_join(want, fx->git, "hooks");
+	fxfs_join(path, fx->p, "hooks");
 	memset(buf, 0, sizeof(buf));
 	assert_int_equal(readlink(path, buf, sizeof(buf) - 1), strlen(want));
 	assert_string_equal(buf, want);
@@ -475,13 +375,13 @@ test_prepare_worktree(void **state)
 	struct fx *fx = *state;
 	char wt[PATH_MAX], admin[PATH_MAX], hex[41], buf[256];
 
-	join(wt, fx->root, "wt");
+	fxfs_join(wt, fx->root, "wt");
 	git_ok(NULL, 0, fx->repo, "worktree", "add", "-q", "-b", "story", wt,
 	    "main~1", NULL);
-	join(admin, fx->git, "worktrees/wt");
+	fxfs_join(admin, fx->git, "worktrees/wt");
 	/* the main tree's merge in progress is not the worktree's */
-	write_file(fx->git, "MERGE_HEAD", fx->c1);
-	write_file(fx->git, "rebase-merge/head-name", "refs/heads/x\n");
+	fxfs_write_file(fx->git, "MERGE_HEAD", fx->c1);
+	fxfs_write_file(fx->git, "rebase-merge/head-name", "refs/heads/x\n");
 
 	prepare(fx, wt);
 
@@ -515,7 +415,7 @@ test_prepare_story_branches(void **state)
 	struct fx *fx = *state;
 	char wt[PATH_MAX], hex[41];
 
-	join(wt, fx->root, "wt-s1");
+	fxfs_join(wt, fx->root, "wt-s1");
 	git_ok(NULL, 0, fx->repo, "branch", "storyctl/story/s2", "main", NULL);
 	git_ok(NULL, 0, fx->repo, "branch", "storyctl/story/s3", "main", NULL);
 	git_ok(NULL, 0, fx->repo, "worktree", "add", "-q", "-b",
@@ -536,7 +436,7 @@ test_prepare_unborn_and_detached(void **state)
 	struct fx *fx = *state;
 	char fresh[PATH_MAX];
 
-	join(fresh, fx->root, "fresh");
+	fxfs_join(fresh, fx->root, "fresh");
 	git_ok(NULL, 0, fx->root, "init", "-q", "-b", "trunk", "fresh", NULL);
 	prepare(fx, fresh);
 	assert_string_equal(fx->gs.branch, "refs/heads/trunk");
@@ -559,9 +459,9 @@ test_prepare_errors(void **state)
 	struct gitsandbox gs;
 	char dir[PATH_MAX];
 
-	join(dir, fx->root, "plain");
+	fxfs_join(dir, fx->root, "plain");
 	assert_int_equal(mkdir(dir, 0755), 0);
-	write_file(fx->p, "objects/old", "an earlier attempt's\n");
+	fxfs_write_file(fx->p, "objects/old", "an earlier attempt's\n");
 	memset(&gs, 0xff, sizeof(gs));
 	/* a directory outside any repository (the temp dir) */
 	assert_int_equal(
@@ -572,7 +472,7 @@ test_prepare_errors(void **state)
 	assert_int_equal(kind(fx->p, ""), 0);
 
 	git_ok(NULL, 0, fx->root, "init", "-q", "--bare", "bare.git", NULL);
-	join(dir, fx->root, "bare.git");
+	fxfs_join(dir, fx->root, "bare.git");
 	assert_int_equal(
 	    gitsandbox_prepare(&gs, dir, fx->p, fx->git, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "bare"));
@@ -595,18 +495,18 @@ test_collect_commit(void **state)
 
 	prepare(fx, fx->repo);
 	/* the agent edits the tree and commits twice in P */
-	write_file(fx->repo, "a.txt", "agent\n");
-	write_file(fx->repo, "new/n.txt", "new\n");
+	fxfs_write_file(fx->repo, "a.txt", "agent\n");
+	fxfs_write_file(fx->repo, "new/n.txt", "new\n");
 	pgit_ok(NULL, 0, fx->p, fx->repo, "add", "-A", NULL);
 	pgit_ok(
 	    NULL, 0, fx->p, fx->repo, "commit", "-q", "-m", "agent 1", NULL);
-	write_file(fx->repo, "a.txt", "agent 2\n");
+	fxfs_write_file(fx->repo, "a.txt", "agent 2\n");
 	pgit_ok(
 	    NULL, 0, fx->p, fx->repo, "commit", "-q", "-am", "agent 2", NULL);
 	prev(want, fx->p, "refs/heads/main");
 	prev(blob, fx->p, "HEAD~1:new/n.txt");
 	assert_false(has_object(fx->repo, want));
-	join(path, fx->repo, "a.txt");
+	fxfs_join(path, fx->repo, "a.txt");
 	assert_int_equal(stat(path, &before), 0);
 
 	assert_true(collect(fx, fx->repo, hex));
@@ -624,7 +524,7 @@ test_collect_commit(void **state)
 	assert_int_equal(before.st_ino, after.st_ino);
 	assert_int_equal(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
 	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
-	read_file(buf, sizeof(buf), fx->repo, "a.txt");
+	fxfs_read_file(buf, sizeof(buf), fx->repo, "a.txt");
 	assert_string_equal(buf, "agent 2\n");
 	git_ok(buf, sizeof(buf), fx->repo, "status", "--porcelain", NULL);
 	assert_string_equal(buf, "");
@@ -643,11 +543,11 @@ test_collect_worktree(void **state)
 	struct fx *fx = *state;
 	char wt[PATH_MAX], hex[41], want[41], buf[256];
 
-	join(wt, fx->root, "wt");
+	fxfs_join(wt, fx->root, "wt");
 	git_ok(NULL, 0, fx->repo, "worktree", "add", "-q", "-b", "story", wt,
 	    NULL);
 	prepare(fx, wt);
-	write_file(wt, "sub/b.txt", "story\n");
+	fxfs_write_file(wt, "sub/b.txt", "story\n");
 	pgit_ok(NULL, 0, fx->p, wt, "commit", "-q", "-am", "story 1", NULL);
 	prev(want, fx->p, "HEAD");
 
@@ -685,7 +585,7 @@ test_collect_unchanged(void **state)
 static void
 agent_meddles(struct fx *fx)
 {
-	write_file(fx->repo, "a.txt", "elsewhere\n");
+	fxfs_write_file(fx->repo, "a.txt", "elsewhere\n");
 	pgit_ok(NULL, 0, fx->p, fx->repo, "checkout", "-q", "-b", "evil", NULL);
 	pgit_ok(NULL, 0, fx->p, fx->repo, "commit", "-q", "-am", "evil", NULL);
 	pgit_ok(NULL, 0, fx->p, fx->repo, "update-ref", "refs/heads/other",
@@ -710,7 +610,7 @@ assert_not_meddled(struct fx *fx, const char *config)
 	assert_string_equal(hex, fx->c2);
 	git_ok(buf, sizeof(buf), fx->repo, "symbolic-ref", "HEAD", NULL);
 	assert_string_equal(buf, "refs/heads/main");
-	read_file(buf, sizeof(buf), fx->git, "config");
+	fxfs_read_file(buf, sizeof(buf), fx->git, "config");
 	assert_string_equal(buf, config);
 }
 
@@ -720,7 +620,7 @@ test_collect_ignores_the_rest(void **state)
 	struct fx *fx = *state;
 	char hex[41], config[4096], evil[41];
 
-	read_file(config, sizeof(config), fx->git, "config");
+	fxfs_read_file(config, sizeof(config), fx->git, "config");
 	prepare(fx, fx->repo);
 	agent_meddles(fx);
 	prev(evil, fx->p, "HEAD");
@@ -739,9 +639,9 @@ test_collect_branch_among_the_rest(void **state)
 	struct fx *fx = *state;
 	char hex[41], want[41], config[4096];
 
-	read_file(config, sizeof(config), fx->git, "config");
+	fxfs_read_file(config, sizeof(config), fx->git, "config");
 	prepare(fx, fx->repo);
-	write_file(fx->repo, "sub/b.txt", "mine\n");
+	fxfs_write_file(fx->repo, "sub/b.txt", "mine\n");
 	pgit_ok(NULL, 0, fx->p, fx->repo, "commit", "-q", "-am", "mine", NULL);
 	prev(want, fx->p, "HEAD");
 	agent_meddles(fx); /* leaves P's HEAD on evil */
@@ -764,7 +664,7 @@ test_collect_deleted_branch(void **state)
 	char hex[41];
 
 	prepare(fx, fx->repo);
-	write_file(fx->repo, "a.txt", "gone\n");
+	fxfs_write_file(fx->repo, "a.txt", "gone\n");
 	pgit_ok(NULL, 0, fx->p, fx->repo, "commit", "-q", "-am", "gone", NULL);
 	pgit_ok(NULL, 0, fx->p, fx->repo, "update-ref", "-d", "refs/heads/main",
 	    NULL);
@@ -808,7 +708,7 @@ forge(struct fx *fx, const char *hex, const char *text, size_t n)
 	assert_int_equal(compress(out, &outlen, (const Bytef *)text, n), Z_OK);
 	snprintf(name, sizeof(name), "objects/%.2s/%s", hex, hex + 2);
 	assert_true(S_ISREG(kind(fx->p, name)));
-	write_bytes(fx->p, name, out, outlen);
+	fxfs_write_bytes(fx->p, name, out, outlen);
 }
 
 static void
@@ -829,7 +729,7 @@ test_collect_forged(void **state)
 		    NULL, 0, fx->repo, "reset", "-q", "--hard", fx->c3, NULL);
 		git_ok(NULL, 0, fx->repo, "clean", "-qfd", NULL);
 		prepare(fx, fx->repo);
-		write_file(fx->repo, "f.txt", "forged away\n");
+		fxfs_write_file(fx->repo, "f.txt", "forged away\n");
 		pgit_ok(NULL, 0, fx->p, fx->repo, "add", "f.txt", NULL);
 		pgit_ok(
 		    NULL, 0, fx->p, fx->repo, "commit", "-q", "-m", "f", NULL);
@@ -874,8 +774,8 @@ test_collect_missing_parent(void **state)
 	    "author T <t@example.org> 1700000000 +0000\n"
 	    "committer T <t@example.org> 1700000000 +0000\n\norphan\n",
 	    tree, fx->c3, ghost);
-	write_file(fx->root, "orphan", text);
-	join(path, fx->root, "orphan");
+	fxfs_write_file(fx->root, "orphan", text);
+	fxfs_join(path, fx->root, "orphan");
 	pgit_ok(orphan, sizeof(orphan), fx->p, fx->repo, "hash-object", "-w",
 	    "--literally", "-t", "commit", path, NULL);
 	pgit_ok(NULL, 0, fx->p, fx->repo, "update-ref", "refs/heads/main",
@@ -906,7 +806,7 @@ test_collect_not_a_commit(void **state)
 	prepare(fx, fx->repo);
 	rev(blob, fx->repo, "main:a.txt");
 	strcat(blob, "\n");
-	write_file(fx->p, "refs/heads/main", blob);
+	fxfs_write_file(fx->p, "refs/heads/main", blob);
 
 	assert_int_equal(
 	    gitsandbox_collect(&moved, hex, &fx->gs, fx->repo, &err), SC_EDATA);
@@ -922,10 +822,10 @@ test_collect_unborn(void **state)
 	struct fx *fx = *state;
 	char fresh[PATH_MAX], fgit[PATH_MAX], hex[41], want[41], buf[256];
 
-	join(fresh, fx->root, "fresh");
-	join(fgit, fresh, ".git");
+	fxfs_join(fresh, fx->root, "fresh");
+	fxfs_join(fgit, fresh, ".git");
 	git_ok(NULL, 0, fx->root, "init", "-q", "-b", "trunk", "fresh", NULL);
-	write_file(fresh, "x.txt", "first\n");
+	fxfs_write_file(fresh, "x.txt", "first\n");
 	assert_int_equal(
 	    gitsandbox_prepare(&fx->gs, fresh, fx->p, fgit, NULL), 0);
 	assert_string_equal(fx->gs.start_oid, "");
@@ -953,7 +853,7 @@ test_collect_detached(void **state)
 	git_ok(NULL, 0, fx->repo, "checkout", "-q", "--detach", NULL);
 	prepare(fx, fx->repo);
 	assert_null(fx->gs.branch);
-	write_file(fx->repo, "a.txt", "detached\n");
+	fxfs_write_file(fx->repo, "a.txt", "detached\n");
 	pgit_ok(NULL, 0, fx->p, fx->repo, "commit", "-q", "-am", "d", NULL);
 	prev(made, fx->p, "HEAD");
 
@@ -974,7 +874,7 @@ test_collect_moved_meanwhile(void **state)
 	bool moved = true;
 
 	prepare(fx, fx->repo);
-	write_file(fx->repo, "a.txt", "agent\n");
+	fxfs_write_file(fx->repo, "a.txt", "agent\n");
 	pgit_ok(NULL, 0, fx->p, fx->repo, "commit", "-q", "-am", "agent", NULL);
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "--allow-empty", "-m",
 	    "someone else", NULL);
@@ -1001,17 +901,17 @@ test_collect_steering_ignored(void **state)
 	char hex[41], want[41], path[PATH_MAX], other[PATH_MAX];
 
 	alarm(HANG_SECONDS);
-	join(other, fx->root, "other");
+	fxfs_join(other, fx->root, "other");
 	git_ok(NULL, 0, fx->root, "init", "-q", "other", NULL);
 	prepare(fx, fx->repo);
-	write_file(fx->repo, "a.txt", "steer\n");
+	fxfs_write_file(fx->repo, "a.txt", "steer\n");
 	pgit_ok(NULL, 0, fx->p, fx->repo, "commit", "-q", "-am", "s", NULL);
 	prev(want, fx->p, "HEAD");
-	join(path, fx->p, "fifo");
+	fxfs_join(path, fx->p, "fifo");
 	assert_int_equal(mkfifo(path, 0600), 0);
-	write_file(fx->p, "config", "[include]\n\tpath = fifo\n");
-	write_file(fx->p, "commondir", other);
-	join(path, fx->p, "HEAD");
+	fxfs_write_file(fx->p, "config", "[include]\n\tpath = fifo\n");
+	fxfs_write_file(fx->p, "commondir", other);
+	fxfs_join(path, fx->p, "HEAD");
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkdir(path, 0755), 0);
 
@@ -1031,15 +931,15 @@ test_collect_foreign_alternates(void **state)
 	char other[PATH_MAX], alt[PATH_MAX + 16], hex[41], foreign[41];
 	bool moved = true;
 
-	join(other, fx->root, "other");
+	fxfs_join(other, fx->root, "other");
 	git_ok(NULL, 0, fx->root, "init", "-q", "other", NULL);
-	write_file(other, "z.txt", "z\n");
+	fxfs_write_file(other, "z.txt", "z\n");
 	git_ok(NULL, 0, other, "add", "z.txt", NULL);
 	git_ok(NULL, 0, other, "commit", "-q", "-m", "z", NULL);
 	rev(foreign, other, "HEAD");
 	prepare(fx, fx->repo);
 	snprintf(alt, sizeof(alt), "%s/.git/objects\n", other);
-	write_file(fx->p, "objects/info/alternates", alt);
+	fxfs_write_file(fx->p, "objects/info/alternates", alt);
 	pgit_ok(NULL, 0, fx->p, fx->repo, "update-ref", "refs/heads/main",
 	    foreign, NULL);
 
@@ -1068,7 +968,7 @@ test_collect_special_files(void **state)
 	alarm(HANG_SECONDS);
 	for (i = 0; i < sizeof(where) / sizeof(where[0]); i++) {
 		prepare(fx, fx->repo);
-		join(path, fx->p, where[i]);
+		fxfs_join(path, fx->p, where[i]);
 		(void)unlink(path);
 		if (i % 2 == 0)
 			assert_int_equal(mkfifo(path, 0600), 0);

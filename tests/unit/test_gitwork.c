@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "state/gitwork.h"
+#include "tests/unit/fixture_fs.h"
 
 #define EX ".storyctl"
 #define NOW 1700000000
@@ -36,52 +37,6 @@ struct fx {
 	const void *prestate; /* the table row, for table-driven tests */
 };
 
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	return remove(path);
-}
-
-/* out = dir/name (out has PATH_MAX bytes). */
-static void
-join(char *out, const char *dir, const char *name)
-{
-	int n = snprintf(out, PATH_MAX, "%s/%s", dir, name);
-
-	assert_true(n > 0 && n < PATH_MAX);
-}
-
-/* mkdir -p dirname(path). */
-static void
-mkparents(const char *path)
-{
-	char buf[PATH_MAX];
-	char *p;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (p = buf + 1; *p != '\0'; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		assert_true(mkdir(buf, 0755) == 0 || errno == EEXIST);
-		*p = '/';
-	}
-}
-
-static void
-write_file(const char *dir, const char *name, const char *text)
-{
-	char path[PATH_MAX];
-	FILE *f;
-
-	join(path, dir, name);
-	mkparents(path);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	assert_true(fputs(text, f) >= 0);
-	assert_int_equal(fclose(f), 0);
-}
-
 /* The file's text (at most 4095 bytes) into buf; "" when missing. */
 static const char *
 read_file(char *buf, size_t len, const char *dir, const char *name)
@@ -91,7 +46,7 @@ read_file(char *buf, size_t len, const char *dir, const char *name)
 	FILE *f;
 
 	buf[0] = '\0';
-	join(path, dir, name);
+	fxfs_join(path, dir, name);
 	if ((f = fopen(path, "r")) == NULL)
 		return buf;
 	n = fread(buf, 1, len - 1, f);
@@ -106,7 +61,7 @@ exists(const char *dir, const char *name)
 	char path[PATH_MAX];
 	struct stat st;
 
-	join(path, dir, name);
+	fxfs_join(path, dir, name);
 	return lstat(path, &st) == 0;
 }
 
@@ -115,7 +70,7 @@ remove_file(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
 
-	join(path, dir, name);
+	fxfs_join(path, dir, name);
 	assert_int_equal(unlink(path), 0);
 }
 
@@ -128,41 +83,14 @@ static int
 git_v(char *out, size_t outlen, const char *dir, va_list ap)
 {
 	const char *argv[32];
-	char buf[8192];
-	size_t n = 0;
-	ssize_t r;
-	int fds[2], status = 0, argc = 0, devnull;
-	pid_t pid;
+	int argc = 0;
 
 	argv[argc++] = "git";
 	argv[argc++] = "-C";
 	argv[argc++] = dir;
 	while ((argv[argc] = va_arg(ap, const char *)) != NULL)
 		assert_true(++argc < 31);
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		devnull = open("/dev/null", O_WRONLY);
-		dup2(fds[1], 1);
-		if (devnull >= 0)
-			dup2(devnull, 2);
-		close(fds[0]);
-		close(fds[1]);
-		execvp("git", (char *const *)argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	while ((r = read(fds[0], buf + n, sizeof(buf) - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fds[0]);
-	buf[n] = '\0';
-	while (n > 0 && buf[n - 1] == '\n')
-		buf[--n] = '\0';
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (out != NULL)
-		snprintf(out, outlen, "%s", buf);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return fxfs_run(out, outlen, argv);
 }
 
 static int
@@ -214,7 +142,7 @@ fx_setup(void **state)
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
 	assert_non_null(mkdtemp(tmpl));
 	assert_non_null(realpath(tmpl, fx->root));
-	join(fx->repo, fx->root, "repo");
+	fxfs_join(fx->repo, fx->root, "repo");
 	/* no user or system configuration leaks in */
 	setenv("HOME", fx->root, 1);
 	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
@@ -224,13 +152,13 @@ fx_setup(void **state)
 	setenv("GIT_COMMITTER_NAME", "T", 1);
 	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
 	git_ok(NULL, 0, fx->root, "init", "-q", "-b", "main", "repo", NULL);
-	write_file(fx->repo, ".gitignore", "*.log\n");
-	write_file(fx->repo, "a.txt", "a\n");
-	write_file(fx->repo, "b.txt", "b\n");
-	write_file(fx->repo, "sub/c.txt", "c\n");
+	fxfs_write_file(fx->repo, ".gitignore", "*.log\n");
+	fxfs_write_file(fx->repo, "a.txt", "a\n");
+	fxfs_write_file(fx->repo, "b.txt", "b\n");
+	fxfs_write_file(fx->repo, "sub/c.txt", "c\n");
 	git_ok(NULL, 0, fx->repo, "add", "-A", NULL);
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "init", NULL);
-	write_file(fx->repo, EX "/state.db", "db\n");
+	fxfs_write_file(fx->repo, EX "/state.db", "db\n");
 	*state = fx;
 	return 0;
 }
@@ -240,7 +168,7 @@ fx_teardown(void **state)
 {
 	struct fx *fx = *state;
 
-	nftw(fx->root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	fxfs_rm_tree(fx->root);
 	free(fx);
 	return 0;
 }
@@ -292,13 +220,13 @@ test_clean_repo(void **state)
 	assert_int_equal(dirty(fx->repo, EX, why, sizeof(why)), 0);
 	assert_string_equal(why, "");
 	assert_int_equal(dirty(fx->repo, "./" EX "/", why, sizeof(why)), 0);
-	join(abs, fx->repo, EX);
+	fxfs_join(abs, fx->repo, EX);
 	assert_int_equal(dirty(fx->repo, abs, why, sizeof(why)), 0);
 	/* the state dir is not ignored here: only exclude_dir hides it */
 	assert_int_equal(dirty(fx->repo, NULL, why, sizeof(why)), 1);
 	assert_string_equal(why, "untracked " EX "/state.db");
 	/* a sibling whose name merely starts like the state dir counts */
-	write_file(fx->repo, EX "x/f", "f\n");
+	fxfs_write_file(fx->repo, EX "x/f", "f\n");
 	assert_int_equal(dirty(fx->repo, EX, why, sizeof(why)), 1);
 	assert_string_equal(why, "untracked " EX "x/f");
 }
@@ -313,32 +241,32 @@ struct dirty_case {
 static void
 act_modify(struct fx *fx)
 {
-	write_file(fx->repo, "a.txt", "changed\n");
+	fxfs_write_file(fx->repo, "a.txt", "changed\n");
 }
 
 static void
 act_untracked(struct fx *fx)
 {
-	write_file(fx->repo, "new.txt", "n\n");
+	fxfs_write_file(fx->repo, "new.txt", "n\n");
 }
 
 static void
 act_untracked_dir(struct fx *fx)
 {
-	write_file(fx->repo, "newdir/deep/n.txt", "n\n");
+	fxfs_write_file(fx->repo, "newdir/deep/n.txt", "n\n");
 }
 
 static void
 act_staged_new(struct fx *fx)
 {
-	write_file(fx->repo, "new.txt", "n\n");
+	fxfs_write_file(fx->repo, "new.txt", "n\n");
 	git_ok(NULL, 0, fx->repo, "add", "new.txt", NULL);
 }
 
 static void
 act_staged_mod(struct fx *fx)
 {
-	write_file(fx->repo, "sub/c.txt", "changed\n");
+	fxfs_write_file(fx->repo, "sub/c.txt", "changed\n");
 	git_ok(NULL, 0, fx->repo, "add", "sub/c.txt", NULL);
 }
 
@@ -351,15 +279,15 @@ act_deleted(struct fx *fx)
 static void
 act_ignored(struct fx *fx)
 {
-	write_file(fx->repo, "build.log", "l\n");
-	write_file(fx->repo, "logs/x.log", "l\n");
+	fxfs_write_file(fx->repo, "build.log", "l\n");
+	fxfs_write_file(fx->repo, "logs/x.log", "l\n");
 }
 
 static void
 act_excluded(struct fx *fx)
 {
-	write_file(fx->repo, EX "/logs/attempt-1.txt", "x\n");
-	write_file(fx->repo, EX "/worktrees/x/f", "x\n");
+	fxfs_write_file(fx->repo, EX "/logs/attempt-1.txt", "x\n");
+	fxfs_write_file(fx->repo, EX "/worktrees/x/f", "x\n");
 }
 
 static const struct dirty_case dirty_cases[] = {
@@ -394,11 +322,11 @@ test_dirty_why_many(void **state)
 	struct fx *fx = *state;
 	char why[256], tiny[8];
 
-	write_file(fx->repo, "n1", "1\n");
-	write_file(fx->repo, "n2", "2\n");
-	write_file(fx->repo, "n3", "3\n");
-	write_file(fx->repo, "n4", "4\n");
-	write_file(fx->repo, "n5", "5\n");
+	fxfs_write_file(fx->repo, "n1", "1\n");
+	fxfs_write_file(fx->repo, "n2", "2\n");
+	fxfs_write_file(fx->repo, "n3", "3\n");
+	fxfs_write_file(fx->repo, "n4", "4\n");
+	fxfs_write_file(fx->repo, "n5", "5\n");
 	assert_int_equal(dirty(fx->repo, EX, why, sizeof(why)), 1);
 	assert_string_equal(why,
 	    "untracked n1, untracked n2, untracked n3 "
@@ -415,9 +343,9 @@ test_dirty_subdir_and_errors(void **state)
 	char sub[PATH_MAX], none[PATH_MAX], why[64];
 	int d = -1;
 
-	join(sub, fx->repo, "sub");
+	fxfs_join(sub, fx->repo, "sub");
 	assert_int_equal(dirty(sub, EX, why, sizeof(why)), 0);
-	write_file(fx->repo, "a.txt", "x\n");
+	fxfs_write_file(fx->repo, "a.txt", "x\n");
 	assert_int_equal(dirty(sub, EX, why, sizeof(why)), 1);
 	/* paths are relative to the work tree root, not to repo_dir */
 	assert_string_equal(why, "modified a.txt");
@@ -427,7 +355,7 @@ test_dirty_subdir_and_errors(void **state)
 	    SC_EDATA);
 	assert_non_null(strstr(err.msg, fx->root));
 	assert_non_null(strstr(err.msg, "not a git repository"));
-	join(none, fx->root, "missing");
+	fxfs_join(none, fx->root, "missing");
 	assert_int_equal(
 	    gitwork_is_dirty(&d, NULL, 0, none, EX, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, none));
@@ -466,7 +394,7 @@ test_head(void **state)
 	assert_string_equal(hex, want);
 	assert_string_equal(ref, "");
 
-	join(unborn, fx->root, "unborn");
+	fxfs_join(unborn, fx->root, "unborn");
 	git_ok(NULL, 0, fx->root, "init", "-q", "-b", "trunk", "unborn", NULL);
 	assert_int_equal(gitwork_head(hex, ref, sizeof(ref), unborn, &err), 0);
 	assert_string_equal(hex, "");
@@ -507,12 +435,12 @@ test_commit_current_branch(void **state)
 	char out[4096], buf[256];
 
 	rev(old, fx->repo, "HEAD");
-	write_file(fx->repo, "a.txt", "a2\n"); /* modified */
+	fxfs_write_file(fx->repo, "a.txt", "a2\n"); /* modified */
 	remove_file(fx->repo, "b.txt"); /* deleted */
-	write_file(fx->repo, "new.txt", "new\n"); /* new */
-	write_file(fx->repo, "sub/deep/d.txt", "d\n"); /* new, new dir */
-	write_file(fx->repo, "x.log", "ignored\n"); /* ignored */
-	write_file(fx->repo, EX "/state.db", "db2\n"); /* excluded */
+	fxfs_write_file(fx->repo, "new.txt", "new\n"); /* new */
+	fxfs_write_file(fx->repo, "sub/deep/d.txt", "d\n"); /* new, new dir */
+	fxfs_write_file(fx->repo, "x.log", "ignored\n"); /* ignored */
+	fxfs_write_file(fx->repo, EX "/state.db", "db2\n"); /* excluded */
 	commit_all(fx->repo, NULL, "story 1-1: done\n\n", 1, hex);
 
 	rev(now, fx->repo, "HEAD");
@@ -555,8 +483,8 @@ test_commit_nothing(void **state)
 	int committed = -1;
 
 	rev(old, fx->repo, "HEAD");
-	write_file(fx->repo, "x.log", "ignored\n");
-	write_file(fx->repo, EX "/more", "m\n");
+	fxfs_write_file(fx->repo, "x.log", "ignored\n");
+	fxfs_write_file(fx->repo, EX "/more", "m\n");
 	commit_all(fx->repo, NULL, "nothing", 0, hex);
 	rev(now, fx->repo, "HEAD");
 	assert_string_equal(now, old);
@@ -583,8 +511,8 @@ test_commit_other_branch(void **state)
 	char buf[GITWORK_HEXSZ], out[4096];
 
 	rev(head, fx->repo, "HEAD");
-	write_file(fx->repo, "a.txt", "wip\n");
-	write_file(fx->repo, "new.txt", "new\n");
+	fxfs_write_file(fx->repo, "a.txt", "wip\n");
+	fxfs_write_file(fx->repo, "new.txt", "new\n");
 	commit_all(
 	    fx->repo, "storyctl/wip/x", "story x: deferred (wip)", 1, hex);
 	rev(buf, fx->repo, "refs/heads/storyctl/wip/x");
@@ -605,7 +533,7 @@ test_commit_other_branch(void **state)
 	assert_string_equal(
 	    out, ".gitignore\na.txt\nb.txt\nnew.txt\nsub/c.txt");
 	/* a second commit builds on the branch tip, not on HEAD */
-	write_file(fx->repo, "b.txt", "wip2\n");
+	fxfs_write_file(fx->repo, "b.txt", "wip2\n");
 	commit_all(fx->repo, "storyctl/wip/x", "again", 1, hex2);
 	rev(buf, fx->repo, "storyctl/wip/x^");
 	assert_string_equal(buf, hex);
@@ -626,10 +554,10 @@ test_commit_unborn(void **state)
 	struct fx *fx = *state;
 	char dir[PATH_MAX], out[256], hex[GITWORK_HEXSZ];
 
-	join(dir, fx->root, "fresh");
+	fxfs_join(dir, fx->root, "fresh");
 	git_ok(NULL, 0, fx->root, "init", "-q", "-b", "main", "fresh", NULL);
 	commit_all(dir, NULL, "empty", 0, NULL);
-	write_file(dir, "f.txt", "f\n");
+	fxfs_write_file(dir, "f.txt", "f\n");
 	commit_all(dir, NULL, "first", 1, hex);
 	git_ok(out, sizeof(out), dir, "rev-list", "--count", "HEAD", NULL);
 	assert_string_equal(out, "1");
@@ -648,7 +576,7 @@ test_commit_refuses_tracked_state_dir(void **state)
 	git_ok(NULL, 0, fx->repo, "add", EX "/state.db", NULL);
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "oops", NULL);
 	rev(old, fx->repo, "HEAD");
-	write_file(fx->repo, "a.txt", "x\n");
+	fxfs_write_file(fx->repo, "a.txt", "x\n");
 	assert_int_equal(gitwork_commit_all(&committed, NULL, fx->repo, NULL,
 			     EX, "m", NOW, &err),
 	    SC_EDATA);
@@ -668,16 +596,16 @@ test_reset_hard(void **state)
 	char head[GITWORK_HEXSZ], buf[256], out[1024];
 
 	rev(head, fx->repo, "HEAD");
-	write_file(fx->repo, "a.txt", "changed\n");
+	fxfs_write_file(fx->repo, "a.txt", "changed\n");
 	remove_file(fx->repo, "b.txt");
-	write_file(fx->repo, "staged.txt", "s\n");
+	fxfs_write_file(fx->repo, "staged.txt", "s\n");
 	git_ok(NULL, 0, fx->repo, "add", "staged.txt", NULL);
-	write_file(fx->repo, "newdir/deep/n.txt", "n\n");
-	write_file(fx->repo, "mixed/u.txt", "u\n");
-	write_file(fx->repo, "mixed/keep.log", "k\n");
-	write_file(fx->repo, "x.log", "ignored\n");
-	write_file(fx->repo, EX "/state.db", "db2\n");
-	write_file(fx->repo, EX "/new", "n\n");
+	fxfs_write_file(fx->repo, "newdir/deep/n.txt", "n\n");
+	fxfs_write_file(fx->repo, "mixed/u.txt", "u\n");
+	fxfs_write_file(fx->repo, "mixed/keep.log", "k\n");
+	fxfs_write_file(fx->repo, "x.log", "ignored\n");
+	fxfs_write_file(fx->repo, EX "/state.db", "db2\n");
+	fxfs_write_file(fx->repo, EX "/new", "n\n");
 
 	if (gitwork_reset_hard(fx->repo, head, EX, &err) != 0)
 		fail_msg("gitwork_reset_hard: %s", err.msg);
@@ -711,10 +639,10 @@ test_reset_hard_older_commit(void **state)
 	char first[GITWORK_HEXSZ], buf[GITWORK_HEXSZ], out[256];
 
 	rev(first, fx->repo, "HEAD");
-	write_file(fx->repo, "second.txt", "2\n");
-	write_file(fx->repo, "a.txt", "a2\n");
+	fxfs_write_file(fx->repo, "second.txt", "2\n");
+	fxfs_write_file(fx->repo, "a.txt", "a2\n");
 	commit_all(fx->repo, NULL, "second", 1, NULL);
-	write_file(fx->repo, "third.txt", "3\n");
+	fxfs_write_file(fx->repo, "third.txt", "3\n");
 	if (gitwork_reset_hard(fx->repo, first, EX, &err) != 0)
 		fail_msg("gitwork_reset_hard: %s", err.msg);
 	rev(buf, fx->repo, "refs/heads/main");
@@ -736,12 +664,12 @@ test_nested_repo(void **state)
 	struct sc_err err = {0, ""};
 	char nested[PATH_MAX], why[128];
 
-	join(nested, fx->repo, "vendor/lib");
+	fxfs_join(nested, fx->repo, "vendor/lib");
 	git_ok(NULL, 0, fx->repo, "init", "-q", "vendor/lib", NULL);
-	write_file(nested, "lib.c", "int x;\n");
+	fxfs_write_file(nested, "lib.c", "int x;\n");
 	assert_int_equal(dirty(fx->repo, EX, why, sizeof(why)), 1);
 	assert_string_equal(why, "untracked vendor/lib/");
-	write_file(fx->repo, "top.txt", "t\n");
+	fxfs_write_file(fx->repo, "top.txt", "t\n");
 	commit_all(fx->repo, NULL, "with a nested repo beside", 1, NULL);
 	git_ok(
 	    why, sizeof(why), fx->repo, "ls-tree", "--name-only", "HEAD", NULL);
@@ -761,7 +689,7 @@ test_commit_detached(void **state)
 
 	rev(main_tip, fx->repo, "main");
 	git_ok(NULL, 0, fx->repo, "checkout", "-q", "--detach", NULL);
-	write_file(fx->repo, "d.txt", "d\n");
+	fxfs_write_file(fx->repo, "d.txt", "d\n");
 	commit_all(fx->repo, NULL, "detached", 1, hex);
 	rev(buf, fx->repo, "HEAD");
 	assert_string_equal(buf, hex);
@@ -791,8 +719,8 @@ test_reset_hard_errors(void **state)
 	git_ok(NULL, 0, fx->repo, "add", EX "/state.db", NULL);
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "oops", NULL);
 	rev(head, fx->repo, "HEAD~1");
-	write_file(fx->repo, "a.txt", "changed\n");
-	write_file(fx->repo, "u.txt", "u\n");
+	fxfs_write_file(fx->repo, "a.txt", "changed\n");
+	fxfs_write_file(fx->repo, "u.txt", "u\n");
 	assert_int_equal(
 	    gitwork_reset_hard(fx->repo, head, EX, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, EX));
@@ -851,7 +779,7 @@ test_worktree_add_from_head(void **state)
 	char buf[GITWORK_HEXSZ], out[4096], ref[128], want[PATH_MAX + 64];
 
 	rev(main_tip, fx->repo, "HEAD");
-	join(wt, fx->root, "wt/deeper/a"); /* parents are created */
+	fxfs_join(wt, fx->root, "wt/deeper/a"); /* parents are created */
 	wt_add(fx, "storyctl/story/a", wt, "storyctl/story/a", "HEAD");
 	assert_string_equal(read_file(out, sizeof(out), wt, "a.txt"), "a\n");
 	assert_string_equal(
@@ -869,8 +797,8 @@ test_worktree_add_from_head(void **state)
 	assert_string_equal(buf, main_tip);
 
 	/* work in the worktree lands on its branch; main is untouched */
-	write_file(wt, "story-a.txt", "a work\n");
-	write_file(wt, "a.txt", "a by story a\n");
+	fxfs_write_file(wt, "story-a.txt", "a work\n");
+	fxfs_write_file(wt, "a.txt", "a by story a\n");
 	assert_int_equal(dirty(wt, EX, NULL, 0), 1);
 	assert_int_equal(dirty(fx->repo, EX, NULL, 0), 0);
 	commit_all(wt, NULL, "story a: done", 1, hex);
@@ -891,9 +819,9 @@ test_worktree_add_from_head(void **state)
 	assert_string_equal(out, "");
 
 	/* reset inside the worktree acts on the worktree only */
-	write_file(wt, "stray.txt", "s\n");
-	write_file(wt, "a.txt", "mangled\n");
-	write_file(fx->repo, "main-only.txt", "m\n");
+	fxfs_write_file(wt, "stray.txt", "s\n");
+	fxfs_write_file(wt, "a.txt", "mangled\n");
+	fxfs_write_file(fx->repo, "main-only.txt", "m\n");
 	assert_int_equal(gitwork_reset_hard(wt, hex, EX, &err), 0);
 	assert_false(exists(wt, "stray.txt"));
 	assert_string_equal(
@@ -910,10 +838,10 @@ test_worktree_add_from_branch(void **state)
 	char wa[PATH_MAX], wb[PATH_MAX], a_tip[GITWORK_HEXSZ], out[256];
 	char buf[GITWORK_HEXSZ];
 
-	join(wa, fx->root, "wt/a");
-	join(wb, fx->root, "wt/b");
+	fxfs_join(wa, fx->root, "wt/a");
+	fxfs_join(wb, fx->root, "wt/b");
 	wt_add(fx, "storyctl/story/a", wa, "storyctl/story/a", "HEAD");
-	write_file(wa, "from-a.txt", "a\n");
+	fxfs_write_file(wa, "from-a.txt", "a\n");
 	commit_all(wa, NULL, "story a", 1, a_tip);
 	/* b depends on a: its branch starts from a's */
 	wt_add(fx, "storyctl/story/b", wb, "storyctl/story/b",
@@ -924,7 +852,7 @@ test_worktree_add_from_branch(void **state)
 	assert_string_equal(buf, a_tip);
 	/* a commit id works as base too */
 	rev(buf, fx->repo, "main");
-	join(wb, fx->root, "wt/c");
+	fxfs_join(wb, fx->root, "wt/c");
 	wt_add(fx, "c", wb, "storyctl/story/c", buf);
 	assert_false(exists(wb, "from-a.txt"));
 	git_ok(out, sizeof(out), wb, "symbolic-ref", "HEAD", NULL);
@@ -939,9 +867,9 @@ test_worktree_add_idempotent(void **state)
 	char wa[PATH_MAX], other[PATH_MAX], tip[GITWORK_HEXSZ];
 	char buf[GITWORK_HEXSZ], out[4096];
 
-	join(wa, fx->root, "wt/a");
+	fxfs_join(wa, fx->root, "wt/a");
 	wt_add(fx, "storyctl/story/a", wa, "storyctl/story/a", "HEAD");
-	write_file(wa, "work.txt", "uncommitted\n");
+	fxfs_write_file(wa, "work.txt", "uncommitted\n");
 	/* same name, path and branch: nothing happens, work kept */
 	wt_add(fx, "storyctl/story/a", wa, "storyctl/story/a", "HEAD");
 	assert_string_equal(
@@ -950,7 +878,7 @@ test_worktree_add_idempotent(void **state)
 	assert_non_null(strstr(out, wa));
 
 	/* the name in use elsewhere or on another branch: refused */
-	join(other, fx->root, "wt/other");
+	fxfs_join(other, fx->root, "wt/other");
 	assert_int_equal(gitwork_worktree_add(fx->repo, "storyctl/story/a",
 			     other, "storyctl/story/a", "HEAD", &err),
 	    SC_EDATA);
@@ -982,15 +910,15 @@ test_worktree_remove(void **state)
 	char out[4096], admin[PATH_MAX];
 	int found = -1;
 
-	join(wa, fx->root, "wt/a");
+	fxfs_join(wa, fx->root, "wt/a");
 	wt_add(fx, "storyctl/story/a", wa, "storyctl/story/a", "HEAD");
-	write_file(wa, "w.txt", "w\n");
+	fxfs_write_file(wa, "w.txt", "w\n");
 	commit_all(wa, NULL, "work", 1, tip);
-	write_file(wa, "uncommitted.txt", "lost\n");
+	fxfs_write_file(wa, "uncommitted.txt", "lost\n");
 	if (gitwork_worktree_remove(fx->repo, "storyctl/story/a", &err) != 0)
 		fail_msg("gitwork_worktree_remove: %s", err.msg);
 	assert_false(exists(fx->root, "wt/a"));
-	join(admin, fx->repo, ".git/worktrees/storyctl-story-a");
+	fxfs_join(admin, fx->repo, ".git/worktrees/storyctl-story-a");
 	assert_false(exists(admin, "."));
 	git_ok(out, sizeof(out), fx->repo, "worktree", "list", NULL);
 	assert_null(strstr(out, wa));
@@ -1016,7 +944,7 @@ test_worktree_remove_locked(void **state)
 	struct sc_err err = {0, ""};
 	char wa[PATH_MAX];
 
-	join(wa, fx->root, "wt/a");
+	fxfs_join(wa, fx->root, "wt/a");
 	wt_add(fx, "a", wa, "storyctl/story/a", "HEAD");
 	git_ok(NULL, 0, fx->repo, "worktree", "lock", "--reason", "on usb", wa,
 	    NULL);
@@ -1033,9 +961,9 @@ test_worktree_stale(void **state)
 	struct fx *fx = *state;
 	char wa[PATH_MAX], out[256];
 
-	join(wa, fx->root, "wt/a");
+	fxfs_join(wa, fx->root, "wt/a");
 	wt_add(fx, "storyctl/story/a", wa, "storyctl/story/a", "HEAD");
-	nftw(wa, rm_one, 16, FTW_DEPTH | FTW_PHYS); /* dir lost, admin kept */
+	fxfs_rm_tree(wa); /* dir lost, admin kept */
 	wt_add(fx, "storyctl/story/a", wa, "storyctl/story/a", "HEAD");
 	assert_string_equal(read_file(out, sizeof(out), wa, "a.txt"), "a\n");
 	git_ok(out, sizeof(out), wa, "symbolic-ref", "HEAD", NULL);
@@ -1049,7 +977,7 @@ test_worktree_errors(void **state)
 	struct sc_err err = {0, ""};
 	char wa[PATH_MAX], busy[PATH_MAX], admin[PATH_MAX];
 
-	join(wa, fx->root, "wt/a");
+	fxfs_join(wa, fx->root, "wt/a");
 	/* main is checked out in the main work tree */
 	assert_int_equal(
 	    gitwork_worktree_add(fx->repo, "m", wa, "main", "HEAD", &err),
@@ -1057,19 +985,19 @@ test_worktree_errors(void **state)
 	assert_non_null(strstr(err.msg, "branch main"));
 	assert_false(exists(wa, "."));
 	/* a non-empty directory in the way */
-	join(busy, fx->root, "busy");
-	write_file(busy, "f", "f\n");
+	fxfs_join(busy, fx->root, "busy");
+	fxfs_write_file(busy, "f", "f\n");
 	assert_int_equal(gitwork_worktree_add(fx->repo, "b", busy,
 			     "storyctl/story/b", "HEAD", &err),
 	    SC_EDATA);
 	assert_non_null(strstr(err.msg, busy));
-	join(admin, fx->repo, ".git/worktrees/b");
+	fxfs_join(admin, fx->repo, ".git/worktrees/b");
 	assert_false(exists(admin, "."));
 	assert_int_not_equal(git(NULL, 0, fx->repo, "rev-parse", "--verify",
 				 "-q", "refs/heads/storyctl/story/b", NULL),
 	    0);
 	/* libgit2 fails after making its admin dir: all of it is undone */
-	join(busy, fx->root, "busy/f/wt");
+	fxfs_join(busy, fx->root, "busy/f/wt");
 	assert_int_equal(gitwork_worktree_add(fx->repo, "b", busy,
 			     "storyctl/story/b", "HEAD", &err),
 	    SC_EIO);
@@ -1079,7 +1007,7 @@ test_worktree_errors(void **state)
 				 "-q", "refs/heads/storyctl/story/b", NULL),
 	    0);
 	git_ok(NULL, 0, fx->repo, "worktree", "prune", NULL);
-	join(busy, fx->root, "busy");
+	fxfs_join(busy, fx->root, "busy");
 	/* an empty directory is fine, as for git */
 	remove_file(busy, "f");
 	wt_add(fx, "b", busy, "storyctl/story/b", "HEAD");
@@ -1092,7 +1020,7 @@ test_worktree_errors(void **state)
 	assert_non_null(strstr(err.msg, "storyctl/story/c"));
 	assert_false(exists(wa, "."));
 	/* refused before anything on disk changes: an empty dir stays */
-	mkparents(wa);
+	fxfs_mkparents(wa);
 	assert_int_equal(mkdir(wa, 0755), 0);
 	assert_int_equal(gitwork_worktree_add(fx->repo, "c", wa,
 			     "storyctl/story/c", "refs/heads/nope", &err),
@@ -1118,14 +1046,14 @@ test_worktree_in_state_dir(void **state)
 	struct fx *fx = *state;
 	char wa[PATH_MAX], hex[GITWORK_HEXSZ], why[128];
 
-	join(wa, fx->repo, EX "/worktrees/a");
+	fxfs_join(wa, fx->repo, EX "/worktrees/a");
 	wt_add(fx, "a", wa, "storyctl/story/a", "HEAD");
-	write_file(wa, "new.txt", "n\n");
+	fxfs_write_file(wa, "new.txt", "n\n");
 	assert_int_equal(dirty(fx->repo, EX, why, sizeof(why)), 0);
 	commit_all(fx->repo, NULL, "nothing in main", 0, hex);
 	commit_all(wa, NULL, "story a", 1, hex);
 	assert_int_equal(dirty(wa, EX, NULL, 0), 0);
-	write_file(fx->repo, "m.txt", "m\n");
+	fxfs_write_file(fx->repo, "m.txt", "m\n");
 	assert_int_equal(gitwork_reset_hard(fx->repo, "HEAD", EX, NULL), 0);
 	assert_false(exists(fx->repo, "m.txt"));
 	assert_true(exists(wa, "new.txt"));
