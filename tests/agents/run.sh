@@ -5,12 +5,17 @@
 # provider's API on 127.0.0.1.  One scenario a run: attempt 1's row
 # (outcome, error code, decision, wait) is compared with what
 # docs/classification.md and docs/retry-strategy.md say, and the CLI's output is kept as a fixture candidate.
+# The CLIs run confined (docs/sandbox.md), with their full-autonomy
+# argv: "success" asserts that from storyctl's record, and "shell" has
+# the CLI's own shell tool run a command, whose effects are checked from
+# outside: its file in the tree, nothing written to /etc or $HOME.
 #
 #   tests/agents/run.sh STORYCTL NODE_BIN_DIR [CLI…]
 #
 # NODE_BIN_DIR holds the CLIs (node_modules/.bin of tests/agents).
 # CAPTURE=DIR copies each attempt's log to DIR/<cli>-<scenario>.txt;
-# ONLY="name …" runs only those scenarios.
+# ONLY="name …" runs only those scenarios; KEEP=1 keeps the scratch
+# repositories and HOMEs; AGENTS_HOMES=DIR is where the HOMEs go.
 # Prints "ok - …" / "not ok - …" and ends with "N passed, N failed".
 set -u
 STORYCTL=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -20,6 +25,13 @@ CLIS=("$@")
 [ ${#CLIS[@]} -gt 0 ] || CLIS=(claude)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d "${TMPDIR:-/tmp}/storyctl-agents.XXXXXX")
+# Each scenario's HOME lies outside /tmp, as a user's does: inside the
+# sandbox /tmp is private, so a HOME there would be a private, writable
+# copy; here it is the real one, read-only but for the CLI's own state
+# (~/.claude, ~/.codex, ~/.gemini), which storyctl binds back in.
+# AGENTS_HOMES=DIR puts them elsewhere.
+homes=${AGENTS_HOMES:-$SRC/tests/agents/node_modules}
+mkdir -p "$homes" && H=$(mktemp -d "$homes/.storyctl-homes.XXXXXX") || exit 1
 export STORYCTL STORYCTL_SRC=$SRC
 passed=0
 failed=0
@@ -28,9 +40,15 @@ not_ok() { echo "not ok - $*"; failed=$((failed + 1)); }
 
 node "$SRC/tests/agents/standin.js" "$T/port" "$T/control.json" "$T/requests.log" 1800 &
 STANDIN=$!
-trap 'kill $STANDIN 2>/dev/null; rm -rf "$T"' EXIT
+# KEEP=1 keeps the scratch repositories and HOMEs (printed at the end)
+trap 'kill $STANDIN 2>/dev/null; if [ -n "${KEEP:-}" ]; then echo "# kept $T $H"; else rm -rf "$T" "$H"; fi' EXIT
 for _ in $(seq 1 100); do [ -s "$T/port" ] && break; sleep 0.05; done
 PORT=$(cat "$T/port")
+# what the "shell" scenario's model asks the CLI's own shell tool to run:
+# a file in the tree, a package manager (offline), and two writes
+# outside the tree that the sandbox must refuse
+ESCAPE=/etc/storyctl-shell-escape
+SHELL_STEP="sh -c 'echo inside >ran-inside.txt; npm --version >npm.txt 2>&1; echo pwned >$ESCAPE; echo pwned >\"\$HOME/storyctl-shell-escape\"'"
 # a port with nothing listening: bind one, note it, close it
 CLOSED=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
@@ -90,10 +108,15 @@ TOML
 		;;
 	gemini)
 		# the API-key auth type, chosen as a user would in its
-		# settings; "authtype" leaves it out (exit 41)
+		# settings; "authtype" leaves it out (exit 41).  Two tries
+		# of the chat model (general.maxAttempts, 10 by default), as
+		# claude and codex get one retry: gemini then gives up on a
+		# 429, 503, 500 or a closed port by itself in seconds, where
+		# its own backoff kept it retrying until stall_timeout_s
+		# (about 5 of the suite's 8 minutes)
 		mkdir -p "$3/.gemini"
 		[ "$2" = authtype ] ||
-			echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}}' >"$3/.gemini/settings.json"
+			echo '{"security": {"auth": {"selectedType": "gemini-api-key"}}, "general": {"maxAttempts": 2}}' >"$3/.gemini/settings.json"
 		;;
 	esac
 }
@@ -103,7 +126,7 @@ scenario() {
 	local cli=$1 name=$2 outcome=$3 code=$4 decision=$5 dmin=${6:-} dmax=${7:-}
 	# ONLY="limit authtype": just those scenarios
 	if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
-	local P="$T/$cli-$name" home="$T/$cli-$name-home" row rc i
+	local P="$T/$cli-$name" home="$H/$cli-$name" row rc i
 	mkdir -p "$P/docs/stories" "$home"
 	prepare_home "$cli" "$name" "$home"
 	git -C "$P" init -q -b main
@@ -121,8 +144,12 @@ scenario() {
 		policy: {max_attempts: 3, network_sleep_s: 30, poll_interval_s: 1,
 			kill_grace_s: 2, max_wait_s: 21600}}' >"$P/storyctl.json"
 	git -C "$P" add -A && git -C "$P" commit -q -m story
-	jq -n --arg s "$name" --arg f "$P/docs/stories/s1.md" \
-		--argjson r $(($(date +%s) + 7200)) '{scenario: $s, story: $f, reset: $r}' >"$T/control.json"
+	jq -n --arg s "$name" --arg f "$P/docs/stories/s1.md" --arg sh "$SHELL_STEP" \
+		--argjson r $(($(date +%s) + 7200)) '{scenario: $s, story: $f, reset: $r, shell: $sh}' >"$T/control.json"
+	# a write outside the tree that an earlier, unconfined run left
+	[ "$name" = shell ] && rm -f "$ESCAPE"
+	# the requests log so far: what this scenario's requests add follows
+	logged=$(wc -l <"$T/requests.log")
 	# exec: $! is then storyctl itself, which the TERM below must reach
 	(cd "$P" && exec env HOME="$home" PATH="$BIN:$PATH" "$STORYCTL" run >"$T/out" 2>"$T/err") &
 	local sc=$!
@@ -158,11 +185,76 @@ scenario() {
 		not_ok "$cli $name: want $outcome $code $decision (got: $got)"
 		printf '%s' "$row" | jq -r '.error_message // empty' | sed 's/^/# message: /' | head -3
 	fi
+	case $name in
+	success) check_confined "$cli" "$P" ;;
+	shell) check_shell "$cli" "$P" "$home" ;;
+	esac
+}
+
+# The preset's full-autonomy flag, which storyctl gives a CLI only
+# inside its sandbox (controller/presets.c, docs/sandbox.md#presets).
+autonomy_flag() {
+	case $1 in
+	claude) echo bypassPermissions ;;
+	codex) echo --dangerously-bypass-approvals-and-sandbox ;;
+	gemini) echo yolo ;;
+	esac
+}
+
+# check_confined CLI REPO: the CLI ran confined, as storyctl's own
+# record says: `agents --json` calls the agent confined, with the
+# preset's confined argv, and attempt 1 ran that argv (the prompt
+# last).  With bubblewrap missing or no namespaces, "auto" runs it
+# unconfined and this fails: the suite is meant to run confined.
+check_confined() {
+	local cli=$1 P=$2 agents argv flag
+	flag=$(autonomy_flag "$cli")
+	agents=$("$STORYCTL" -C "$P" agents --json 2>/dev/null)
+	argv=$(sqlite3 "$P/.storyctl/state.db" "SELECT argv_json FROM attempts WHERE seq = 1")
+	if printf '%s' "$agents" | jq -e --arg c "$cli" --arg f "$flag" --argjson a "${argv:-null}" '
+		.sandbox.available and .agents.primary.confined == true and
+		(.presets[] | select(.name == $c) | .confined_argv) as $want |
+		.agents.primary.argv == $want and ($want | index($f)) != null and
+		$a[:-1] == $want[:-1] and ($a | length) == ($want | length)' >/dev/null; then
+		ok "$cli confined: attempt 1 ran $(printf '%s' "$argv" | jq -r '.[:-1] | join(" ")') …"
+	else
+		not_ok "$cli confined: want agents.primary.confined and $flag in attempt 1's argv (got: $(printf '%s' "$agents" | jq -c '{sandbox, confined: .agents.primary.confined, argv: .agents.primary.argv}') ${argv:0:200})"
+	fi
+}
+
+# check_shell CLI REPO HOME: what the shell step did, seen from outside
+# the sandbox: its file in the tree, npm run there, and neither write
+# outside the tree (/etc, $HOME) landed.  What the tool told the model is
+# the requests log's "shell result:" line.
+check_shell() {
+	local cli=$1 P=$2 home=$3 seen f landed=
+	seen=$(tail -n +$((logged + 1)) "$T/requests.log" | grep -a 'shell result:' | tail -n1 | cut -c1-400)
+	if [ "$(cat "$P/ran-inside.txt" 2>/dev/null)" = inside ]; then
+		ok "$cli shell: the command ran in the tree (ran-inside.txt)"
+	else
+		not_ok "$cli shell: no ran-inside.txt in $P (${seen:-no shell result})"
+	fi
+	if grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+' "$P/npm.txt" 2>/dev/null; then
+		ok "$cli shell: npm ran inside ($(head -c 40 "$P/npm.txt"))"
+	else
+		not_ok "$cli shell: npm --version inside (got: $(head -c 200 "$P/npm.txt" 2>/dev/null))"
+	fi
+	for f in "$ESCAPE" "$home/storyctl-shell-escape"; do
+		[ -e "$f" ] && landed="$landed $f"
+	done
+	if [ -n "$landed" ]; then
+		not_ok "$cli shell: a write outside the tree landed:$landed"
+		rm -f "$ESCAPE"
+	else
+		ok "$cli shell: the writes to /etc and \$HOME did not land"
+	fi
+	if [ -n "$seen" ]; then echo "# $seen"; fi
 }
 
 for cli in "${CLIS[@]}"; do
 	t0=$(date +%s)
 	scenario "$cli" success success "" done
+	scenario "$cli" shell success "" done
 	scenario "$cli" plain incomplete INCOMPLETE retry
 	# claude prints the retry-after it waited (api_retry
 	# retry_delay_ms); codex keeps it to itself ("exceeded retry limit,

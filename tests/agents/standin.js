@@ -8,10 +8,11 @@
 //   node standin.js PORTFILE CONTROLFILE LOGFILE [LIFETIME_S]
 //
 // Listens on an ephemeral port of 127.0.0.1 and writes it to PORTFILE.
-// Every request reads CONTROLFILE (JSON: {"scenario", "story", "reset"})
-// so one server serves a whole suite.  Every request is logged to
-// LOGFILE (method, path, scenario).  Exits by itself after LIFETIME_S
-// (default 1800) seconds.
+// Every request reads CONTROLFILE (JSON: {"scenario", "story", "reset",
+// "shell"}) so one server serves a whole suite.  Every request is logged
+// to LOGFILE (method, path, scenario), and what the CLI's shell tool
+// returned to the model in the "shell" scenario as a "shell result:"
+// line.  Exits by itself after LIFETIME_S (default 1800) seconds.
 'use strict';
 const http = require('http');
 const fs = require('fs');
@@ -32,6 +33,16 @@ function control() {
 }
 function log(line) {
 	fs.appendFileSync(logFile, new Date().toISOString() + ' ' + line + '\n');
+}
+// The "shell" scenario: the model asks for ctl.shell through the CLI's
+// own shell tool, then checks the boxes as in "success".  What the tool
+// gave back is logged (it is what the CLI saw inside its sandbox).
+function shellCommand(ctl) {
+	return ctl.shell || 'echo inside >ran-inside.txt';
+}
+function logShellResult(out) {
+	const text = typeof out === 'string' ? out : JSON.stringify(out);
+	log('shell result: ' + JSON.stringify(String(text).slice(0, 2000)));
 }
 function json(res, status, body, headers) {
 	res.writeHead(status, Object.assign({ 'content-type': 'application/json' }, headers || {}));
@@ -67,18 +78,21 @@ function anthropicMessage(res, model, blocks, stop) {
 function anthropicError(res, status, type, message, headers) {
 	json(res, status, { type: 'error', error: { type, message } }, headers);
 }
-function toolResults(body) {
+function toolResults(body, id) {
 	let n = 0;
 	for (const m of body.messages || [])
 		if (Array.isArray(m.content))
 			for (const c of m.content)
-				if (c.type === 'tool_result') n++;
+				if (c.type === 'tool_result') {
+					n++;
+					if (c.tool_use_id === id) logShellResult(c.content);
+				}
 	return n;
 }
 function anthropic(req, res, body, ctl) {
 	const model = body.model || 'claude-standin';
 	// the CLI's own side requests (titles, quota probes) get a short answer
-	if (body.max_tokens !== undefined && body.max_tokens <= 1 && ctl.scenario === 'success')
+	if (body.max_tokens !== undefined && body.max_tokens <= 1 && (ctl.scenario === 'success' || ctl.scenario === 'shell'))
 		return anthropicMessage(res, model, [{ type: 'text', text: 'ok' }], 'end_turn');
 	switch (ctl.scenario) {
 	case 'success': {
@@ -88,6 +102,17 @@ function anthropic(req, res, body, ctl) {
 		if (done === 1)
 			return anthropicMessage(res, model, [{ type: 'tool_use', id: 'toolu_edit1', name: 'Edit', input: { file_path: ctl.story, old_string: '- [ ]', new_string: '- [x]', replace_all: true } }], 'tool_use');
 		return anthropicMessage(res, model, [{ type: 'text', text: 'All tasks of the story are done and checked.' }], 'end_turn');
+	}
+	case 'shell': {
+		// the Bash tool, then Read and Edit as in "success"
+		const done = toolResults(body, 'toolu_bash1');
+		if (done === 0)
+			return anthropicMessage(res, model, [{ type: 'tool_use', id: 'toolu_bash1', name: 'Bash', input: { command: shellCommand(ctl), description: 'Run the story\'s shell step' } }], 'tool_use');
+		if (done === 1)
+			return anthropicMessage(res, model, [{ type: 'tool_use', id: 'toolu_read1', name: 'Read', input: { file_path: ctl.story } }], 'tool_use');
+		if (done === 2)
+			return anthropicMessage(res, model, [{ type: 'tool_use', id: 'toolu_edit1', name: 'Edit', input: { file_path: ctl.story, old_string: '- [ ]', new_string: '- [x]', replace_all: true } }], 'tool_use');
+		return anthropicMessage(res, model, [{ type: 'text', text: 'Ran the shell step; all tasks of the story are done and checked.' }], 'end_turn');
 	}
 	case 'plain':
 		return anthropicMessage(res, model, [{ type: 'text', text: 'I read the story; I have not changed any file.' }], 'end_turn');
@@ -137,12 +162,24 @@ function openaiError(res, status, type, message, extra, headers) {
 }
 function openai(req, res, body, ctl) {
 	const outputs = (body.input || []).filter((i) => i.type === 'function_call_output').length;
+	for (const i of body.input || [])
+		if (i.type === 'function_call_output' && i.call_id === 'call_shell1') logShellResult(i.output);
 	switch (ctl.scenario) {
 	case 'success':
 		if (outputs === 0)
 			return openaiSSE(res, [{ type: 'function_call', id: 'fc_standin', call_id: 'call_standin1', name: 'exec_command',
 				arguments: JSON.stringify({ cmd: "sed -i 's/^- \\[ \\]/- [x]/' " + ctl.story }) }]);
 		return openaiSSE(res, [openaiText('All tasks of the story are done and checked.')]);
+	case 'shell':
+		// its exec_command tool twice: the shell step, then the edit of
+		// "success"
+		if (outputs === 0)
+			return openaiSSE(res, [{ type: 'function_call', id: 'fc_shell', call_id: 'call_shell1', name: 'exec_command',
+				arguments: JSON.stringify({ cmd: shellCommand(ctl) }) }]);
+		if (outputs === 1)
+			return openaiSSE(res, [{ type: 'function_call', id: 'fc_standin', call_id: 'call_standin1', name: 'exec_command',
+				arguments: JSON.stringify({ cmd: "sed -i 's/^- \\[ \\]/- [x]/' " + ctl.story }) }]);
+		return openaiSSE(res, [openaiText('Ran the shell step; all tasks of the story are done and checked.')]);
 	case 'plain':
 		return openaiSSE(res, [openaiText('I read the story; I have not changed any file.')]);
 	case 'ratelimit':
@@ -187,7 +224,11 @@ function gemini(req, res, body, ctl, path) {
 	let answered = 0;
 	for (const c of body.contents || [])
 		for (const p of c.parts || [])
-			if (p.functionResponse) answered++;
+			if (p.functionResponse) {
+				answered++;
+				if (p.functionResponse.name === 'run_shell_command')
+					logShellResult(p.functionResponse.response);
+			}
 	const quota = (metric, delay) => {
 		const d = [{ '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [{
 			quotaMetric: `generativelanguage.googleapis.com/${metric}`,
@@ -202,6 +243,17 @@ function gemini(req, res, body, ctl, path) {
 		const chunk = answered === 0
 			? geminiChunk([{ functionCall: { name: 'replace', args: { file_path: ctl.story, instruction: 'Check every task box of the story.', old_string: '- [ ]', new_string: '- [x]', allow_multiple: true } } }], 'STOP')
 			: geminiChunk([{ text: 'All tasks of the story are done and checked.' }], 'STOP');
+		res.end(`data: ${JSON.stringify(chunk)}\n\n`);
+		return;
+	}
+	case 'shell': {
+		// run_shell_command, then replace as in "success"
+		res.writeHead(200, { 'content-type': 'text/event-stream' });
+		const chunk = answered === 0
+			? geminiChunk([{ functionCall: { name: 'run_shell_command', args: { command: shellCommand(ctl), description: 'Run the story\'s shell step.' } } }], 'STOP')
+			: answered === 1
+				? geminiChunk([{ functionCall: { name: 'replace', args: { file_path: ctl.story, instruction: 'Check every task box of the story.', old_string: '- [ ]', new_string: '- [x]', allow_multiple: true } } }], 'STOP')
+				: geminiChunk([{ text: 'Ran the shell step; all tasks of the story are done and checked.' }], 'STOP');
 		res.end(`data: ${JSON.stringify(chunk)}\n\n`);
 		return;
 	}
