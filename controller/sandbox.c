@@ -295,30 +295,29 @@ plan_writable(struct plan_paths *pp, const struct sandbox_req *rq)
 
 /* Whether argv0 can be found where the agent would look: a program
  * that is not there is left to the ordinary spawn, which reports it as
- * it always has (docs/runner.md).  *dir gets its directory when it
- * lies in /tmp or /var/tmp, which the sandbox replaces (malloc'd, NULL
- * otherwise). */
+ * it always has (docs/runner.md).  When it lies in /tmp or /var/tmp,
+ * which the sandbox replaces, tops gets the entries under them that
+ * hold it and where its links lead (confine_tmp_top(); at most 2). */
 static bool
-program_found(char **dir, const char *argv0, const struct strlist *env)
+program_found(
+    struct strlist *tops, const char *argv0, const struct strlist *env)
 {
-	char *path = NULL, *slash;
+	char *path = NULL, *real = NULL, top[PATH_MAX];
 	struct sc_err e = {0};
 	size_t i;
 
-	*dir = NULL;
 	for (i = 0; env != NULL && i < env->n; i++)
 		if (strncmp(env->items[i], "PATH=", 5) == 0)
 			return true; /* its own PATH: bwrap searches it */
 	if (argv_resolve_program(&path, argv0, &e) < 0)
 		return false;
-	slash = strrchr(path, '/');
-	if (path[0] == '/' && slash != NULL && slash != path &&
-	    (confine_path_under(path, "/tmp") ||
-		confine_path_under(path, "/var/tmp"))) {
-		*slash = '\0';
-		*dir = path;
-		path = NULL;
-	}
+	real = realpath(path, NULL);
+	if (confine_tmp_top(top, sizeof(top), path))
+		(void)strlist_push(tops, top);
+	if (real != NULL && confine_tmp_top(top, sizeof(top), real) &&
+	    strlist_find(tops, top) < 0)
+		(void)strlist_push(tops, top);
+	free(real);
 	free(path);
 	return true;
 }
@@ -360,14 +359,14 @@ sandbox_begin(struct sandbox_run *sr, struct strlist *argv,
 	struct strlist wrapped = {0};
 	struct stat st;
 	const char *setenv_[12];
-	char *pdir = NULL;
+	struct strlist tops = {0};
 	int rc = 0;
 
 	memset(sr, 0, sizeof(*sr));
 	memset(&pp, 0, sizeof(pp));
 	memset(&plan, 0, sizeof(plan));
 	sr->seccomp_fd = -1;
-	if (argv->n == 0 || !program_found(&pdir, argv->items[0], rq->env))
+	if (argv->n == 0 || !program_found(&tops, argv->items[0], rq->env))
 		goto out;
 	pp.shown_common = fsutil_path_join(rq->state_dir, SHOWN_COMMON);
 	if (pp.shown_common == NULL) {
@@ -402,7 +401,8 @@ sandbox_begin(struct sandbox_run *sr, struct strlist *argv,
 	plan.nwritable = pp.nwritable;
 	plan.shown = rq->shown;
 	plan.nshown = rq->nshown;
-	plan.program_dir = pdir;
+	plan.program_tops = (const char *const *)tops.items;
+	plan.nprogram_tops = tops.n;
 	plan.setenv = setenv_;
 	plan.unsetenv = unset;
 	plan.network = rq->conf->network;
@@ -422,7 +422,7 @@ out:
 	strlist_release(&wrapped);
 	strlist_release(&pp.owned);
 	free(pp.shown_common);
-	free(pdir);
+	strlist_release(&tops);
 	return rc;
 }
 

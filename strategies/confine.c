@@ -26,6 +26,28 @@ confine_path_under(const char *path, const char *dir)
 	return path[n] == '\0' || path[n] == '/' || (n == 1 && dir[0] == '/');
 }
 
+bool
+confine_tmp_top(char *top, size_t len, const char *path)
+{
+	static const char *const tmps[] = {"/tmp/", "/var/tmp/"};
+	size_t i, n, k;
+
+	top[0] = '\0';
+	for (i = 0; i < 2; i++) {
+		n = strlen(tmps[i]);
+		if (strncmp(path, tmps[i], n) != 0 || path[n] == '\0' ||
+		    path[n] == '/')
+			continue;
+		k = n + strcspn(path + n, "/");
+		if (k >= len)
+			return false;
+		memcpy(top, path, k);
+		top[k] = '\0';
+		return strcmp(top + n, ".") != 0 && strcmp(top + n, "..") != 0;
+	}
+	return false;
+}
+
 /* Append each of the NULL-terminated words; -1 when out of memory. */
 static int
 push_words(struct strlist *out, const char *const *w)
@@ -69,10 +91,15 @@ plan_valid(const struct confine_plan *p)
 	for (i = 0; i < p->nshown; i++)
 		if (!confine_path_under(p->shown[i], p->state_dir))
 			return false;
-	if (p->program_dir != NULL &&
-	    !confine_path_under(p->program_dir, "/tmp") &&
-	    !confine_path_under(p->program_dir, "/var/tmp"))
-		return false;
+	for (i = 0; i < p->nprogram_tops; i++) {
+		char top[4096];
+
+		/* the entry itself, never /tmp whole: that would show every
+		 * other user's files and sockets kept there */
+		if (!confine_tmp_top(top, sizeof(top), p->program_tops[i]) ||
+		    strcmp(top, p->program_tops[i]) != 0)
+			return false;
+	}
 	return true;
 }
 
@@ -87,6 +114,7 @@ push_base(struct strlist *out, const struct confine_plan *p)
 	    "--unshare-all", "--as-pid-1", NULL};
 	static const char *const fs[] = {"--cap-drop", "ALL", "--ro-bind", "/",
 	    "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", NULL};
+	size_t i;
 
 	if (strlist_push(out, p->bwrap) < 0 || push_words(out, base) < 0)
 		return -1;
@@ -97,9 +125,10 @@ push_base(struct strlist *out, const struct confine_plan *p)
 		return -1;
 	if (p->var_tmp && push3(out, "--tmpfs", "/var/tmp", NULL) < 0)
 		return -1;
-	if (p->program_dir != NULL &&
-	    push3(out, "--ro-bind", p->program_dir, p->program_dir) < 0)
-		return -1;
+	for (i = 0; i < p->nprogram_tops; i++)
+		if (push3(out, "--ro-bind", p->program_tops[i],
+			p->program_tops[i]) < 0)
+			return -1;
 	return 0;
 }
 

@@ -63,10 +63,13 @@ struct confine_plan {
 	size_t nwritable;
 	const char *const *shown; /* files under state_dir shown read-only */
 	size_t nshown;
-	/* the directory of the agent's program when it lies in /tmp or
-	 * /var/tmp, which the sandbox replaces: shown read-only there, so
-	 * that a script kept there still runs; NULL for none */
-	const char *program_dir;
+	/* where the agent's program lies when that is in /tmp or
+	 * /var/tmp, which the sandbox replaces: the entry right under
+	 * them that holds it (/tmp/x for /tmp/x/node_modules/.bin/claude,
+	 * and the same for where that link leads), shown read-only so that
+	 * a program kept there still runs with its files; NULL for none */
+	const char *const *program_tops;
+	size_t nprogram_tops;
 	/* NAME, VALUE pairs set inside; NULL-terminated, may be NULL */
 	const char *const *setenv;
 	/* names removed from the environment inside; NULL-terminated,
@@ -103,5 +106,13 @@ extern const char *const confine_host_sockets[];
 
 /* Whether path is dir or lies under it (both absolute, normalised). */
 bool confine_path_under(const char *path, const char *dir);
+
+/*
+ * The entry right under /tmp or /var/tmp that holds path (absolute,
+ * normalised), into top (len bytes): "/tmp/x" for "/tmp/x/a/b" and
+ * for "/tmp/x"; false (top "") when path lies in neither, is one of
+ * them, or does not fit.
+ */
+bool confine_tmp_top(char *top, size_t len, const char *path);
 
 #endif

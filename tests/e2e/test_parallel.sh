@@ -73,7 +73,11 @@ kill -9 "$bg"
 wait "$bg" 2>/dev/null
 gone=0
 for _ in $(seq 1 100); do
-	pgrep -f "sim-agent .* docs/stories/k[12].md" >/dev/null || { gone=1; break; }
+	# this project's agents only (they work in its worktrees): other
+	# scripts may run agents on stories of the same names at once
+	[ -z "$(for p in $(pgrep -f "sim-agent .* docs/stories/k[12].md"); do
+		case $(readlink "/proc/$p/cwd" 2>/dev/null) in "$P"/*) echo "$p" ;; esac
+	done)" ] && { gone=1; break; }
 	sleep 0.1
 done
 check "no agent survives the controller" test "$gone" = 1

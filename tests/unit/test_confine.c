@@ -187,32 +187,68 @@ test_shown_file(void **state)
 	strlist_release(&out);
 }
 
-/* An agent kept in /tmp (which the sandbox replaces) still runs: its
- * directory is shown read-only right after the fresh /tmp, before
- * anything is hidden or opened. */
+/* An agent kept in /tmp (which the sandbox replaces) still runs: the
+ * entry under /tmp that holds it is shown read-only right after the
+ * fresh /tmp, before anything is hidden or opened; never /tmp whole. */
 static void
 test_program_in_tmp(void **state)
 {
 	struct confine_plan p = main_tree_plan();
 	struct confine_hide hide[] = {{"/home/u/.ssh", true}};
+	const char *tops[] = {"/tmp/t.1", "/var/tmp/pkg"};
+	const char *whole[] = {"/tmp"}, *deeper[] = {"/tmp/t.1/bin"},
+		   *elsewhere[] = {"/home/u/bin"};
 	struct strlist out = {0};
-	int tmp, prog, ssh;
+	int tmp, prog, prog2, ssh;
 
 	(void)state;
-	p.program_dir = "/tmp/t.1/bin";
+	p.program_tops = tops;
+	p.nprogram_tops = 2;
 	p.hide = hide;
 	p.nhide = 1;
 	assert_int_equal(confine_argv(&out, &p, agent, NULL), 0);
 	tmp = find3(&out, "--tmpfs", "/tmp", NULL);
-	prog = find3(&out, "--ro-bind", "/tmp/t.1/bin", "/tmp/t.1/bin");
+	prog = find3(&out, "--ro-bind", "/tmp/t.1", "/tmp/t.1");
+	prog2 = find3(&out, "--ro-bind", "/var/tmp/pkg", "/var/tmp/pkg");
 	ssh = find3(&out, "--tmpfs", "/home/u/.ssh", NULL);
-	assert_true(tmp > 0 && prog > tmp && ssh > prog);
+	assert_true(tmp > 0 && prog > tmp && prog2 > prog && ssh > prog2);
 	strlist_release(&out);
-	/* anywhere else it is visible already: a plan naming it is wrong */
-	p.program_dir = "/home/u/bin";
+	p.nprogram_tops = 1;
+	p.program_tops = whole;
 	assert_int_equal(confine_argv(&out, &p, agent, NULL), SC_ESOFTWARE);
-	p.program_dir = "/tmpx/bin";
+	p.program_tops = deeper;
 	assert_int_equal(confine_argv(&out, &p, agent, NULL), SC_ESOFTWARE);
+	p.program_tops = elsewhere;
+	assert_int_equal(confine_argv(&out, &p, agent, NULL), SC_ESOFTWARE);
+}
+
+static void
+test_tmp_top(void **state)
+{
+	static const struct {
+		const char *path, *top;
+	} rows[] = {
+	    {"/tmp/ci/tests/agents/node_modules/.bin/claude", "/tmp/ci"},
+	    {"/tmp/agent.sh", "/tmp/agent.sh"},
+	    {"/var/tmp/x/y", "/var/tmp/x"},
+	    {"/tmp", ""},
+	    {"/tmp/", ""},
+	    {"/tmpx/y", ""},
+	    {"/usr/bin/claude", ""},
+	    {"/var/tmp", ""},
+	    {"/tmp/../etc/passwd", ""},
+	};
+	char top[64];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		assert_int_equal(
+		    confine_tmp_top(top, sizeof(top), rows[i].path),
+		    rows[i].top[0] != '\0');
+		assert_string_equal(
+		    top, rows[i].top[0] != '\0' ? rows[i].top : top);
+	}
 }
 
 /* Plans that would confine nothing, or the wrong thing, are bugs. */
@@ -308,6 +344,7 @@ main(void)
 	    cmocka_unit_test(test_hidden_then_opened),
 	    cmocka_unit_test(test_shown_file),
 	    cmocka_unit_test(test_program_in_tmp),
+	    cmocka_unit_test(test_tmp_top),
 	    cmocka_unit_test(test_bad_plans),
 	    cmocka_unit_test(test_path_under),
 	    cmocka_unit_test(test_secrets_listed),
