@@ -132,15 +132,18 @@ push_base(struct strlist *out, const struct confine_plan *p)
 	return 0;
 }
 
-/* Secrets and sockets covered; then what the user opened again. */
+/* Cover the hidden paths (all, or only those inside dir): a directory
+ * by an empty read-only tmpfs, a file by /dev/null. */
 static int
-push_paths(struct strlist *out, const struct confine_plan *p)
+push_hide(struct strlist *out, const struct confine_plan *p, const char *dir)
 {
 	size_t i;
 
 	for (i = 0; i < p->nhide; i++) {
 		const struct confine_hide *h = &p->hide[i];
 
+		if (dir != NULL && !confine_path_under(h->path, dir))
+			continue;
 		if (h->is_dir) {
 			if (push3(out, "--tmpfs", h->path, NULL) < 0 ||
 			    push3(out, "--remount-ro", h->path, NULL) < 0)
@@ -149,6 +152,17 @@ push_paths(struct strlist *out, const struct confine_plan *p)
 			return -1;
 		}
 	}
+	return 0;
+}
+
+/* Secrets and sockets covered; then what the user opened again. */
+static int
+push_paths(struct strlist *out, const struct confine_plan *p)
+{
+	size_t i;
+
+	if (push_hide(out, p, NULL) < 0)
+		return -1;
 	for (i = 0; i < p->nreadable; i++)
 		if (push3(out, "--ro-bind-try", p->readable[i],
 			p->readable[i]) < 0)
@@ -172,6 +186,10 @@ push_tree(struct strlist *out, const struct confine_plan *p)
 	if (push3(out, "--tmpfs", p->state_dir, NULL) < 0)
 		return -1;
 	if (inside && push3(out, "--bind", p->tree, p->tree) < 0)
+		return -1;
+	/* a tree that holds a secret (a repository at $HOME) brought it
+	 * back with its bind: covered again */
+	if (push_hide(out, p, p->tree) < 0)
 		return -1;
 	for (i = 0; i < p->nshown; i++)
 		if (push3(out, "--ro-bind", p->shown[i], p->shown[i]) < 0)

@@ -169,6 +169,34 @@ test_hidden_then_opened(void **state)
 	strlist_release(&out);
 }
 
+/* A tree that holds a secret (a repository at $HOME): the tree's bind
+ * would show it again, so it is covered again after the tree. */
+static void
+test_secret_inside_tree(void **state)
+{
+	struct confine_plan p = main_tree_plan();
+	struct confine_hide hide[] = {
+	    {"/r/.ssh", true}, {"/home/u/.aws", true}};
+	struct strlist out = {0};
+	const char *w[] = {"--tmpfs", "/r/.ssh", NULL};
+	int tree, first, again;
+
+	(void)state;
+	p.hide = hide;
+	p.nhide = 2;
+	assert_int_equal(confine_argv(&out, &p, agent, NULL), 0);
+	tree = find3(&out, "--bind", "/r", "/r");
+	first = find(&out, 0, w);
+	again = find(&out, (size_t)first + 1, w);
+	assert_true(first > 0 && first < tree && again > tree);
+	/* one outside the tree is covered once */
+	w[1] = "/home/u/.aws";
+	first = find(&out, 0, w);
+	assert_true(first > 0 && first < tree);
+	assert_int_equal(find(&out, (size_t)first + 1, w), -1);
+	strlist_release(&out);
+}
+
 /* The attempt's prompt file lies in the state dir: shown read-only
  * after the state dir is covered. */
 static void
@@ -343,6 +371,7 @@ main(void)
 	    cmocka_unit_test(test_network_off),
 	    cmocka_unit_test(test_hidden_then_opened),
 	    cmocka_unit_test(test_shown_file),
+	    cmocka_unit_test(test_secret_inside_tree),
 	    cmocka_unit_test(test_program_in_tmp),
 	    cmocka_unit_test(test_tmp_top),
 	    cmocka_unit_test(test_bad_plans),
