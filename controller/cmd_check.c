@@ -306,9 +306,8 @@ run_template(const struct check *c, int r)
 	    : &a->command;
 }
 
-/* Which agents run confined, as run decides it: the one line run says
- * when "auto" finds no sandbox is a warning, sandbox.enabled true
- * without one an error that stops run (exit 69). */
+/* Which agents run confined, as run decides: "auto" without a sandbox
+ * is a warning, true without one an error that stops run (exit 69). */
 static void
 check_sandbox(struct check *c)
 {
