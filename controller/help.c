@@ -43,7 +43,10 @@ const struct help_item help_exit_codes[] = {
     {"3", "the batch finished, but some stories are not done", NULL},
     {"64", "usage: a bad command line", NULL},
     {"65", "bad config or story data", NULL},
-    {"69", "an agent or gate program cannot be found or run", NULL},
+    {"69",
+	"an agent or gate program cannot be found or run, or\n"
+	"sandbox.enabled is true and no sandbox can start",
+	NULL},
     {"70", "an internal error (a bug)", NULL},
     {"71", "a system call failed (out of memory, for one)", NULL},
     {"74",
@@ -86,7 +89,10 @@ static const struct help_item check_exits[] = {
     {"0", "nothing wrong: run would start", NULL},
     {"64", "no storyctl.json found", NULL},
     {"65", "the config or a story is not valid", NULL},
-    {"69", "an agent or gate program cannot be found", NULL},
+    {"69",
+	"an agent or gate program cannot be found, or\n"
+	"sandbox.enabled is true and no sandbox can start",
+	NULL},
     HELP_END,
 };
 static const struct help_item check_examples[] = {
@@ -164,7 +170,10 @@ static const struct help_item run_exits[] = {
 	NULL},
     {"64", "a bad command line or an unknown STORY", NULL},
     {"65", "the config or a story is not valid (see storyctl check)", NULL},
-    {"69", "an agent or gate program cannot be found or run", NULL},
+    {"69",
+	"an agent or gate program cannot be found or run, or\n"
+	"sandbox.enabled is true and no sandbox can start",
+	NULL},
     {"74", "the state cannot be written; fix it, then resume", NULL},
     {"75",
 	"stopped and resumable: agents paused, the breaker, the budget,\n"
