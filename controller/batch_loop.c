@@ -328,8 +328,15 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 		    (rc = slots_fill(b, &sc, now, err)) < 0)
 			goto out;
 		if (slots_busy(b, handles, &nh, &next, now) == 0 &&
-		    (stopping(b) || b->paused_until <= now))
+		    (stopping(b) || b->paused_until <= now)) {
+			/* a stop that came before any slot was busy (during
+			 * start-up) is an interruption all the same: never
+			 * exit 0 or 3 with stories pending
+			 * (docs/reliability.md#stops-during-start-up) */
+			if (b->o->stop != NULL && *b->o->stop)
+				b->interrupted = true;
 			break;
+		}
 		/* nothing may wait on a decision the branch does not show */
 		rc = statebranch_flush(&b->sb, batch_now_ms(b), err);
 		if (rc < 0)

@@ -74,6 +74,12 @@ cli_commands(size_t *n)
 	return commands;
 }
 
+bool
+cli_command_catches_stops(const struct cli_command *c)
+{
+	return c->run == cmd_run || c->run == cmd_resume;
+}
+
 const struct cli_command *
 cli_command_find(const char *name)
 {

@@ -38,6 +38,13 @@ struct cli_command {
 	const struct cli_help *help;
 };
 
+/* run and resume: SIGINT and SIGTERM stay blocked from main's first
+ * instruction until the command has put its own handler in place, so
+ * that a stop during start-up is never lost
+ * (docs/reliability.md#stops-during-start-up); every other command gets
+ * them unblocked (the default action) before it runs. */
+bool cli_command_catches_stops(const struct cli_command *c);
+
 /* Load the config: -c FILE, else storyctl.json in the current directory
  * or the nearest parent.  When none exists and optional is true, the
  * built-in defaults are used (root = the current directory); otherwise

@@ -43,6 +43,7 @@ static int
 signals_install(struct sc_err *err)
 {
 	struct sigaction sa;
+	sigset_t held;
 
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return err_set(err, SC_EOS, "pipe: %s", strerror(errno));
@@ -54,6 +55,12 @@ signals_install(struct sc_err *err)
 		return err_set(err, SC_EOS, "sigaction: %s", strerror(errno));
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	/* main held them until now: one that came meanwhile is delivered
+	 * here, to the handler (docs/reliability.md#stops-during-start-up) */
+	sigemptyset(&held);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGTERM);
+	sigprocmask(SIG_UNBLOCK, &held, NULL);
 	return 0;
 }
 
@@ -337,7 +344,10 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&l, 0, sizeof(l));
 	memset(&host, 0, sizeof(host));
-	rc = parse_run_args(&args, argc, argv, mode, err);
+	/* first: a stop from here on is an interrupted batch, 130/143 */
+	rc = signals_install(err);
+	if (rc == 0)
+		rc = parse_run_args(&args, argc, argv, mode, err);
 	if (rc == 0)
 		rc = cli_load_config(&cfg, cli, false, err);
 	if (rc < 0)
@@ -347,8 +357,6 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 	rc = stories_load(&stories, &nstories, &cfg, err);
 	if (rc == 0)
 		rc = cmd_run_check_agents(&cfg, err);
-	if (rc == 0)
-		rc = signals_install(err);
 	if (rc == 0)
 		rc = run_serve_start(&srv, &l, cli, &cfg, &args, err);
 	if (rc < 0)

@@ -4,6 +4,7 @@
  * a fatal error and picks the exit code.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,16 +13,34 @@
 #include "controller/cli.h"
 #include "controller/help.h"
 
+/* SIGINT and SIGTERM held from the first instruction: run and resume
+ * take them over once their handler is in place (controller/cmd_run.c),
+ * so a stop during start-up exits 130/143 with the batch resumable
+ * (docs/reliability.md#stops-during-start-up).  *old is the mask to go
+ * back to. */
+static void
+stops_hold(sigset_t *old)
+{
+	sigset_t stops;
+
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stops, old);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct cli cli;
 	struct sc_err err;
 	const struct cli_command *cmd = NULL;
+	sigset_t old;
 	const char *nc;
 	int i = 1;
 	int rc = 0;
 
+	stops_hold(&old);
 	memset(&cli, 0, sizeof(cli));
 	err_clear(&err);
 	cli.out = stdout;
@@ -70,6 +89,9 @@ main(int argc, char **argv)
 	}
 	if (cli_want_help(&cli, cmd, argc - i, argv + i))
 		goto out;
+	/* a held stop of any other command acts now, as it would have */
+	if (!cli_command_catches_stops(cmd))
+		sigprocmask(SIG_SETMASK, &old, NULL);
 	rc = cmd->run(&cli, argc - i, argv + i, &err);
 out:
 	if (fflush(stdout) == EOF && rc == 0)
