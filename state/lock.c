@@ -214,7 +214,11 @@ lock_note_stop(struct state_lock *l, const char *why)
 	size_t i;
 	int len;
 
-	if (l == NULL)
+	/* the note an earlier controller left stays until a reconcile has
+	 * used it: we have not reconciled yet (lock_clear_stop() was not
+	 * called), so we started no attempt our own note could speak for
+	 * (docs/reliability.md#faults) */
+	if (l == NULL || l->prev_pid != 0)
 		return;
 	len = snprintf(buf, sizeof(buf) - 1, "stopped %ld %s", (long)getpid(),
 	    why != NULL && why[0] != '\0' ? why : "an error");

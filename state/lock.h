@@ -33,7 +33,9 @@ int lock_acquire(
  * full"): leave a note for the next controller, so that an attempt it
  * could not close is recorded as that stop and not as a crash
  * (docs/reliability.md).  Written in place, so it works on a full disk;
- * best effort.  NULL ok.
+ * best effort.  NULL ok.  A note found at acquire that no
+ * lock_clear_stop() has used yet is kept instead: a start that stops
+ * before it has reconciled never hides the stop before it.
  */
 void lock_note_stop(struct state_lock *l, const char *why);
 /*

@@ -347,6 +347,40 @@ test_stop_note(void **state)
 	assert_int_equal(lock_prev_stop(NULL, NULL), 0);
 }
 
+/* A start that stops on an error before it has reconciled (a second
+ * start on a disk still full) keeps the note it found instead of
+ * writing its own: the first controller's attempts are still to be
+ * closed as its stop (issue 30). */
+static void
+test_stop_note_kept_by_failed_start(void **state)
+{
+	struct fx *f = *state;
+	struct sc_err err = {0};
+	struct state_lock *l = NULL;
+	const char *why = NULL;
+
+	assert_int_equal(lock_acquire(&l, f->state, &err), 0);
+	lock_note_stop(l, "first: database or disk is full");
+	lock_release(l);
+
+	assert_int_equal(lock_acquire(&l, f->state, &err), 0);
+	assert_int_equal(lock_prev_stop(l, &why), getpid());
+	lock_note_stop(l, "second: database or disk is full");
+	lock_release(l);
+
+	assert_int_equal(lock_acquire(&l, f->state, &err), 0);
+	assert_int_equal(lock_prev_stop(l, &why), getpid());
+	assert_string_equal(why, "first: database or disk is full");
+	/* once used, a later stop writes its own */
+	lock_clear_stop(l);
+	lock_note_stop(l, "third");
+	lock_release(l);
+	assert_int_equal(lock_acquire(&l, f->state, &err), 0);
+	assert_int_equal(lock_prev_stop(l, &why), getpid());
+	assert_string_equal(why, "third");
+	lock_release(l);
+}
+
 int
 main(void)
 {
@@ -368,6 +402,8 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_acquire_error_names_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_stop_note, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_stop_note_kept_by_failed_start, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
