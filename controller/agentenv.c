@@ -14,6 +14,8 @@ const char *const agentenv_scrubbed[] = {
     "CODEX_SANDBOX_NETWORK_DISABLED", /* codex: claims no network */
     "CODEX_THREAD_ID", /* codex: the parent's thread */
     "GEMINI_CLI", /* gemini: set in its shell tool */
+    "STORYCTL_ATTEMPT", /* an outer storyctl's mark: the agent gets its
+			 * own (controller/agentmark.h) */
     NULL};
 
 static bool
@@ -50,7 +52,8 @@ env_overridden(const char *entry, const struct strlist *add, size_t from)
 }
 
 int
-agentenv_build(char ***out, const struct strlist *add, struct sc_err *err)
+agentenv_build(char ***out, const struct strlist *add, const char *mark,
+    struct sc_err *err)
 {
 	char **env = NULL;
 	size_t n = 0, k = 0, i;
@@ -69,7 +72,7 @@ agentenv_build(char ***out, const struct strlist *add, struct sc_err *err)
 	}
 	while (environ != NULL && environ[n] != NULL)
 		n++;
-	env = calloc(n + nadd + 1, sizeof(*env));
+	env = calloc(n + nadd + 2, sizeof(*env));
 	if (env == NULL) {
 		rc = err_set(err, SC_EOS,
 		    "out of memory building the agent "
@@ -83,8 +86,12 @@ agentenv_build(char ***out, const struct strlist *add, struct sc_err *err)
 		env[k++] = environ[i];
 	}
 	for (i = 0; i < nadd; i++)
-		if (!env_overridden(add->items[i], add, i + 1))
+		if (!env_overridden(add->items[i], add, i + 1) &&
+		    (mark == NULL ||
+			!env_is_named(add->items[i], mark, strcspn(mark, "="))))
 			env[k++] = add->items[i];
+	if (mark != NULL)
+		env[k++] = (char *)mark;
 	env[k] = NULL;
 	*out = env;
 	env = NULL;

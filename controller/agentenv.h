@@ -13,12 +13,14 @@
 
 /*
  * The environment an agent gets: ours minus agentenv_scrubbed, with add
- * applied (the last entry for a name wins).  *out is a malloc'd
- * NULL-terminated array (free() it, not its strings: they are borrowed
- * from environ and add, which must outlive it).  SC_EDATA for an add
+ * applied (the last entry for a name wins), then mark ("NAME=VALUE",
+ * controller/agentmark.h; NULL none), which no add entry overrides.  *out is a malloc'd NULL-terminated array (free() it, not its
+ * strings: they are borrowed from environ, add and mark, which must
+ * outlive it).  SC_EDATA for an add
  * entry without '=' or with an empty name, SC_EOS when out of memory.
  */
-int agentenv_build(char ***out, const struct strlist *add, struct sc_err *err);
+int agentenv_build(char ***out, const struct strlist *add, const char *mark,
+    struct sc_err *err);
 
 /* The value of variable name in envp (the first one, as getenv()), or
  * NULL.  The result points into envp. */

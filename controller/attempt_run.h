@@ -7,6 +7,7 @@
 #ifndef STORYCTL_ATTEMPT_RUN_H
 #define STORYCTL_ATTEMPT_RUN_H
 
+#include "controller/agentmark.h"
 #include "controller/batch_int.h"
 #include "controller/sandbox.h"
 #include "state/db_evidence.h"
@@ -45,6 +46,8 @@ struct attempt_run {
 	struct progress start; /* the story file when it started */
 	struct progress end; /* ... and when the agent ended */
 	struct runner_opts ro;
+	char
+	    mark[AGENTMARK_MAX]; /* its agents' mark (controller/agentmark.h) */
 	void *handle; /* the agent seam's */
 	struct runner_result agent_res;
 	enum run_phase phase;

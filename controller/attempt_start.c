@@ -514,6 +514,7 @@ begin_runner_opts(struct attempt_run *ar, const struct next_attempt *nx)
 	ro->argv = (const char *const *)ar->argv.items;
 	ro->cwd = ar->sl->cwd;
 	ro->env_add = &ag->env;
+	ro->mark = ar->mark[0] != '\0' ? ar->mark : NULL;
 	ro->log_path = ar->r.log_path;
 	ro->timeout_ms = (int64_t)(ag->timeout_s * nx->timeout_factor * 1000.0);
 	ro->stall_timeout_ms =
@@ -574,6 +575,12 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 		rc = begin_commit(ar, err);
 	if (rc < 0)
 		goto out;
+	/* the row's id is known now: the mark the next start looks for if
+	 * we die before the agent's pid is on record (docs/runner.md
+	 * #the-mark) */
+	if (b->markpfx[0] != '\0')
+		agentmark_format(
+		    ar->mark, sizeof(ar->mark), b->markpfx, ar->r.id);
 	/* that commit's fsync made the last decision durable too: now the
 	 * branch may show it */
 	rc = statebranch_flush(&b->sb, batch_now_ms(b), err);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "controller/agentmark.h"
 #include "controller/attempt.h"
 #include "controller/batch_notify.h"
 #include "controller/batch_run_int.h"
@@ -137,6 +138,10 @@ batch_open(struct batch *b, const struct batch_opts *o, struct sc_err *err)
 	if (rc < 0)
 		goto out;
 	snprintf(b->wtdir, sizeof(b->wtdir), "%s/worktrees", o->cfg->state_dir);
+	rc = agentmark_prefix(
+	    b->markpfx, sizeof(b->markpfx), o->cfg->state_dir, err);
+	if (rc < 0)
+		goto out;
 	b->nslots = o->jobs > 1 ? (size_t)o->jobs : 1;
 	b->slots = calloc(b->nslots, sizeof(*b->slots));
 	if (b->slots == NULL) {

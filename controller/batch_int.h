@@ -60,6 +60,9 @@ struct batch {
 	char stop_reason[512];
 	char logdir[512];
 	char wtdir[512]; /* where -j N worktrees live */
+	/* the mark of this state dir's agents, "STORYCTL_ATTEMPT=D.I."
+	 * (controller/agentmark.h) */
+	char markpfx[96];
 	struct slot *slots;
 	size_t nslots;
 	bool line_shown; /* the live status line is on screen */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "controller/agentmark.h"
 #include "controller/attempt_decide.h"
 #include "controller/batch_run_int.h"
 #include "controller/console.h"
@@ -20,8 +21,13 @@
 #include "controller/requeue.h"
 #include "state/fsutil.h"
 #include "state/gitwork.h"
+#include "strategies/recovery.h"
 #include "strategies/schedule.h"
 #include "strategies/suggest.h"
+
+/* How long a dead controller's agents get between SIGTERM and SIGKILL,
+ * as for a group recorded by pid (pgroup_kill_stale() below). */
+#define RECONCILE_GRACE_MS 2000
 
 /*
  * The progress of a dead controller's attempt is read where its agent
@@ -66,34 +72,24 @@ out:
 
 /*
  * Close row r, left running by a dead controller, at now (or its last
- * heartbeat) with the progress pr: a crash, or, when that controller
- * stopped on an error it reported (stop_pid), what happened, not a crash
- * and not counted (D4, docs/retry-strategy.md).
+ * heartbeat) with the progress pr, as strategies/recovery.c says: the
+ * first death of this attempt number is `interrupted`, not counted; the
+ * second a counted crash (docs/reliability.md#controller-deaths).
  */
 static void
 close_left_running(struct attempt_row *r, const struct progress *pr,
-    int64_t now, int64_t stop_pid, const char *stop_why)
+    int64_t now, const struct recovery_in *in)
 {
+	struct recovery_out rec;
+
+	recovery_close(&rec, in);
 	r->ended_ms = now;
 	if (r->heartbeat_ms > r->started_ms && r->heartbeat_ms < r->ended_ms)
 		r->ended_ms = r->heartbeat_ms;
 	r->exit_code = -1;
-	if (stop_pid > 0 && r->controller_pid == stop_pid) {
-		r->outcome = OUTCOME_INTERRUPTED;
-		r->error_code = ERRC_INTERRUPTED;
-		snprintf(r->error_message, sizeof(r->error_message),
-		    "the controller (pid %lld) stopped on an error "
-		    "during this attempt and could not record its "
-		    "end: %.300s",
-		    (long long)r->controller_pid, stop_why);
-	} else {
-		r->outcome = OUTCOME_CRASH;
-		r->error_code = ERRC_CRASH;
-		snprintf(r->error_message, sizeof(r->error_message),
-		    "the controller (pid %lld) died during this "
-		    "attempt; closed as a crash at start-up",
-		    (long long)r->controller_pid);
-	}
+	r->outcome = rec.outcome;
+	r->error_code = rec.code;
+	snprintf(r->error_message, sizeof(r->error_message), "%s", rec.message);
 	r->tasks_completed = pr->tasks_completed;
 	r->tasks_total = pr->tasks_total;
 	r->subtasks_completed = pr->subtasks_completed;
@@ -103,7 +99,8 @@ close_left_running(struct attempt_row *r, const struct progress *pr,
 }
 
 /* Close attempt r that a dead controller left running and decide it
- * (docs/state.md): its progress as the story file shows it now. */
+ * (docs/state.md): its progress as the story file shows it now, where
+ * its agent worked. */
 static int
 reconcile_one(struct batch *b, struct attempt_row *r, int64_t stop_pid,
     const char *stop_why, struct sc_err *err)
@@ -111,7 +108,9 @@ reconcile_one(struct batch *b, struct attempt_row *r, int64_t stop_pid,
 	char *wt = NULL;
 	struct story_row st;
 	struct progress pr;
+	struct recovery_in in;
 	const struct story *s;
+	int64_t now = b->o->clock.now_ms(b->o->clock.ctx);
 	int found = 0;
 	int rc;
 
@@ -128,13 +127,25 @@ reconcile_one(struct batch *b, struct attempt_row *r, int64_t stop_pid,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	close_left_running(
-	    r, &pr, b->o->clock.now_ms(b->o->clock.ctx), stop_pid, stop_why);
+	memset(&in, 0, sizeof(in));
+	in.attempt = r->attempt;
+	in.controller_pid = r->controller_pid;
+	in.stopped = stop_pid > 0 && r->controller_pid == stop_pid;
+	in.stop_why = stop_why;
+	/* the death is on record before the row closes: a start that dies
+	 * in between still counts it next time */
+	rc = db_deaths_before(
+	    b->db, &in.earlier_deaths, &in.earlier_pid, r, err);
+	if (rc == 0)
+		rc = db_death_add(
+		    b->db, r->id, r->controller_pid, in.stopped, now, err);
+	if (rc < 0)
+		goto out;
+	close_left_running(r, &pr, now, &in);
 	console_line(b,
 	    "%s: attempt %d was left running by a %s "
 	    "controller (pid %lld): closed as %s",
-	    r->story_id, r->attempt,
-	    r->outcome == OUTCOME_CRASH ? "dead" : "stopped",
+	    r->story_id, r->attempt, in.stopped ? "stopped" : "dead",
 	    (long long)r->controller_pid, outcome_name(r->outcome));
 	rc = attempt_decide_record(NULL, b, r, &st, NULL, -1, NULL, err);
 	if (rc < 0)
@@ -149,10 +160,38 @@ out:
 }
 
 /*
+ * Before anything else: end every process that carries this state dir's
+ * mark (docs/runner.md#the-mark).  We hold the lock, so none of them is
+ * a live controller's: each is an agent (or a gate, a reviewer, one of
+ * their children) of a controller that died, whether or not its pid
+ * reached the database.  One that cannot be ended keeps the batch from
+ * starting anything: two agents never work one tree.
+ */
+static int
+reconcile_end_marked(struct batch *b, struct sc_err *err)
+{
+	int ended = 0, left = 0;
+
+	agentmark_end_all(&ended, &left, b->markpfx, RECONCILE_GRACE_MS);
+	if (ended > 0)
+		console_line(b,
+		    "ended %d process%s that a dead controller's agents "
+		    "left running",
+		    ended, ended == 1 ? "" : "es");
+	if (left > 0)
+		return err_set(err, SC_ETEMPFAIL,
+		    "%d process%s left by a dead controller's agents (%s…) "
+		    "could not be ended; nothing starts while one may still "
+		    "work in a story's tree",
+		    left, left == 1 ? "" : "es", b->markpfx);
+	return 0;
+}
+
+/*
  * A `running` attempt whose controller is gone (we hold the lock, so
- * every one is): kill its process group if it survived, close it as a
- * crash with the progress the story file shows now, and decide it like
- * any crash.
+ * every one is): kill its process group if it survived, close it as
+ * interrupted (or, the second time, a crash) with the progress the
+ * story file shows now, and decide it.
  */
 int
 batch_reconcile(struct batch *b, struct sc_err *err)
@@ -165,7 +204,9 @@ batch_reconcile(struct batch *b, struct sc_err *err)
 	int rc;
 
 	stop_pid = lock_prev_stop(b->lock, &stop_why);
-	rc = db_attempts_running(b->db, &rows, &n, err);
+	rc = reconcile_end_marked(b, err);
+	if (rc == 0)
+		rc = db_attempts_running(b->db, &rows, &n, err);
 	if (rc < 0 || n == 0)
 		goto out;
 	for (i = 0; i < n; i++) {
@@ -174,8 +215,8 @@ batch_reconcile(struct batch *b, struct sc_err *err)
 		/* only the group we started: after a reboot the pid may
 		 * belong to someone else */
 		if (r->pid > 0 && r->pid_start > 0)
-			pgroup_kill_stale(
-			    (int)r->pid, (uint64_t)r->pid_start, 2000);
+			pgroup_kill_stale((int)r->pid, (uint64_t)r->pid_start,
+			    RECONCILE_GRACE_MS);
 		/* and its remote job, before anything new starts */
 		remote_cancel(b, r->story_id, r->attempt, r->log_path);
 		if (b->batch_id != r->batch_id) {

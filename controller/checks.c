@@ -88,6 +88,9 @@ job_start(struct batch *b, struct attempt_run *ar, struct check_job *j,
 	ro->argv = (const char *const *)j->argv.items;
 	ro->cwd = ar->sl->cwd;
 	ro->log_path = j->log_path;
+	/* a gate or a reviewer works in the attempt's tree: it carries the
+	 * attempt's mark, so a dead controller's is ended too */
+	ro->mark = ar->mark[0] != '\0' ? ar->mark : NULL;
 	ro->timeout_ms = (int64_t)(timeout_s * 1000.0);
 	ro->kill_grace_ms = b->o->kill_grace_ms_override >= 0
 	    ? b->o->kill_grace_ms_override

@@ -226,7 +226,7 @@ check_prompt_sizes(struct check *c)
 	 * huge value in an agent's env fails execve just the same */
 	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++)
 		if (cfg->agents[r].configured &&
-		    agentenv_build(&envp[r], &cfg->agents[r].env, &e) < 0)
+		    agentenv_build(&envp[r], &cfg->agents[r].env, NULL, &e) < 0)
 			envp[r] = NULL; /* the config check reports it */
 	memset(&prev, 0, sizeof(prev));
 	for (i = 0; i < c->n; i++) {

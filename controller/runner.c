@@ -431,7 +431,7 @@ runner_start(
 	}
 	p->o = o;
 	p->out_fd = p->pidfd = p->pf_out = p->cap.log_fd = -1;
-	rc = agentenv_build(&envp, o->env_add, err);
+	rc = agentenv_build(&envp, o->env_add, o->mark, err);
 	if (rc < 0)
 		goto out;
 	rc = capture_open(&p->cap, o->log_path,

@@ -45,6 +45,9 @@ struct runner_opts {
 	const char *cwd; /* the repo root; NULL = unchanged */
 	const struct strlist *env_add; /* "KEY=VALUE" added or overriding
 	                                * (last wins); may be NULL */
+	/* "STORYCTL_ATTEMPT=…", the attempt's mark in the agent's
+	 * environment (controller/agentmark.h); NULL none */
+	const char *mark;
 	const char *log_path; /* per-attempt log: O_APPEND, mode 0600,
 	                                * symlinks refused; NULL = no log */
 	int64_t timeout_ms; /* 0 = none */

@@ -33,7 +33,7 @@
 #include "common/model.h"
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define DB_SCHEMA_VERSION 8
+#define DB_SCHEMA_VERSION 9
 /* How long a statement waits for another connection's write lock. */
 #define DB_BUSY_TIMEOUT_MS 10000
 /* The meta key of the committed-decision counter (db_decision_seq). */
@@ -422,6 +422,21 @@ int db_failures_for_story(struct db *db, struct failure_row **out, size_t *n,
     int64_t batch_id, const char *story_id, bool open_only, struct sc_err *err);
 /* Free every message, then the array.  NULL ok. */
 void failure_rows_free(struct failure_row *rows, size_t n);
+
+/* Controller deaths (docs/reliability.md#controller-deaths): one row per
+ * attempt that start-up closed because the controller that ran it died
+ * or stopped on an error.  Written before the attempt's row is closed,
+ * so a start that dies in between counts the death all the same. */
+/* Record that attempt attempt_id was cut short by its controller's death
+ * (controller_pid, stopped: it left a stop note); a second call for the
+ * same attempt changes nothing. */
+int db_death_add(struct db *db, int64_t attempt_id, int64_t controller_pid,
+    bool stopped, int64_t ts_ms, struct sc_err *err);
+/* How many deaths were recorded for the other rows of r's story with
+ * r's attempt number in r's batch (*n), and the controller pid of the
+ * latest of them (*last_pid, 0 when none). */
+int db_deaths_before(struct db *db, int *n, int64_t *last_pid,
+    const struct attempt_row *r, struct sc_err *err);
 
 /* A counter bumped each time a story is put back to pending
  * (controller/requeue.c), by any process: a running controller that sees

@@ -231,6 +231,17 @@ static const char *const db_migrations[] = {
     "CREATE INDEX IF NOT EXISTS external_failures_by_story\n"
     "  ON external_failures (batch_id, story_id, id);\n"
     "PRAGMA user_version = 8;\n",
+    /* 9: the attempts start-up closed because their controller died
+     * (docs/reliability.md#controller-deaths): the second death of the
+     * same attempt number counts it.  A table of its own, IF NOT
+     * EXISTS, for the reason given at 8 */
+    "CREATE TABLE IF NOT EXISTS controller_deaths (\n"
+    "  attempt_id INTEGER PRIMARY KEY REFERENCES attempts (id),\n"
+    "  controller_pid INTEGER NOT NULL,\n"
+    "  stopped INTEGER NOT NULL CHECK (stopped IN (0, 1)),\n"
+    "  ts_ms INTEGER NOT NULL\n"
+    ");\n"
+    "PRAGMA user_version = 9;\n",
 };
 
 _Static_assert(

@@ -106,10 +106,10 @@ if wait_for 10 attempt_running 1 && wait_for 10 one_checked; then
 	run_sc -C "$P" resume
 	expect_rc "kill -9: resume takes the stale lock over and exits 0" 0
 	expect_match "kill -9: resume says it closed the stale attempt" \
-		"$T_OUT" "s1: attempt 1 .*dead controller.*crash"
+		"$T_OUT" "s1: attempt 1 .*dead controller.*interrupted"
 	T_OUT=$(sql "SELECT outcome || '|' || error_code || '|' || decision || '|' || counted FROM attempts WHERE seq = 1")
-	expect_match "kill -9: the stale row is closed as a counted crash, retried" \
-		"$T_OUT" '^crash\|CRASH\|retry\|1$'
+	expect_match "kill -9: the stale row is closed as interrupted, not counted (the controller's death costs the story nothing)" \
+		"$T_OUT" '^interrupted\|INTERRUPTED\|none\|0$'
 	T_OUT=$(sql "SELECT error_message FROM attempts WHERE seq = 1")
 	expect_match "kill -9: its error message says the controller died" \
 		"$T_OUT" "controller \\(pid $dead\\) died"
@@ -117,8 +117,8 @@ if wait_for 10 attempt_running 1 && wait_for 10 one_checked; then
 	expect_match "kill -9: the stale row has the progress of the story file" \
 		"$T_OUT" '^1/3$'
 	T_OUT=$(sql "SELECT attempt || ':' || outcome FROM attempts ORDER BY seq" | tr '\n' ' ')
-	expect_match "kill -9: the next attempt ran as number 2" \
-		"$T_OUT" '^1:crash 2:success $'
+	expect_match "kill -9: the same attempt number ran again" \
+		"$T_OUT" '^1:interrupted 1:success $'
 	check "kill -9: counted attempt numbers are 1..k" counted_numbers_ok
 	check "kill -9: no attempt number is counted twice" no_dup_counted
 	check "kill -9: no row is left running" \
@@ -127,6 +127,8 @@ if wait_for 10 attempt_running 1 && wait_for 10 one_checked; then
 	check "kill -9: integrity_check and foreign_key_check pass" integrity_ok
 	check "kill -9: the branch agrees with the database" \
 		progress_agrees storyctl/state
+	check "kill -9: one controller death is on record for it" \
+		[ "$(sql "SELECT count(*) FROM controller_deaths d JOIN attempts a ON a.id = d.attempt_id WHERE a.seq = 1 AND d.controller_pid = $dead")" = 1 ]
 	check "kill -9: after resume, the dead controller's objects and the new ones are listed" \
 		all_loose_listed
 	check "stale lock: released after resume (no pid in the file)" \

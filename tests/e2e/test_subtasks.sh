@@ -61,10 +61,12 @@ check "stories/<id>.json has the subtasks of the story and of each attempt" \
 # -j 2: each story works in its own worktree.  The agent checks a subtask
 # and hangs; the heartbeat shows it; the controller is killed; one more
 # subtask is checked in the worktree (work the last heartbeat missed);
-# resume closes attempt 1 as a crash with what the worktree shows.
+# resume closes attempt 1 as interrupted (the controller died, not the
+# story: docs/reliability.md#controller-deaths) with what the worktree
+# shows, and attempt 1 runs again, this time without the wait ("once").
 new_project '{"max_attempts": 3}'
-new_story "$P" k1 2 '<!-- sim a1: subcheck 1; sleep 30 -->' '<!-- sim *: checkall -->'
-new_story "$P" k2 2 '<!-- sim a1: subcheck 1; sleep 30 -->' '<!-- sim *: checkall -->'
+new_story "$P" k1 2 '<!-- sim a1: subcheck 1; once sleep 30 -->' '<!-- sim *: checkall -->'
+new_story "$P" k2 2 '<!-- sim a1: subcheck 1; once sleep 30 -->' '<!-- sim *: checkall -->'
 commit_all
 start_bg run -j 2
 live_sub() {
@@ -83,8 +85,8 @@ check "k1 works in its worktree" test -f "$wt"
 sed -i 's/^  - \[ \]/  - [x]/' "$wt"
 run_sc -C "$P" resume -j 2
 expect_rc "resume after kill -9 finishes" 0
-check "the crashed attempt has the subtasks of the worktree" \
-	test "$(sql "SELECT outcome || ' ' || subtasks_completed || '/' || subtasks_total FROM attempts WHERE story_id = 'k1' AND attempt = 1")" = "crash 2/2"
-check "the other crashed attempt has its last heartbeat's or file's subtasks" \
-	test "$(sql "SELECT outcome || ' ' || subtasks_completed || '/' || subtasks_total FROM attempts WHERE story_id = 'k2' AND attempt = 1")" = "crash 1/2"
+check "the interrupted attempt has the subtasks of the worktree" \
+	test "$(sql "SELECT outcome || ' ' || subtasks_completed || '/' || subtasks_total FROM attempts WHERE story_id = 'k1' AND attempt = 1 ORDER BY seq LIMIT 1")" = "interrupted 2/2"
+check "the other interrupted attempt has its last heartbeat's or file's subtasks" \
+	test "$(sql "SELECT outcome || ' ' || subtasks_completed || '/' || subtasks_total FROM attempts WHERE story_id = 'k2' AND attempt = 1 ORDER BY seq LIMIT 1")" = "interrupted 1/2"
 finish

@@ -1272,23 +1272,18 @@ test_already_done(void **state)
 	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
 }
 
-/* A running row left by a dead controller is closed as a crash at its
- * last heartbeat with the progress the file shows now, decided, and
- * the story goes on with the next attempt number. */
-static void
-test_reconcile_dead_controller(void **state)
+/* A batch whose story s1 (5 tasks) has attempt 1 left `running` by a
+ * dead controller (pid cpid) with a heartbeat at t + 5000; with
+ * earlier_pid > 0, an earlier row of attempt 1 was already cut short
+ * by the death of controller earlier_pid.  The database is closed. */
+static int64_t
+fx_left_running(struct fx *fx, int64_t t, int64_t cpid, int64_t earlier_pid)
 {
-	static const struct step steps[] = {
-	    {.done = 5, .dur_ms = 1000, .exit_code = 0},
-	};
-	struct fx *fx = *state;
 	struct db *db;
 	struct story_row st;
-	struct attempt_row r, *rows;
+	struct attempt_row r;
 	struct db_progress hb = {1, 5, 0, 0};
-	char path[PATH_MAX];
-	int64_t bid = 0, t = T0 - 100000;
-	size_t n = 0;
+	int64_t bid = 0;
 
 	fx_story(fx, "s1.md", 5, 0);
 	fx_config(fx, "[\"s1.md\"]", BOTH, "{}");
@@ -1309,16 +1304,53 @@ test_reconcile_dead_controller(void **state)
 	r.counted = true;
 	r.role = ROLE_PRIMARY;
 	snprintf(r.agent, sizeof(r.agent), "prim");
-	r.controller_pid = 4242;
 	r.started_ms = t;
 	r.exit_code = -1;
 	r.tasks_total = 5;
 	r.timeout_factor = 1;
 	r.poll_factor = 1;
+	if (earlier_pid > 0) {
+		struct attempt_row e = r;
+
+		e.controller_pid = earlier_pid;
+		assert_int_equal(db_attempt_begin(db, &e, &fx->err), 0);
+		e.counted = false;
+		e.ended_ms = t + 1000;
+		e.outcome = OUTCOME_INTERRUPTED;
+		e.error_code = ERRC_INTERRUPTED;
+		assert_int_equal(
+		    db_attempt_finish(db, &e, &st, NULL, NULL, &fx->err), 0);
+		assert_int_equal(db_death_add(db, e.id, earlier_pid, false,
+				     t + 2000, &fx->err),
+		    0);
+		r.started_ms = t + 2000;
+	}
+	r.controller_pid = cpid;
 	assert_int_equal(db_attempt_begin(db, &r, &fx->err), 0);
 	assert_int_equal(
 	    db_attempt_heartbeat(db, r.id, t + 5000, &hb, &fx->err), 0);
 	db_close(db);
+	return bid;
+}
+
+/* A running row left by a dead controller is closed at its last
+ * heartbeat with the progress the file shows now, as `interrupted`, not
+ * counted: the controller's death costs the story nothing, and attempt
+ * 1 runs again (docs/reliability.md#controller-deaths). */
+static void
+test_reconcile_dead_controller(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 5, .dur_ms = 1000, .exit_code = 0},
+	};
+	struct fx *fx = *state;
+	struct story_row st;
+	struct attempt_row *rows;
+	char path[PATH_MAX];
+	int64_t bid, t = T0 - 100000;
+	size_t n = 0;
+
+	bid = fx_left_running(fx, t, 4242, 0);
 	/* the dead agent got to 2 boxes and one subtask of 2 before it died
 	 * (the file, not the heartbeat, is what is recorded) */
 	path_in(path, fx->dir, "s1.md");
@@ -1331,31 +1363,72 @@ test_reconcile_dead_controller(void **state)
 	fx_run(fx);
 
 	assert_int_equal(fx->res.batch_id, bid);
-	assert_int_equal(fx->calls[0].attempt, 2);
-	assert_string_equal(fx->calls[0].role, "fallback");
-	/* the retry delay ran out long ago: no sleep */
+	assert_int_equal(fx->calls[0].attempt, 1);
+	assert_string_equal(fx->calls[0].role, "primary");
 	assert_int_equal(fx->nsleeps, 0);
 	rows = fx_rows(fx, "s1", &n);
 	assert_int_equal(n, 2);
-	assert_int_equal(rows[0].outcome, OUTCOME_CRASH);
-	assert_int_equal(rows[0].error_code, ERRC_CRASH);
+	assert_int_equal(rows[0].outcome, OUTCOME_INTERRUPTED);
+	assert_int_equal(rows[0].error_code, ERRC_INTERRUPTED);
 	assert_non_null(strstr(rows[0].error_message,
 	    "controller (pid 4242) "
 	    "died"));
-	assert_int_equal(rows[0].decision, DECISION_RETRY);
-	assert_prefix(rows[0].reason, "D11");
-	assert_true(rows[0].counted);
+	assert_non_null(strstr(rows[0].error_message, "not counted"));
+	assert_int_equal(rows[0].decision, DECISION_NONE);
+	assert_false(rows[0].counted);
 	assert_int_equal(rows[0].tasks_completed, 2);
 	assert_int_equal(rows[0].subtasks_completed, 1);
 	assert_int_equal(rows[0].subtasks_total, 2);
 	assert_int_equal(rows[0].ended_ms, t + 5000);
-	assert_int_equal(rows[1].attempt, 2);
+	assert_int_equal(rows[1].attempt, 1);
+	assert_true(rows[1].counted);
 	assert_int_equal(rows[1].outcome, OUTCOME_SUCCESS);
 	attempt_rows_free(rows, n);
 	assert_none_running(fx);
 	assert_true(out_has(fx,
 	    "attempt 1 was left running by a dead "
 	    "controller"));
+	st = fx_story_row(fx, "s1");
+	assert_int_equal(st.status, STATUS_DONE);
+	assert_int_equal(st.attempts, 1);
+}
+
+/* The second death of the same attempt number counts it: a crash that
+ * names both controllers, decided like any crash (D11: the fallback
+ * runs attempt 2), so a story that kills its controller cannot loop. */
+static void
+test_reconcile_second_death_counts(void **state)
+{
+	static const struct step steps[] = {
+	    {.done = 5, .dur_ms = 1000, .exit_code = 0},
+	};
+	struct fx *fx = *state;
+	struct story_row st;
+	struct attempt_row *rows;
+	int64_t t = T0 - 100000;
+	size_t n = 0;
+
+	(void)fx_left_running(fx, t, 4242, 4141);
+	fx->rnd = 0.0;
+	fx_script(fx, steps, 1);
+	fx_run(fx);
+
+	assert_int_equal(fx->calls[0].attempt, 2);
+	assert_string_equal(fx->calls[0].role, "fallback");
+	rows = fx_rows(fx, "s1", &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(rows[0].outcome, OUTCOME_INTERRUPTED);
+	assert_int_equal(rows[1].attempt, 1);
+	assert_int_equal(rows[1].outcome, OUTCOME_CRASH);
+	assert_int_equal(rows[1].error_code, ERRC_CRASH);
+	assert_true(rows[1].counted);
+	assert_non_null(strstr(rows[1].error_message, "second time"));
+	assert_non_null(
+	    strstr(rows[1].error_message, "pid 4141 then pid 4242"));
+	assert_int_equal(rows[1].decision, DECISION_RETRY);
+	assert_int_equal(rows[2].attempt, 2);
+	assert_int_equal(rows[2].outcome, OUTCOME_SUCCESS);
+	attempt_rows_free(rows, n);
 	st = fx_story_row(fx, "s1");
 	assert_int_equal(st.status, STATUS_DONE);
 	assert_int_equal(st.attempts, 2);
@@ -2516,6 +2589,8 @@ main(void)
 		test_already_done, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_reconcile_dead_controller, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_reconcile_second_death_counts, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_state_branch, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
