@@ -300,7 +300,7 @@ check "half-made worktree: no attempt row is left running" \
 # the branch catches up with the database, nothing is counted twice).
 new_project
 new_story "$P" a 2 '<!-- sim *: checkall -->'
-new_story "$P" b 2 '<!-- sim a1: sleep 30 -->' '<!-- sim *: checkall -->'
+new_story "$P" b 2 '<!-- sim a1: once sleep 30 -->' '<!-- sim *: checkall -->'
 commit_all
 b_running() {
 	[ "$(sql "SELECT count(*) FROM attempts WHERE story_id = 'b' AND outcome = 'running'" 2>/dev/null)" = 1 ]

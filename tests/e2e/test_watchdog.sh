@@ -15,7 +15,7 @@ kill_case() {
 	local name=$1 how=$2 apid gpid wd
 	gc_project "$name"
 	new_story "$P" s1 2 '<!-- gc a1: child tough -->' \
-		'<!-- sim a1: check 1; hang -->' '<!-- sim *: checkall -->'
+		'<!-- sim a1: check 1; once hang -->' '<!-- sim *: checkall -->'
 	commit_all
 	start_bg run
 	if ! wait_for 10 attempt_running 1 || ! wait_for 10 test -e "$PIDS/started.a1"; then
