@@ -44,47 +44,40 @@ agentmark_format(char *buf, size_t len, const char *prefix, int64_t id)
 
 /*
  * Whether the environment of process pid holds an entry that starts with
- * prefix.  Read in pieces, keeping the tail of each so that an entry cut
- * between two reads is still seen.  A process we may not read, or a
- * zombie (its environment reads empty), is not marked.
+ * prefix.  Read in pieces and matched byte by byte from the start of
+ * each entry (after each NUL), so an entry cut between two reads needs
+ * nothing kept.  A process we may not read, or a zombie (its environment
+ * reads empty), is not marked.
  */
 static bool
 env_marked(int pid, const char *prefix)
 {
-	char path[64], buf[16384 + AGENTMARK_MAX + 2];
-	const char *at, *hit, *end;
-	size_t plen = strlen(prefix), keep, have;
+	char path[64], buf[16384];
+	size_t plen = strlen(prefix), i;
 	ssize_t n;
+	/* how much of prefix the current entry has matched so far; -1 once
+	 * it differs */
+	long at = 0;
 	bool found = false;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return false;
-	/* buf[0] stands for the NUL before the first entry; later, the
-	 * last plen + 1 bytes of a piece are kept before the next, so an
-	 * entry cut in two is seen whole with the byte before it */
-	buf[0] = '\0';
-	keep = 1;
 	while (!found) {
-		n = read(fd, buf + keep, sizeof(buf) - keep);
+		n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		have = keep + (size_t)n;
-		end = buf + have;
-		for (at = buf + 1; at < end; at = hit + 1) {
-			hit = memmem(at, (size_t)(end - at), prefix, plen);
-			if (hit == NULL)
-				break;
-			if (hit[-1] == '\0') {
-				found = true;
-				break;
-			}
+		for (i = 0; i < (size_t)n && !found; i++) {
+			if (buf[i] == '\0')
+				at = 0;
+			else if (at >= 0 && buf[i] == prefix[at])
+				found = (size_t)++at == plen;
+			else
+				at = -1;
 		}
-		keep = have > plen + 1 ? plen + 1 : have;
-		memmove(buf, buf + (have - keep), keep);
 	}
 	close(fd);
 	return found;
@@ -140,7 +133,7 @@ agentmark_end_all(int *ended, int *left, const char *prefix, int64_t grace_ms)
 	int pids[MARKED_MAX];
 	int64_t t0, now;
 	size_t n;
-	bool killed = false;
+	bool killed = false, confirmed = false;
 	int found = 0;
 
 	*ended = 0;
@@ -152,6 +145,15 @@ agentmark_end_all(int *ended, int *left, const char *prefix, int64_t grace_ms)
 		grace_ms = 0;
 	for (;;) {
 		n = marked_look(pids, MARKED_MAX, prefix);
+		/* a process caught inside an exec reads with no environment
+		 * for an instant: once something was found, nothing counts
+		 * as gone until a second look, a tick later, agrees */
+		if (n == 0 && found > 0 && !confirmed) {
+			confirmed = true;
+			clock_nap_ms(PGROUP_TICK_MS);
+			continue;
+		}
+		confirmed = false;
 		if ((int)n > found)
 			found = (int)n;
 		if (n == 0)

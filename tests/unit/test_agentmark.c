@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,23 @@ read_pid(int fd)
 	return (pid_t)atoi(buf);
 }
 
+/* Whether pid's environment reads non-empty: during an exec the new
+ * program's link is there a moment before its environment is. */
+static int
+env_ready(pid_t pid)
+{
+	char path[64], c;
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if ((fd = open(path, O_RDONLY)) >= 0) {
+		n = read(fd, &c, 1);
+		close(fd);
+	}
+	return n == 1;
+}
+
 /* Wait until pid runs sleep: before its exec it has our environment. */
 static void
 exec_wait(pid_t pid)
@@ -104,7 +122,7 @@ exec_wait(pid_t pid)
 		n = readlink(path, got, sizeof(got) - 1);
 		if (n > 0) {
 			got[n] = '\0';
-			if (strcmp(got, want) == 0)
+			if (strcmp(got, want) == 0 && env_ready(pid))
 				return;
 		}
 		clock_nap_ms(5);
