@@ -71,6 +71,22 @@ start_bg() {
 	BG_PIDS+=("$BG")
 }
 
+# bg_execd: wait at most 5 s until BG is storyctl itself, not yet the
+# shell's fork about to exec it (a signal meant for storyctl would hit
+# the shell, which runs the script's EXIT trap before it dies).
+bg_execd() {
+	local c i=0
+	while [ "$i" -lt 5000 ]; do
+		c=
+		read -r c 2>/dev/null <"/proc/$BG/comm"
+		case $c in bash | "") ;; *) return 0 ;; esac
+		alive "$BG" || return 1
+		nap_ms 1
+		i=$((i + 1))
+	done
+	return 1
+}
+
 # wait_bg SECONDS: wait at most SECONDS for BG to exit; BG_RC is its exit
 # status (or "hung" after a SIGKILL).
 wait_bg() {
@@ -95,20 +111,24 @@ kill_ours() {
 	esac
 }
 
-# project_procs: the live processes working in project $P (a controller,
+# project_pids: the live processes working in project $P (a controller,
 # its watchdog, the agents and what they started all run in the repo
-# root or in a worktree under it), one "pid cmdline" a line.
-project_procs() {
-	local d cwd pid
-	for d in /proc/[0-9]*; do
+# root or in a worktree under it), one pid a line.
+project_pids() {
+	local d pid
+	# one find for every cwd (a readlink per process took 0.2 s and more)
+	find /proc/[0-9]* -maxdepth 1 -name cwd \( -lname "$P" -o -lname "$P/*" \) \
+		-printf '%h\n' 2>/dev/null | while read -r d; do
 		pid=${d#/proc/}
-		cwd=$(readlink "$d/cwd" 2>/dev/null) || continue
-		case $cwd in
-		"$P" | "$P"/*) ;;
-		*) continue ;;
-		esac
-		alive "$pid" || continue
-		printf '%s %s\n' "$pid" "$(tr '\0' ' ' <"$d/cmdline" 2>/dev/null)"
+		alive "$pid" && echo "$pid"
+	done
+}
+# project_procs: the same, one "pid cmdline" a line (the newlines of a
+# prompt in the command line made spaces).
+project_procs() {
+	local pid
+	for pid in $(project_pids); do
+		printf '%s %s\n' "$pid" "$(tr '\0\n' '  ' 2>/dev/null <"/proc/$pid/cmdline")"
 	done
 }
 # sim_procs: sim-agent processes of $P (their argv ends with the repo
@@ -120,4 +140,47 @@ watch_procs() {
 	for p in $(pgrep -x storyctl-watch 2>/dev/null); do
 		[ "$(readlink "/proc/$p/cwd" 2>/dev/null)" = "$P" ] && echo "$p"
 	done
+}
+
+# proc_start PID: the process's start time (field 22 of /proc/PID/stat,
+# clock ticks since boot): with the pid, it names one process for good.
+proc_start() {
+	local line f
+	read -r line 2>/dev/null <"/proc/$1/stat" || return 1
+	read -ra f <<<"${line##*) }"
+	[ -n "${f[19]:-}" ] && echo "${f[19]}"
+}
+
+# nap_ms MS: sleep MS milliseconds without starting a process (read -t
+# on a pipe nobody writes), for kills timed to the millisecond.
+NAP_FD=
+nap_ms() {
+	local t
+	[ -n "$NAP_FD" ] || exec {NAP_FD}<> <(:)
+	[ "$1" -gt 0 ] || return 0
+	printf -v t '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+	read -r -t "$t" -u "$NAP_FD" _
+	return 0
+}
+
+# mark_of DIR: the mark storyctl gives every agent of the state dir DIR,
+# STORYCTL_ATTEMPT=<dev>.<ino>.<attempt row id>, without the row id.
+mark_of() { stat -c '%d.%i' "$1" 2>/dev/null; }
+# marked_procs DIR: the live processes whose environment carries the mark
+# of state dir DIR (agents, what they started, wherever they run).
+marked_procs() {
+	local m p f
+	m=$(mark_of "$1") || return 0
+	grep -lzsE "^STORYCTL_ATTEMPT=${m//./\\.}\\.[0-9]+$" /proc/[0-9]*/environ 2>/dev/null |
+		while read -r f; do
+			p=${f#/proc/}
+			p=${p%/environ}
+			alive "$p" && echo "$p"
+		done
+}
+# has_mark PID DIR: the process's environment carries DIR's mark.
+has_mark() {
+	local m
+	m=$(mark_of "$2") || return 1
+	grep -qzsE "^STORYCTL_ATTEMPT=${m//./\\.}\\.[0-9]+$" "/proc/$1/environ"
 }
