@@ -45,8 +45,8 @@ KILLS=${CHAOS_KILLS:-60}
 RANDOM=$SEED
 echo "# chaos -j 3 seed $SEED (replay with CHAOS_SEED=$SEED)"
 . "$STORYCTL_SRC/tests/e2e/lib_ps.sh"
+. "$STORYCTL_SRC/tests/e2e/lib_chaos.sh"
 BG_APPEND=1
-AGENT="$STORYCTL_SRC/tests/e2e/agents/chaos-agent"
 
 # project_procs, project_pids, sim_procs, watch_procs, marked_procs:
 # lib_ps.sh
@@ -83,17 +83,11 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- 24 stories, six kinds, in two repositories ----
-# chaos_project NAME: a project whose agents are chaos-agent keeping
-# its books in $T_TMP/ch-NAME; the same 24 stories.
-chaos_project() {
-	local ch="$T_TMP/ch-$1" cmd i
-	mkdir -p "$ch"
-	touch "$ch/overlap" "$ch/early" "$ch/orphans" "$ch/spawns" "$ch/started"
-	cmd=$(jq -cn --arg a "$AGENT" --arg d "$ch" \
-		'[$a, $d, "{role}", "{attempt}", "{story_file}", "{prompt}", "{repo}"]')
-	new_project '{"max_attempts": 5, "kill_grace_s": 0.1}' "$(jq -cn --argjson c "$cmd" \
-		'{primary: {name: "sim-p", command: $c, timeout_s: 30},
-		  fallback: {name: "sim-f", command: $c, timeout_s: 30}}')"
+# chaos_project24 NAME: chaos_project (lib_chaos.sh) with the same 24
+# stories in each.
+chaos_project24() {
+	local i
+	chaos_project "$1" '{"max_attempts": 5, "kill_grace_s": 0.1}' sim
 	for i in $(seq -w 1 24); do
 		case $((10#$i % 6)) in
 		0) new_story "$P" "s$i-done" 3 '<!-- sim *: sleep 0.1; check 1; sleep 0.1; checkall -->' ;;
@@ -110,10 +104,9 @@ chaos_project() {
 	done
 	commit_all
 }
-chaos_project ref
+chaos_project24 ref
 R=$P
-chaos_project chaos
-CH="$T_TMP/ch-chaos"
+chaos_project24 chaos
 ids=$(ls "$P/docs/stories" | sed 's/\.md$//')
 checked() { grep -c '^[-*+] \[[xX]\]' "$1" 2>/dev/null || true; }
 
@@ -192,20 +185,9 @@ note_orphans() {
 		s=$(proc_start "$p") && echo "$p $s" >>"$CH/orphans"
 	done
 }
-# kill_both PID: controller PID and its watchdog stopped, then killed
-kill_both() {
-	local wd
-	kill -STOP "$1"
-	wd=$(pgrep -x -P "$1" storyctl-watch | tr '\n' ' ')
-	# shellcheck disable=SC2086 # $wd: zero or more pids
-	[ -z "$wd" ] || kill -STOP $wd
-	# shellcheck disable=SC2086
-	kill -KILL $wd "$1"
-}
 batch_finished() {
 	[ "$("$STORYCTL" -C "$P" status --json 2>/dev/null | jq -r .state)" = finished ]
 }
-ms_now() { MS=$((${EPOCHREALTIME/./} / 1000)); }
 
 # ---- the stops ----
 kills=0
@@ -317,14 +299,8 @@ check "after every stop but a kill of the watchdog too, nothing of the project r
 	[ "${#lingering[@]}" -eq 0 ]
 
 # ---- to the end ----
-final=
-for i in 1 2 3 4; do
-	start_bg resume -j 3
-	wait_bg 120
-	final=$BG_RC
-	echo "# final resume $i: exit $BG_RC"
-	[ "$BG_RC" = 75 ] || break
-done
+resume_to_end
+final=$FINAL
 final_ok() { [ "$final" = 0 ] || [ "$final" = 3 ]; }
 check "the final resume finishes the batch with exit 0 or 3 (got $final)" final_ok
 final_ok || tail -n 5 "$T_TMP/bg.err" | sed 's/^/# stderr: /'

@@ -42,7 +42,7 @@ KILLS=${CHAOS_KILLS:-24}
 RANDOM=$SEED
 echo "# chaos recovery seed $SEED (replay with CHAOS_SEED=$SEED)"
 . "$STORYCTL_SRC/tests/e2e/lib_ps.sh"
-AGENT="$STORYCTL_SRC/tests/e2e/agents/chaos-agent"
+. "$STORYCTL_SRC/tests/e2e/lib_chaos.sh"
 FAULT_AGENT="$STORYCTL_SRC/tests/e2e/agents/fault-agent"
 PROJS=()
 
@@ -71,31 +71,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ms_now() { MS=$((${EPOCHREALTIME/./} / 1000)); }
-# kill_both PID: SIGKILL controller PID and its watchdog at once: both
-# stopped first, so that neither acts on the other's death (a controller
-# replaces a dead watchdog, a watchdog ends a dead controller's agents);
-# wd is the watchdog's pid (or empty).
-kill_both() {
-	kill -STOP "$1"
-	wd=$(pgrep -x -P "$1" storyctl-watch | tr '\n' ' ')
-	# shellcheck disable=SC2086 # $wd: zero or more pids
-	[ -z "$wd" ] || kill -STOP $wd
-	# shellcheck disable=SC2086
-	kill -KILL $wd "$1"
-}
-# chaos_project NAME [POLICY-JSON]: a project whose agents are chaos-agent
-# keeping its books in $CH ($T_TMP/ch-NAME).
-chaos_project() {
-	local cmd
-	CH="$T_TMP/ch-$1"
-	mkdir -p "$CH"
-	touch "$CH/overlap" "$CH/early" "$CH/orphans" "$CH/spawns" "$CH/started"
-	cmd=$(jq -cn --arg a "$AGENT" --arg d "$CH" \
-		'[$a, $d, "{role}", "{attempt}", "{story_file}", "{prompt}", "{repo}"]')
-	new_project "${2:-"{}"}" "$(jq -cn --argjson c "$cmd" \
-		'{primary: {name: "ch-p", command: $c, timeout_s: 30},
-		  fallback: {name: "ch-f", command: $c, timeout_s: 30}}')"
+# chaos_project_r NAME [POLICY-JSON]: chaos_project (lib_chaos.sh),
+# remembered for the cleanup.
+chaos_project_r() {
+	chaos_project "$1" "${2:-"{}"}" ch
 	PROJS+=("$P")
 }
 # n_started: agents that began ($CH/started has one line per agent, its
@@ -285,7 +264,7 @@ else
 	not_ok "(a) the spawn-kill shim compiles"
 	nmodes=2
 fi
-chaos_project a '{"max_attempts": 10}'
+chaos_project_r a '{"max_attempts": 10}'
 for i in $(seq -w 1 12); do
 	new_story "$P" "k$i" 2 '<!-- sim *: sleep 0.3; check 1; sleep 0.2; checkall -->'
 done
@@ -398,13 +377,8 @@ check "(a) kills left agents alive for the next start to end ($orphan_rounds of 
 check "(a) every process a dead controller left carries the mark of the state dir (${#UNMARKED[@]} without: ${UNMARKED[*]:0:3})" \
 	[ "${#UNMARKED[@]}" -eq 0 ]
 
-final=
-for i in 1 2 3 4; do
-	start_bg resume -j 3
-	wait_bg 120
-	final=$BG_RC
-	[ "$BG_RC" = 75 ] || break
-done
+resume_to_end
+final=$FINAL
 check "(a) the final resume ends the batch with exit 0 or 3 (got $final)" \
 	test "$final" = 0 -o "$final" = 3
 n_early=$(cut -d' ' -f1 "$CH/early" 2>/dev/null | sort -u | wc -l)
@@ -483,7 +457,7 @@ check "PRAGMA integrity_check is ok" [ "$(sql 'PRAGMA integrity_check')" = ok ]
 # the agent checks one box, then the controller and its watchdog die 200
 # ms into the attempt; the next start must end that agent long before
 # its `sleep 5` is over.  Twice in attempt 1, then attempt 2 succeeds.
-chaos_project twice '{"max_attempts": 5}'
+chaos_project_r twice '{"max_attempts": 5}'
 new_story "$P" d1 3 '<!-- sim a1: check 1; sleep 5; checkall -->' '<!-- sim *: checkall -->'
 new_story "$P" d2 2 '<!-- sim *: sleep 0.2; checkall -->'
 commit_all
@@ -533,7 +507,7 @@ check "twice: no worktree is left" [ "$(git -C "$P" worktree list | wc -l)" = 1 
 # dead controller started lives.  Skipped where bubblewrap cannot run.
 if bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid true 2>/dev/null; then
 	SANDBOX_JSON='{"enabled": true, "writable": ["'"$T_TMP/ch-sandbox"'"]}' \
-		chaos_project sandbox '{"max_attempts": 10}'
+		chaos_project_r sandbox '{"max_attempts": 10}'
 	for i in 1 2 3 4 5 6; do
 		new_story "$P" "c$i" 2 '<!-- sim *: sleep 0.3; check 1; sleep 0.2; checkall -->'
 	done

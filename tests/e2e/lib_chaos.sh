@@ -1,0 +1,51 @@
+# tests/e2e/lib_chaos.sh - what the chaos scripts share (sourced after
+# lib.sh and lib_ps.sh): projects whose agent is
+# tests/e2e/agents/chaos-agent, the kill of a controller together with
+# its watchdog, and the resume that ends a batch.
+
+AGENT="$STORYCTL_SRC/tests/e2e/agents/chaos-agent"
+
+# ms_now: MS is the wall clock in milliseconds.
+ms_now() { MS=$((${EPOCHREALTIME/./} / 1000)); }
+
+# chaos_project NAME POLICY-JSON AGENT-PREFIX: a project ($P) whose two
+# agents, AGENT-PREFIX-p and AGENT-PREFIX-f, are chaos-agent keeping
+# their books in $CH ($T_TMP/ch-NAME).
+chaos_project() {
+	local cmd
+	CH="$T_TMP/ch-$1"
+	mkdir -p "$CH"
+	touch "$CH/overlap" "$CH/early" "$CH/orphans" "$CH/spawns" "$CH/started"
+	cmd=$(jq -cn --arg a "$AGENT" --arg d "$CH" \
+		'[$a, $d, "{role}", "{attempt}", "{story_file}", "{prompt}", "{repo}"]')
+	new_project "$2" "$(jq -cn --argjson c "$cmd" --arg n "$3" \
+		'{primary: {name: ($n + "-p"), command: $c, timeout_s: 30},
+		  fallback: {name: ($n + "-f"), command: $c, timeout_s: 30}}')"
+}
+
+# kill_both PID: SIGKILL controller PID and its watchdog at once: both
+# stopped first, so that neither acts on the other's death (a controller
+# replaces a dead watchdog, a watchdog ends a dead controller's agents);
+# wd is the watchdog's pid (or empty).
+kill_both() {
+	kill -STOP "$1"
+	wd=$(pgrep -x -P "$1" storyctl-watch | tr '\n' ' ')
+	# shellcheck disable=SC2086 # $wd: zero or more pids
+	[ -z "$wd" ] || kill -STOP $wd
+	# shellcheck disable=SC2086
+	kill -KILL $wd "$1"
+}
+
+# resume_to_end: `resume -j 3` until it exits anything but 75 (at most 4
+# times); FINAL is its last exit status.
+resume_to_end() {
+	local i
+	FINAL=
+	for i in 1 2 3 4; do
+		start_bg resume -j 3
+		wait_bg 120
+		FINAL=$BG_RC
+		echo "# final resume $i: exit $BG_RC"
+		[ "$BG_RC" = 75 ] || break
+	done
+}
