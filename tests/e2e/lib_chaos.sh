@@ -49,3 +49,31 @@ resume_to_end() {
 		[ "$BG_RC" = 75 ] || break
 	done
 }
+
+# chaos_cleanup PROJECT...: end everything a chaos script started (its
+# background runs; each project's processes, its simulated agents and
+# whatever carries its mark; the orphans and grandchildren listed in
+# $T_TMP/ch-*/spawns), then remove $T_TMP unless CHAOS_KEEP is set.
+chaos_cleanup() {
+	local p d f
+	for p in "${BG_PIDS[@]}"; do kill_ours "$p"; done
+	for d in "$@"; do
+		P=$d
+		for p in $(project_pids) $(sim_procs) $(marked_procs "$d/.storyctl"); do
+			kill_ours "$p"
+		done
+	done
+	for f in "$T_TMP"/ch-*/spawns; do
+		[ -f "$f" ] || continue
+		while read -r _ _ p _ g _; do
+			kill_ours "$p"
+			kill_ours "$g"
+		done <"$f"
+	done
+	wait 2>/dev/null
+	if [ -n "${CHAOS_KEEP:-}" ]; then
+		echo "# kept $T_TMP"
+	else
+		rm -rf "$T_TMP"
+	fi
+}

@@ -57,28 +57,8 @@ nothing_left() {
 
 REF_PID=
 cleanup() {
-	local p d
 	[ -n "$REF_PID" ] && kill "$REF_PID" 2>/dev/null
-	for p in "${BG_PIDS[@]}"; do kill_ours "$p"; done
-	for d in ${P:-} ${R:-}; do
-		P=$d
-		for p in $(project_pids) $(sim_procs) $(marked_procs "$d/.storyctl"); do
-			kill_ours "$p"
-		done
-	done
-	for d in "$T_TMP"/ch-*/spawns; do
-		[ -f "$d" ] || continue
-		while read -r _ _ p _ g _; do
-			kill_ours "$p"
-			kill_ours "$g"
-		done <"$d"
-	done
-	wait 2>/dev/null
-	if [ -n "${CHAOS_KEEP:-}" ]; then
-		echo "# kept $T_TMP"
-	else
-		rm -rf "$T_TMP"
-	fi
+	chaos_cleanup ${P:-} ${R:-}
 }
 trap cleanup EXIT
 

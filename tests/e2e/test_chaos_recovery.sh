@@ -46,29 +46,7 @@ echo "# chaos recovery seed $SEED (replay with CHAOS_SEED=$SEED)"
 FAULT_AGENT="$STORYCTL_SRC/tests/e2e/agents/fault-agent"
 PROJS=()
 
-cleanup() {
-	local p d f
-	for p in "${BG_PIDS[@]}"; do kill_ours "$p"; done
-	for d in "${PROJS[@]}"; do
-		P=$d
-		for p in $(project_pids) $(marked_procs "$d/.storyctl"); do
-			kill_ours "$p"
-		done
-	done
-	for f in "$T_TMP"/ch-*/spawns; do
-		[ -f "$f" ] || continue
-		while read -r _ _ p _ g _; do
-			kill_ours "$p"
-			kill_ours "$g"
-		done <"$f"
-	done
-	wait 2>/dev/null
-	if [ -n "${CHAOS_KEEP:-}" ]; then
-		echo "# kept $T_TMP"
-	else
-		rm -rf "$T_TMP"
-	fi
-}
+cleanup() { chaos_cleanup "${PROJS[@]}"; }
 trap cleanup EXIT
 
 # chaos_project_r NAME [POLICY-JSON]: chaos_project (lib_chaos.sh),
