@@ -36,6 +36,7 @@ static const char *const errcode_names[ERRC__COUNT] = {
     [ERRC_BUDGET_EXCEEDED] = "BUDGET_EXCEEDED",
     [ERRC_INTERRUPTED] = "INTERRUPTED",
     [ERRC_NO_EVIDENCE] = "NO_EVIDENCE",
+    [ERRC_INVALID_OUTPUT] = "INVALID_OUTPUT",
 };
 
 static const enum outcome errcode_outcomes[ERRC__COUNT] = {
@@ -57,6 +58,9 @@ static const enum outcome errcode_outcomes[ERRC__COUNT] = {
     [ERRC_BUDGET_EXCEEDED] = OUTCOME_PERMANENT,
     [ERRC_INTERRUPTED] = OUTCOME_INTERRUPTED,
     [ERRC_NO_EVIDENCE] = OUTCOME_INCOMPLETE,
+    /* a gate outside storyctl refused the work
+     * (docs/api.md#error-codes-of-a-post) */
+    [ERRC_INVALID_OUTPUT] = OUTCOME_GATE_FAILED,
 };
 
 static const char *const decision_names[DECISION__COUNT] = {

@@ -46,6 +46,10 @@ enum error_code {
 	/* boxes checked with nothing else changed, under verify.require_diff
 	 * (docs/evidence.md#require-diff) */
 	ERRC_NO_EVIDENCE,
+	/* reference 003's "agent produced invalid output", only ever
+	 * reported from outside (docs/api.md#error-codes-of-a-post); last, so
+	 * that the codes before it keep their numbers */
+	ERRC_INVALID_OUTPUT,
 	ERRC__COUNT
 };
 

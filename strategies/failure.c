@@ -88,6 +88,9 @@ get_int(int *out, const json_t *v, const char *key, int lo, int hi,
 	return 0;
 }
 
+/* Any code of storyctl: reference 003's six are among them, its
+ * INVALID_OUTPUT a gate_failed (docs/api.md#error-codes-of-a-post); a
+ * record read back may be sent again, whatever its code. */
 static int
 get_code(struct failure_report *out, const json_t *v, struct sc_err *err)
 {
@@ -107,7 +110,7 @@ get_code(struct failure_report *out, const json_t *v, struct sc_err *err)
 	best = suggest_best(&sg);
 	return err_set(err, SC_EDATA,
 	    "failure: error_code: %.64s is not an error code of storyctl%s%s%s "
-	    "(docs/classification.md lists them)",
+	    "(docs/api.md#error-codes-of-a-post lists them)",
 	    s, best > 0 ? " (did you mean " : "",
 	    best > 0 ? errcode_name((enum error_code)best) : "",
 	    best > 0 ? "?)" : "");

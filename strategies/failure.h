@@ -22,7 +22,9 @@
 #define FAILURE_DEPTH_MAX 8
 
 struct failure_report {
-	enum error_code error_code; /* a docs/classification.md code */
+	/* any code of storyctl, reference 003's six among them
+	 * (docs/api.md#error-codes-of-a-post) */
+	enum error_code error_code;
 	/* as sent, without terminal escapes and control characters other
 	 * than tab and newline (text_clean()); "" when not sent */
 	char error_message[FAILURE_MESSAGE_MAX + 1];

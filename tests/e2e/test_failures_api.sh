@@ -7,7 +7,8 @@
 # branch, and is quoted in the story's next prompt; 400, 401, 403, 404,
 # 405, 409 and 422 with the database unchanged; requeue over HTTP as the
 # CLI does it; and a running controller that picks a reopened story up.
-# curl on 127.0.0.1 only, every wait bounded.
+# Each of reference 003's six error codes answers 201 and reopens a done
+# story.  curl on 127.0.0.1 only, every wait bounded.
 . "$(dirname "$0")/lib.sh"
 cd "$T_TMP" || exit 1
 
@@ -224,4 +225,73 @@ check "the same run ran d1 again: done after 2 attempts" \
 check "... and the batch finished" [ "$(sql 'SELECT status FROM batches')" = finished ]
 expect_match "d1's second prompt quotes the failure" "$(cat "$GITDIR/prompt.d1.a1" 2>/dev/null)" 'nightly CI broke on d1'
 expect_match "the console said d1 was pending again" "$(cat "$T_TMP/run.out")" 'd1: pending again \(reopened by an external failure'
+kill "$SRV_PID" 2>/dev/null
+wait "$SRV_PID" 2>/dev/null
+SRV_PID=
+
+# --- reference 003's six error codes ---------------------------------------------
+# Each code of the reference's table, POSTed as its own example body on a
+# done story: 201, the code kept as sent with the outcome it belongs to
+# (docs/api.md#error-codes-of-a-post), readable back, the story pending
+# again and the reopen counter moved (docs/api.md#while-a-batch-runs).
+RFC_CODES=(RATE_LIMIT:rate_limit TIMEOUT:timeout NETWORK_ERROR:network
+	INVALID_OUTPUT:gate_failed BUDGET_EXCEEDED:permanent
+	PERMISSION_DENIED:permanent)
+new_project '{}'
+for i in 1 2 3 4 5 6; do
+	new_story "$P" "r$i" 1 '<!-- sim *: saveprompt; checkall -->'
+done
+commit_all
+GITDIR=$(git -C "$P" rev-parse --absolute-git-dir)
+WKEY=$("$STORYCTL" -C "$P" key add ci --write 2>/dev/null)
+RKEY=$("$STORYCTL" -C "$P" key add dash 2>/dev/null)
+run_sc -C "$P" run
+check "six stories done at once" \
+	[ "$(sql "SELECT group_concat(status) FROM (SELECT status FROM stories ORDER BY id)")" = "done,done,done,done,done,done" ]
+serve_up || not_ok "serve started (third project)"
+i=0
+for pair in "${RFC_CODES[@]}"; do
+	i=$((i + 1))
+	code=${pair%%:*}
+	outcome=${pair#*:}
+	http=null
+	[ "$code" = RATE_LIMIT ] && http=429
+	seq0=$(sql "SELECT coalesce((SELECT value FROM meta WHERE key = 'reopen_seq'), 0)")
+	post "/v1/stories/r$i/failures" "$WKEY" '{"agent_id": "agent-research", "attempt_number": 1,
+	  "error_code": "'"$code"'", "error_message": "reported '"$code"'",
+	  "retry_scheduled_at": "2026-02-15T10:05:00Z", "metadata": {"http_status": '"$http"'}}'
+	expect_http "POST $code on done r$i: 201, the code as sent, outcome $outcome" 201 \
+		".intent_id == \"r$i\" and .error_code == \"$code\" and .agent_id == \"agent-research\"
+		 and .attempt_number == 1 and .error_message == \"reported $code\"
+		 and .retry_scheduled_at == \"2026-02-15T10:05:00Z\" and .resolved_at == null
+		 and .metadata.outcome == \"$outcome\" and .metadata.source == \"external\"
+		 and .metadata.http_status == $http and .metadata.reported_by == \"ci\""
+	POSTED=$H_BODY
+	req GET "/v1/stories/r$i/failures" "$RKEY"
+	expect_http "... GET r$i's failures reads the same record back" 200 \
+		"length == 1 and .[0] == $POSTED"
+	check "... r$i is pending again" \
+		[ "$(sql "SELECT status FROM stories WHERE id = 'r$i'")" = pending ]
+	check "... and the reopen counter moved by one" \
+		[ "$(sql "SELECT value FROM meta WHERE key = 'reopen_seq'")" = $((seq0 + 1)) ]
+	check "... the event log names $code" \
+		[ "$(sql "SELECT count(*) FROM events WHERE story_id = 'r$i' AND
+		   ((kind = 'failure' AND message LIKE 'external failure $code reported by key ci: reported $code')
+		    OR (kind = 'requeued' AND message = 'reopened by an external failure ($code: reported $code)'))")" = 2 ]
+done
+run_sc -C "$P" show r4
+expect_match "show prints INVALID_OUTPUT as it was sent" "$T_OUT" \
+	"external failure INVALID_OUTPUT reported .* by key ci \(open\): reported INVALID_OUTPUT"
+run_sc -C "$P" resume
+check "resume ran the six again: each done after 2 attempts" \
+	[ "$(sql "SELECT group_concat(st) FROM (SELECT status || '/' || (SELECT count(*) FROM attempts a WHERE a.story_id = s.id) AS st FROM stories s ORDER BY id)")" = "done/2,done/2,done/2,done/2,done/2,done/2" ]
+expect_match "r4's next prompt quotes INVALID_OUTPUT" "$(cat "$GITDIR/prompt.r4.a1" 2>/dev/null)" \
+	'INVALID_OUTPUT, reported .* \(agent agent-research\):'
+req GET /v1/stories/r4/failures "$RKEY"
+expect_http "the success resolved r4's INVALID_OUTPUT" 200 \
+	'length == 1 and .[0].error_code == "INVALID_OUTPUT" and .[0].resolved_at != null'
+kill "$SRV_PID" 2>/dev/null
+wait "$SRV_PID" 2>/dev/null
+SRV_PID=
+check "the server wrote nothing on standard error (third project)" [ ! -s "$T_TMP/srv.err" ]
 finish

@@ -42,8 +42,11 @@ static const struct bad bads[] = {
     {"{\"error_code\": \"RATE_LIMITED\"}", SC_EDATA,
 	"RATE_LIMITED is not an error code of storyctl (did you mean "
 	"RATE_LIMIT?)"},
-    {"{\"error_code\": \"INVALID_OUTPUT\"}", SC_EDATA,
-	"not an error code of storyctl"},
+    {"{\"error_code\": \"INVALID_OUTPT\"}", SC_EDATA,
+	"INVALID_OUTPT is not an error code of storyctl (did you mean "
+	"INVALID_OUTPUT?)"},
+    {"{\"error_code\": \"invalid_output\"}", SC_EDATA,
+	"did you mean INVALID_OUTPUT?"},
     {"{\"error_code\": \"NONE\"}", SC_EDATA, "not an error code"},
     {"{\"error_code\": \"crash\"}", SC_EDATA, "did you mean CRASH?"},
     {"{\"error_code\": \"CRASH\", \"error_message\": 5}", SC_EDATA,
@@ -159,6 +162,87 @@ test_parse_minimal_and_nulls(void **state)
 	assert_int_equal(r.error_code, ERRC_AUTH);
 }
 
+/* Reference 003's six error codes (its "Error Codes" table), each the
+ * code storyctl stores and shows, and the outcome it belongs to
+ * (docs/api.md#error-codes-of-a-post): a body failure_parse() takes is
+ * a 201. */
+struct rfc_code {
+	const char *name;
+	enum error_code code;
+	enum outcome outcome;
+};
+
+static const struct rfc_code rfc_codes[] = {
+    {"RATE_LIMIT", ERRC_RATE_LIMIT, OUTCOME_RATE_LIMIT},
+    {"TIMEOUT", ERRC_TIMEOUT, OUTCOME_TIMEOUT},
+    {"NETWORK_ERROR", ERRC_NETWORK_ERROR, OUTCOME_NETWORK},
+    {"INVALID_OUTPUT", ERRC_INVALID_OUTPUT, OUTCOME_GATE_FAILED},
+    {"BUDGET_EXCEEDED", ERRC_BUDGET_EXCEEDED, OUTCOME_PERMANENT},
+    {"PERMISSION_DENIED", ERRC_PERMISSION_DENIED, OUTCOME_PERMANENT},
+};
+
+static void
+test_parse_rfc_codes(void **state)
+{
+	struct failure_report r;
+	struct sc_err err;
+	char body[200];
+	size_t i;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < sizeof(rfc_codes) / sizeof(rfc_codes[0]); i++) {
+		const struct rfc_code *c = &rfc_codes[i];
+
+		/* the RFC's own example body, with each code */
+		snprintf(body, sizeof(body),
+		    "{\"agent_id\": \"agent-research\", \"attempt_number\": 1,"
+		    " \"error_code\": \"%s\", \"error_message\": \"x\","
+		    " \"retry_scheduled_at\": \"2026-02-15T10:05:00Z\"}",
+		    c->name);
+		memset(&err, 0, sizeof(err));
+		rc = failure_parse(&r, body, strlen(body), "s1", &err);
+		if (rc != 0 || r.error_code != c->code)
+			fail_msg("%s: rc %d, code %s, message '%s'", c->name,
+			    rc, errcode_name(r.error_code), err.msg);
+		/* stored and shown as the client sent it */
+		assert_string_equal(errcode_name(r.error_code), c->name);
+		if (errcode_outcome(r.error_code) != c->outcome)
+			fail_msg("%s: outcome %s, want %s", c->name,
+			    outcome_name(errcode_outcome(r.error_code)),
+			    outcome_name(c->outcome));
+		assert_string_equal(r.agent_id, "agent-research");
+		assert_int_equal(r.attempt_number, 1);
+	}
+}
+
+/* Every code of storyctl is taken (a record read back may be sent
+ * again), and INVALID_OUTPUT is no outcome's first code: storyctl's own
+ * gate failures stay GATE_FAILED. */
+static void
+test_parse_every_code(void **state)
+{
+	struct failure_report r;
+	struct sc_err err;
+	char body[100];
+	int i, o;
+
+	(void)state;
+	for (i = 1; i < ERRC__COUNT; i++) {
+		snprintf(body, sizeof(body), "{\"error_code\": \"%s\"}",
+		    errcode_name((enum error_code)i));
+		memset(&err, 0, sizeof(err));
+		if (failure_parse(&r, body, strlen(body), "s1", &err) != 0 ||
+		    (int)r.error_code != i)
+			fail_msg("%s: %s", body, err.msg);
+	}
+	for (o = 0; o < OUTCOME__COUNT; o++)
+		assert_int_not_equal(outcome_default_errcode((enum outcome)o),
+		    ERRC_INVALID_OUTPUT);
+	assert_int_equal(
+	    outcome_default_errcode(OUTCOME_GATE_FAILED), ERRC_GATE_FAILED);
+}
+
 /* error_message: FAILURE_MESSAGE_MAX bytes are taken, one more is not. */
 static void
 test_parse_message_bound(void **state)
@@ -245,6 +329,8 @@ main(void)
 	    cmocka_unit_test(test_parse_refused),
 	    cmocka_unit_test(test_parse_full),
 	    cmocka_unit_test(test_parse_minimal_and_nulls),
+	    cmocka_unit_test(test_parse_rfc_codes),
+	    cmocka_unit_test(test_parse_every_code),
 	    cmocka_unit_test(test_parse_message_bound),
 	    cmocka_unit_test(test_time_table),
 	};
