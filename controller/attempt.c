@@ -310,7 +310,7 @@ agent_claims_done(const struct batch *b, const struct attempt_run *ar)
 
 	return res->exit_code == 0 && res->term_signal == 0 &&
 	    !res->timed_out && !res->stalled && !res->interrupted &&
-	    ar->end.tasks_total > 0 &&
+	    !res->dead_end && ar->end.tasks_total > 0 &&
 	    ar->end.tasks_completed == ar->end.tasks_total &&
 	    !(b->o->stop != NULL && *b->o->stop);
 }

@@ -63,6 +63,7 @@ classify_run(struct agent_report *rep, const struct attempt_run *ar,
 	ci.term_signal = res->term_signal;
 	ci.timed_out = res->timed_out;
 	ci.stalled = res->stalled;
+	ci.dead_end = res->dead_end;
 	/* a stop during the gates or the review interrupts the attempt too */
 	ci.interrupted = res->interrupted ||
 	    (ar->phase != PH_AGENT && stopped && gate_failed);

@@ -11,6 +11,7 @@
 #include "controller/batch_int.h"
 #include "controller/sandbox.h"
 #include "state/db_evidence.h"
+#include "strategies/deadend.h"
 #include "strategies/evidence.h"
 #include "strategies/review.h"
 
@@ -48,6 +49,7 @@ struct attempt_run {
 	struct runner_opts ro;
 	char
 	    mark[AGENTMARK_MAX]; /* its agents' mark (controller/agentmark.h) */
+	struct deadend_state dead; /* what on_tail saw (strategies/deadend.h) */
 	void *handle; /* the agent seam's */
 	struct runner_result agent_res;
 	enum run_phase phase;

@@ -25,6 +25,7 @@
 #include "controller/prompt.h"
 #include "controller/remote.h"
 #include "controller/stories.h"
+#include "controller/tz.h"
 #include "state/redact.h"
 
 static int
@@ -73,6 +74,48 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 	}
 	console_status(b);
 	return ar->token;
+}
+
+/*
+ * The output shows that the attempt cannot succeed
+ * (docs/classification.md#dead-ends): offline for network_stall_s, or a
+ * wait announced longer than max_wait_s.  It is then ended, and read
+ * like any ended attempt: as network, or as the limit it announced.
+ */
+static bool
+on_tail(void *ctx, const char *tail, size_t len)
+{
+	struct attempt_run *ar = ctx;
+	struct batch *b = ar->b;
+	const struct policy *pol = &b->cfg->policy;
+	struct deadend_in in;
+	struct deadend_out out;
+	int64_t wait_ms = 0;
+
+	memset(&in, 0, sizeof(in));
+	in.tail = tail;
+	in.len = len;
+	in.now_ms = b->o->clock.now_ms(b->o->clock.ctx);
+	in.network_stall_ms = (int64_t)(pol->network_stall_s * 1000.0);
+	deadend_look(&out, &ar->dead, &in);
+	if (out.kind == DEADEND_NETWORK) {
+		console_line(b,
+		    "%s: attempt %d: nothing but a network failure for "
+		    "%.0fs (network_stall_s): ended",
+		    ar->r.story_id, ar->r.attempt, pol->network_stall_s);
+		return true;
+	}
+	if (out.kind == DEADEND_ANNOUNCED && pol->max_wait_s > 0 &&
+	    waithint_resolve(&wait_ms, &out.hint, in.now_ms, NULL) == 0 &&
+	    wait_ms > (int64_t)(pol->max_wait_s * 1000.0)) {
+		console_line(b,
+		    "%s: attempt %d: the agent announced a wait of %llds, "
+		    "longer than max_wait_s (%.0fs): ended",
+		    ar->r.story_id, ar->r.attempt, (long long)(wait_ms / 1000),
+		    pol->max_wait_s);
+		return true;
+	}
+	return false;
 }
 
 static int
@@ -530,6 +573,7 @@ begin_runner_opts(struct attempt_run *ar, const struct next_attempt *nx)
 	ar->token = ar->r.tasks_completed;
 	ro->poll_interval_ms = ar->poll_ms < 1000 ? ar->poll_ms : 1000;
 	ro->on_poll = on_poll;
+	ro->on_tail = on_tail;
 	ro->on_start = on_start;
 	ro->ctx = ar;
 	ro->stop = b->o->stop;

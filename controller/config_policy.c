@@ -74,10 +74,11 @@ parse_backoff(struct loader *ld, json_t *v, struct backoff *b)
 }
 
 static const char *const policy_keys[] = {"strategy", "max_attempts",
-    "max_time_s", "network_sleep_s", "max_wait_s", "poll_interval_s",
-    "stall_timeout_s", "kill_grace_s", "extended_timeout_factor", "retry_count",
-    "retry_max_time_ms", "retry_on", "network_on", "permanent_on", "backoff",
-    "on_usage_limit", "max_limit_waits", NULL};
+    "max_time_s", "network_sleep_s", "network_stall_s", "max_wait_s",
+    "poll_interval_s", "stall_timeout_s", "kill_grace_s",
+    "extended_timeout_factor", "retry_count", "retry_max_time_ms", "retry_on",
+    "network_on", "permanent_on", "backoff", "on_usage_limit",
+    "max_limit_waits", NULL};
 
 int
 config_parse_policy(struct loader *ld, json_t *v, struct policy *p)
@@ -123,6 +124,8 @@ config_parse_policy(struct loader *ld, json_t *v, struct policy *p)
 		 0, SECONDS_MAX, false)) != 0 ||
 	    (rc = config_get_number(ld, v, path, "network_sleep_s",
 		 &p->network_sleep_s, 0, SECONDS_MAX, false)) != 0 ||
+	    (rc = config_get_number(ld, v, path, "network_stall_s",
+		 &p->network_stall_s, 0, SECONDS_MAX, false)) != 0 ||
 	    (rc = config_get_number(ld, v, path, "max_wait_s", &p->max_wait_s,
 		 0, SECONDS_MAX, false)) != 0 ||
 	    (rc = config_get_number(ld, v, path, "poll_interval_s",

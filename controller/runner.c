@@ -202,6 +202,24 @@ proc_clear(struct runner_proc *p)
 	return moved;
 }
 
+/* Whether on_tail says the attempt cannot succeed (a copy of the tail
+ * for it; none when out of memory, and the attempt goes on). */
+static bool
+proc_dead_end(struct runner_proc *p)
+{
+	char *tail;
+	size_t len = 0;
+	bool dead;
+
+	if (p->o->on_tail == NULL)
+		return false;
+	if ((tail = capture_tail(&p->cap, &len)) == NULL)
+		return false;
+	dead = p->o->on_tail(p->o->ctx, tail, len);
+	free(tail);
+	return dead;
+}
+
 /*
  * One look at a live attempt: *stop, on_poll, the deadlines, the exit of
  * the agent, the state of its group.  Returns whether anything happened
@@ -228,6 +246,10 @@ runner_proc_service(struct runner_proc *p)
 			    (o->poll_interval_ms > 0 ? o->poll_interval_ms
 						     : 1000);
 			moved = true;
+			if (!p->term_sent && proc_dead_end(p)) {
+				p->r.dead_end = true;
+				proc_signal(p, SIGTERM);
+			}
 		}
 		if (!p->term_sent && o->timeout_ms > 0 &&
 		    now - p->t0 >= o->timeout_ms) {

@@ -65,6 +65,12 @@ struct runner_opts {
 	 * group is killed at once and runner_run() returns that code without
 	 * touching err (the callback reports through its ctx). */
 	int (*on_start)(void *ctx, int pid);
+	/* Called right after each on_poll with the output's last tail_max
+	 * bytes in order (valid during the call); may be NULL.  Returning
+	 * true ends the attempt as a dead end (docs/classification.md
+	 * #dead-ends): dead_end is set, SIGTERM to the group, SIGKILL after
+	 * the grace. */
+	bool (*on_tail)(void *ctx, const char *tail, size_t len);
 	void *ctx;
 	/* Set asynchronously by the controller's SIGINT/SIGTERM handler:
 	 * 1 = stop gracefully (SIGTERM the group, SIGKILL after the grace),
@@ -92,6 +98,7 @@ struct runner_result {
 	int term_signal; /* 0 when it exited */
 	bool timed_out; /* killed at timeout_ms */
 	bool stalled; /* killed after stall_timeout_ms of silence */
+	bool dead_end; /* ended because on_tail said it cannot succeed */
 	bool interrupted; /* killed because *stop was raised */
 	bool spawn_failed; /* exec failed: exit_code 127 (ENOENT) or 126;
 	                      * no process is left and pid is 0 */

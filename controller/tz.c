@@ -48,8 +48,12 @@ tz_known(const char *zone)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* The first hour:minute (on month/day when set) strictly after now_s in
- * the current TZ, as Unix seconds; -1 when mktime cannot say. */
+/* The end of the first hour:minute (on month/day when set) that has not
+ * ended at now_s in the current TZ, as Unix seconds; -1 when mktime
+ * cannot say.  A clock time named to the minute ("try again at 9:17
+ * AM") means the end of that minute, never a moment inside it: a limit
+ * met again within the minute it names is the same limit, not one a day
+ * away (docs/classification.md#wait-hints). */
 static int64_t
 tz_next(const struct waithint *h, time_t now_s, int64_t now_ms)
 {
@@ -77,10 +81,10 @@ tz_next(const struct waithint *h, time_t now_s, int64_t now_ms)
 		t = mktime(&c);
 		if (t == (time_t)-1)
 			return -1;
-		if ((int64_t)t * 1000 > now_ms)
-			return (int64_t)t;
+		if (((int64_t)t + 60) * 1000 > now_ms)
+			return (int64_t)t + 60;
 	}
-	return (int64_t)t;
+	return (int64_t)t + 60;
 }
 
 static int

@@ -207,6 +207,7 @@ window_hints(struct classification *out, struct ctx *c, const char *tail,
 	}
 	memset(c, 0, sizeof(*c));
 	c->has_hint = out->hint.kind != WAITHINT_NONE;
+	c->lifts_later = text_ci_has(tail, tlen, "try again later", false);
 	if (n > 0 &&
 	    waithint_parse(
 		&wh, tail + lines[n - 1].off, tlen - lines[n - 1].off) &&
@@ -329,7 +330,7 @@ classify_window(struct classification *out, const struct classify_input *in,
 
 	classify_structured_find(&sr, &sx, lines, n);
 	if (in->exit_code == 0 && in->term_signal == 0 && !in->timed_out &&
-	    !in->stalled) {
+	    !in->stalled && !in->dead_end) {
 		decide_clean(out, in, &sr, &c);
 		goto out;
 	}
@@ -339,7 +340,7 @@ classify_window(struct classification *out, const struct classify_input *in,
 	 * more than the words around it */
 	code = adapter_exit_code(in->adapter, in->exit_code, NULL);
 	if (code != ERRC_NONE && in->term_signal == 0 && !in->timed_out &&
-	    !in->stalled) {
+	    !in->stalled && !in->dead_end) {
 		decide(out, code, n > 0 ? tail + lines[0].off : NULL,
 		    n > 0 ? lines[0].len : 0);
 		goto out;

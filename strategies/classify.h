@@ -31,6 +31,11 @@ struct classify_input {
 	int term_signal; /* signal that ended it, else 0 */
 	bool timed_out; /* killed at timeout_s */
 	bool stalled; /* killed at stall_timeout_s */
+	/* ended because its output showed a dead end (offline for
+	 * network_stall_s, a wait announced over max_wait_s): never a clean
+	 * exit, whatever status the CLI chose on SIGTERM
+	 * (docs/classification.md#dead-ends) */
+	bool dead_end;
 	bool interrupted; /* the controller was asked to stop */
 	bool gate_failed; /* every box checked but a gate failed */
 	int tasks_completed;

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "strategies/classify_int.h"
+#include "strategies/text.h"
 #include "strategies/waithint.h"
 
 static const char *
@@ -366,6 +367,8 @@ classify_structured_code(const struct classify_input *in, const struct sres *r,
 	if (r->msg != NULL) {
 		k = classify_line_kind(in, r->msg, n);
 		b = classify_builtin_kind(r->msg, n);
+		if (text_ci_has(r->msg, n, "try again later", false))
+			c.lifts_later = true;
 		if (waithint_parse(&mh, r->msg, n)) {
 			c.has_hint = true;
 			if (mh.kind == WAITHINT_DELAY) {

@@ -81,6 +81,9 @@ struct ctx {
 	bool has_hint; /* a reset time or delay is known */
 	bool delay_hint; /* the text gives a retry delay */
 	int64_t delay_ms;
+	/* the text says the limit lifts without saying when ("try again
+	 * later"): a usage limit with the policy's default wait */
+	bool lifts_later;
 };
 
 /* ---- classify_line.c: the kind of one line of text ---- */

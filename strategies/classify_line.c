@@ -495,8 +495,12 @@ classify_kind_code(enum kind k, enum kind builtin, const struct ctx *c)
 	case K_USAGE:
 		/* a usage limit that names its reset is waited for; a plan,
 		 * spend or organisation limit that names none is lifted by
-		 * a person, not by a wait (docs/classification.md#precedence) */
-		return c->has_hint ? ERRC_USAGE_LIMIT : ERRC_QUOTA_EXCEEDED;
+		 * a person, not by a wait (docs/classification.md#precedence);
+		 * one that says it lifts later without saying when ("purchase
+		 * more credits or try again later") is waited for, with the
+		 * policy's default wait */
+		return c->has_hint || c->lifts_later ? ERRC_USAGE_LIMIT
+						     : ERRC_QUOTA_EXCEEDED;
 	case K_QUOTA_SOFT:
 		/* a quota that names its retry window clears by itself
 		 * (gemini per-minute quotas); one that does not is billing */

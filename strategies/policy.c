@@ -11,6 +11,7 @@ policy_init_default(struct policy *p)
 	p->max_attempts = 5;
 	p->max_time_s = 0;
 	p->network_sleep_s = 60;
+	p->network_stall_s = 120;
 	p->max_wait_s = 21600;
 	p->on_usage_limit = ON_LIMIT_WAIT;
 	p->max_limit_waits = 4;

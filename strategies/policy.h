@@ -39,6 +39,10 @@ struct policy {
 	int max_attempts; /* >= 1, default 5 */
 	double max_time_s; /* a story's time budget, 0 = none */
 	double network_sleep_s; /* default 60 */
+	/* an attempt whose output has shown only a network failure this
+	 * long ends as network (docs/classification.md#dead-ends); default
+	 * 120, 0 = off */
+	double network_stall_s;
 	double max_wait_s; /* cap of every wait, 21600; 0 = no cap */
 	enum on_usage_limit on_usage_limit; /* default wait */
 	int max_limit_waits; /* usage-limit waits in a row, default 4 */

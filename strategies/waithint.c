@@ -548,12 +548,16 @@ scan_clock(const char *t, size_t len, size_t p, struct waithint *h)
 	return scan_zone(t, len, q, h);
 }
 
-/* Phrases followed by a duration. */
+/* Phrases followed by a duration.  The first N_RETRYING are a CLI
+ * announcing its own next retry ("Retrying after 35606439ms..."): any
+ * other hint in the same output, the API's reset, wins over them
+ * (docs/classification.md#wait-hints). */
+#define N_RETRYING 2
 static const char *const delay_phrases[] = {
-    "retry in",
-    "retry after",
     "retrying in",
     "retrying after",
+    "retry in",
+    "retry after",
     "try again in",
     "try again after",
     "reset after",
@@ -637,9 +641,10 @@ field_read(
 	return e;
 }
 
-/* Try every recogniser at p.  Returns the end of the hint, or 0. */
+/* Try every recogniser at p.  Returns the end of the hint, or 0;
+ * *retrying says it is a CLI's own retry, not the API's reset. */
 static size_t
-hint_at(const char *t, size_t len, size_t p, struct waithint *h)
+hint_at(const char *t, size_t len, size_t p, struct waithint *h, bool *retrying)
 {
 	size_t n, e, i;
 	int64_t ms = 0;
@@ -660,6 +665,7 @@ hint_at(const char *t, size_t len, size_t p, struct waithint *h)
 		if (e != 0) {
 			h->kind = WAITHINT_DELAY;
 			h->delay_ms = ms;
+			*retrying = i < N_RETRYING;
 			return e;
 		}
 	}
@@ -679,6 +685,7 @@ waithint_parse(struct waithint *out, const char *text, size_t len)
 {
 	struct waithint cur;
 	size_t p = 0, e;
+	bool retrying, found_retrying = false;
 	int found = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -693,9 +700,15 @@ waithint_parse(struct waithint *out, const char *text, size_t len)
 		if ((c == 'r' || c == 't' || c == 'l' || c == 'w') &&
 		    (p == 0 || !text_is_alpha((unsigned char)text[p - 1]))) {
 			memset(&cur, 0, sizeof(cur));
-			e = hint_at(text, len, p, &cur);
+			retrying = false;
+			e = hint_at(text, len, p, &cur, &retrying);
 			if (e > p) {
-				*out = cur;
+				/* the last hint, but a CLI's own retry
+				 * never hides the API's reset */
+				if (!found || !retrying || found_retrying) {
+					*out = cur;
+					found_retrying = retrying;
+				}
 				found = 1;
 				p = e;
 				continue;

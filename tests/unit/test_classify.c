@@ -170,6 +170,20 @@ struct ccase {
 	"{\"type\":\"turn.failed\",\"error\":{\"message\":\"You've hit your " \
 	"usage limit. Upgrade to Pro or try again in 2 days 3 hours 5 " \
 	"minutes.\"}}\n"
+/* codex 0.169.0 --json against a usage limit that names no reset, as
+ * the stand-in API made it print (issue 31) */
+#define CODEX_JSON_LATER \
+	"{\"type\":\"turn.started\"}\n" \
+	"{\"type\":\"error\",\"message\":\"You\xe2\x80\x99ve hit your " \
+	"usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), " \
+	"visit https://chatgpt.com/settings/usage to purchase more credits " \
+	"or try again later.\"}\n" \
+	"{\"type\":\"turn.failed\",\"error\":{\"message\":" \
+	"\"You\xe2\x80\x99ve " \
+	"hit your usage limit. Upgrade to Pro " \
+	"(https://chatgpt.com/explore/pro), visit " \
+	"https://chatgpt.com/settings/usage to purchase more credits or try " \
+	"again later.\"}}\n"
 #define CODEX_JSON_RECOVERED \
 	"{\"type\":\"error\",\"message\":\"Reconnecting... 1/5 (stream " \
 	"disconnected before completion)\"}\n" \
@@ -364,6 +378,10 @@ static const struct ccase cases[] = {
     /* codex */
     {"codex usage limit", END_EXIT1, 1, 4, CODEX_USAGE, ERRC_USAGE_LIMIT,
 	"try again in 5 days"},
+    /* no reset named, but it lifts: a usage limit with the policy's
+     * default wait, never permanent for the night */
+    {"codex usage limit that lifts later", END_EXIT1, 1, 4, CODEX_JSON_LATER,
+	ERRC_USAGE_LIMIT, "try again later"},
     {"codex stream disconnected", END_EXIT1, 1, 4, CODEX_STREAM,
 	ERRC_NETWORK_ERROR, "stream disconnected"},
     {"codex 401 retry limit", END_EXIT1, 0, 4, CODEX_401, ERRC_AUTH,

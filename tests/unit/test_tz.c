@@ -54,23 +54,31 @@ struct tcase {
 	int64_t want_ms;
 };
 
+/* A clock time names a minute: the reset is that minute's end
+ * (docs/classification.md#wait-hints), hence the MIN_MS on each. */
 static const struct tcase cases[] = {
     {"oslo winter: 23:30 -> 01:00", 1, 0, 0, 0, "Europe/Oslo", WINTER_MS,
-	HOUR_MS + 30 * MIN_MS},
+	HOUR_MS + 30 * MIN_MS + MIN_MS},
     {"oslo summer: 00:30 -> 01:00", 1, 0, 0, 0, "Europe/Oslo", SUMMER_MS,
-	30 * MIN_MS},
+	30 * MIN_MS + MIN_MS},
     {"new york: 17:30 -> tomorrow 15:00", 15, 0, 0, 0, "America/New_York",
-	WINTER_MS, 21 * HOUR_MS + 30 * MIN_MS},
+	WINTER_MS, 21 * HOUR_MS + 30 * MIN_MS + MIN_MS},
     {"new york: 17:30 -> 17:45", 17, 45, 0, 0, "America/New_York", WINTER_MS,
-	15 * MIN_MS},
+	15 * MIN_MS + MIN_MS},
     {"oslo spring forward: 23:30 CET -> 04:00 CEST", 4, 0, 0, 0, "Europe/Oslo",
-	SPRING_MS, 3 * HOUR_MS + 30 * MIN_MS},
-    {"utc: exactly now is tomorrow", 22, 30, 0, 0, "UTC", WINTER_MS,
-	24 * HOUR_MS},
+	SPRING_MS, 3 * HOUR_MS + 30 * MIN_MS + MIN_MS},
+    {"utc: at the start of the named minute: its end", 22, 30, 0, 0, "UTC",
+	WINTER_MS, MIN_MS},
+    /* issue 31's codex night: "try again at 9:17 AM" met again at
+     * 9:17:40 is the same limit, 20 s more, never tomorrow */
+    {"utc: 40 s into the named minute: 20 s", 22, 30, 0, 0, "UTC",
+	WINTER_MS + 40 * 1000, 20 * 1000},
+    {"utc: the named minute has ended: tomorrow", 22, 29, 0, 0, "UTC",
+	WINTER_MS, 24 * HOUR_MS},
     {"seoul dated: Feb 7 11:00 KST", 11, 0, 2, 7, "Asia/Seoul", WINTER_MS,
-	1913400LL * 1000},
+	1913400LL * 1000 + MIN_MS},
     {"dated reset already passed: next year", 0, 0, 1, 1, "UTC", WINTER_MS,
-	30245400LL * 1000},
+	30245400LL * 1000 + MIN_MS},
 };
 
 static void
@@ -160,7 +168,7 @@ test_tz_restored(void **state)
 	assert_string_equal(tz, "America/Chicago");
 	/* local time is the caller's zone: Chicago 16:30 -> 23:00 */
 	assert_int_equal(
-	    resolve_ok(&local, WINTER_MS), 6 * HOUR_MS + 30 * MIN_MS);
+	    resolve_ok(&local, WINTER_MS), 6 * HOUR_MS + 30 * MIN_MS + MIN_MS);
 
 	assert_int_equal(unsetenv("TZ"), 0);
 	tzset();
@@ -169,7 +177,7 @@ test_tz_restored(void **state)
 
 	assert_int_equal(setenv("TZ", "UTC", 1), 0);
 	tzset();
-	assert_int_equal(resolve_ok(&local, WINTER_MS), 30 * MIN_MS);
+	assert_int_equal(resolve_ok(&local, WINTER_MS), 31 * MIN_MS);
 	assert_string_equal(getenv("TZ"), "UTC");
 	assert_int_equal(unsetenv("TZ"), 0);
 	tzset();

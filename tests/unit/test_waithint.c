@@ -58,6 +58,16 @@ static const struct wcase cases[] = {
 	"You have exhausted your capacity on this model. Your quota will "
 	"reset after 8h44m7s.",
 	WAITHINT_DELAY, (8 * 3600 + 44 * 60 + 7) * 1000LL, 0, 0, 0, NULL, 0, 0},
+    /* gemini 0.61.0 prints its own jittered retry after the API's
+     * reset: the reset wins, to the second (issue 31) */
+    {"gemini reset before its own retry delay",
+	"Your quota will reset after 8h44m7s.. Retrying after 35606439ms...",
+	WAITHINT_DELAY, (8 * 3600 + 44 * 60 + 7) * 1000LL, 0, 0, 0, NULL, 0, 0},
+    {"a CLI's retry before the API's reset: the reset",
+	"Retrying in 5 seconds... usage limit: try again in 2 hours",
+	WAITHINT_DELAY, 7200000, 0, 0, 0, NULL, 0, 0},
+    {"two of a CLI's retries: the last", "retrying in 5s; retrying in 9s",
+	WAITHINT_DELAY, 9000, 0, 0, 0, NULL, 0, 0},
     {"claude retrying in seconds",
 	"API Error (Connection error.) \xc2\xb7 Retrying in 18 "
 	"seconds\xe2\x80\xa6 (attempt 6/10)",
