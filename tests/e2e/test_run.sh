@@ -170,6 +170,16 @@ expect_rc "resume after fixing auth runs the rest" 3
 run_sc -C "$P" list --json
 expect_json "resumed story done" '.[] | select(.id=="q2") | .status=="done"'
 
+# --- ... and when that was the last story open: exit 3, nothing to resume
+# (docs/retry-strategy.md, D2; issue 31) ---------------------------------
+new_project
+new_story "$P" q1 2 '<!-- sim *: auth -->'
+commit_all
+run_sc -C "$P" run
+expect_rc "no agent left on the only story: exit 3, as docs/commands.md says" 3
+run_sc -C "$P" resume
+expect_match "... and resume has nothing to resume" "$T_OUT" '^nothing to resume'
+
 # --- usage limit: wait, same attempt again, not counted -------------------
 new_project '{"max_wait_s": 1}'
 new_story "$P" u1 2 "<!-- sim a1: once usage $(( $(date +%s) + 1 )); checkall -->"
