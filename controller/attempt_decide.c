@@ -57,6 +57,7 @@ to_recs(const struct attempt_row *rows, size_t first, size_t n,
 		x->subtasks_total = a->subtasks_total;
 		x->started_ms = a->started_ms;
 		x->hint_ms = -1;
+		x->message = a->error_message;
 	}
 	return h;
 }

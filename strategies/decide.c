@@ -11,6 +11,7 @@
 #include "strategies/backoff.h"
 #include "strategies/decide.h"
 #include "strategies/duration.h"
+#include "strategies/text.h"
 #include "common/err.h"
 
 /* The plateau evidence found in a history. */
@@ -180,6 +181,96 @@ answered_normally(const struct decide_input *in)
 		}
 	}
 	return true;
+}
+
+/* What a failed attempt's message shows, for D6's reason; the words of
+ * the real CLIs' refusals, context and request errors
+ * (docs/retry-strategy.md#d6). */
+enum showed { SHOWED_REFUSAL, SHOWED_CONTEXT, SHOWED_BAD_REQUEST, SHOWED__N };
+
+static const struct {
+	enum showed what;
+	const char *words;
+} showed_words[] = {
+    {SHOWED_REFUSAL, "blocked due to safety"},
+    {SHOWED_REFUSAL, "safety settings"},
+    {SHOWED_REFUSAL, "content policy"},
+    {SHOWED_REFUSAL, "refusal"},
+    {SHOWED_REFUSAL, "refused to"},
+    {SHOWED_REFUSAL, "declined to"},
+    {SHOWED_REFUSAL, "can't help with"},
+    {SHOWED_REFUSAL, "cannot help with"},
+    {SHOWED_REFUSAL, "can't assist"},
+    {SHOWED_REFUSAL, "cannot assist"},
+    {SHOWED_CONTEXT, "prompt is too long"},
+    {SHOWED_CONTEXT, "context length"},
+    {SHOWED_CONTEXT, "context_length"},
+    {SHOWED_CONTEXT, "context window"},
+    {SHOWED_CONTEXT, "maximum context"},
+    {SHOWED_CONTEXT, "too many tokens"},
+    {SHOWED_CONTEXT, "exceeds the maximum"},
+    {SHOWED_BAD_REQUEST, "invalid_request"},
+    {SHOWED_BAD_REQUEST, "invalid request"},
+    {SHOWED_BAD_REQUEST, "bad request"},
+    {SHOWED_BAD_REQUEST, "status 400"},
+    {SHOWED_BAD_REQUEST, "status: 400"},
+    {SHOWED_BAD_REQUEST, "error 400"},
+    {SHOWED_BAD_REQUEST, "\"api_error_status\":400"},
+};
+
+static const char *const showed_name[SHOWED__N] = {"refusals",
+    "the prompt too long for the model's context", "bad requests (400)"};
+
+/*
+ * D6's wording: what the attempts showed.  Refusals, context and request
+ * errors are named (the model or the request is the problem, not the
+ * connection); an agent that answered and checked nothing is told so;
+ * any other failure keeps "likely API or connection issue".  Writes into
+ * buf.
+ */
+static void
+zero_progress_why(char *buf, size_t len, const struct decide_input *in)
+{
+	int count[SHOWED__N] = {0};
+	size_t i, k, off = 0;
+	bool any = false;
+
+	if (answered_normally(in)) {
+		snprintf(
+		    buf, len, "the agent ran to the end and checked no box");
+		return;
+	}
+	for (i = 0; i < in->n; i++) {
+		const struct attempt_rec *a = &in->history[i];
+		size_t mlen;
+
+		if (!outcome_counted(a->outcome))
+			continue;
+		/* a refused connection is no refusal: only what the API or
+		 * the model answered is read */
+		if (a->message == NULL || a->outcome == OUTCOME_NETWORK)
+			continue;
+		mlen = strlen(a->message);
+		for (k = 0; k < sizeof(showed_words) / sizeof(showed_words[0]);
+		     k++)
+			if (text_ci_has(a->message, mlen, showed_words[k].words,
+				false)) {
+				count[showed_words[k].what]++;
+				any = true;
+				break;
+			}
+	}
+	buf[0] = '\0';
+	if (!any) {
+		snprintf(buf, len, "likely API or connection issue");
+		return;
+	}
+	for (k = 0; k < SHOWED__N && off < len; k++)
+		if (count[k] > 0)
+			off +=
+			    (size_t)snprintf(buf + off, len - off, "%s%s (%d)",
+				off > 0 ? ", " : "the attempts showed ",
+				showed_name[k], count[k]);
 }
 
 /* The counted attempt numbered n (the last row with that number). */
@@ -412,6 +503,7 @@ decide_adaptive(
 	int total = last->tasks_total;
 	struct plateau pl;
 	char why[128] = "";
+	char what[256];
 
 	plateau_find(&pl, in, total);
 	if (budget_spent(in, k, why, sizeof(why))) {
@@ -422,11 +514,9 @@ decide_adaptive(
 			reason_add(out, "; %s", why);
 		} else if (zero_progress(in)) {
 			set_rule(out, DECISION_ESCALATE, "D6");
+			zero_progress_why(what, sizeof(what), in);
 			reason_add(out,
-			    "D6: zero progress on all attempts: %s; %s",
-			    answered_normally(in)
-				? "the agent ran to the end and checked no box"
-				: "likely API or connection issue",
+			    "D6: zero progress on all attempts: %s; %s", what,
 			    why);
 		} else {
 			set_rule(out, DECISION_ESCALATE, "D7");

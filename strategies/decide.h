@@ -28,6 +28,9 @@ struct attempt_rec {
 	int subtasks_total;
 	int64_t started_ms; /* wall clock, for the max_time_s budget */
 	int64_t hint_ms; /* wait the output asked for, resolved; -1 none */
+	/* the row's error message (borrowed; NULL when unknown, as in
+	 * simulate): D6 says what the attempts showed */
+	const char *message;
 };
 
 struct decide_input {

@@ -759,6 +759,58 @@ test_d6_reason(void **state)
 	    "zero progress on all attempts: likely API or connection issue"));
 }
 
+/* D6 says what the attempts showed when their messages name it: a
+ * refusal, a prompt too long for the context, a bad request; a refused
+ * connection is still the connection (issue 31). */
+static void
+test_d6_says_what_attempts_showed(void **state)
+{
+	static const struct {
+		const char *msgs[5];
+		const char *want;
+	} shows[] = {
+	    {{"The model response was blocked due to safety settings.",
+		 "The model response was blocked due to safety settings.",
+		 "The model response was blocked due to safety settings.",
+		 "The model response was blocked due to safety settings.",
+		 "The model response was blocked due to safety settings."},
+		"zero progress on all attempts: the attempts showed "
+		"refusals (5)"},
+	    {{"prompt is too long: 250000 tokens > 200000 maximum",
+		 "prompt is too long: 250000 tokens > 200000 maximum",
+		 "Error 400: invalid_request_error: bad field",
+		 "prompt is too long: 250000 tokens > 200000 maximum",
+		 "prompt is too long: 250000 tokens > 200000 maximum"},
+		"the attempts showed the prompt too long for the model's "
+		"context (4), bad requests (400) (1)"},
+	    {{"connect ECONNREFUSED 127.0.0.1:9", "connection refused",
+		 "connection refused", "connection refused",
+		 "connection refused"},
+		"zero progress on all attempts: likely API or connection "
+		"issue"},
+	};
+	struct attempt_rec h[5];
+	struct decide_input in;
+	struct decision_out d;
+	size_t c;
+	int i;
+
+	(void)state;
+	for (c = 0; c < sizeof(shows) / sizeof(shows[0]); c++) {
+		for (i = 0; i < 5; i++) {
+			h[i] = rec(i + 1, i % 2 ? ROLE_FALLBACK : ROLE_PRIMARY,
+			    c == 2 ? OUTCOME_NETWORK : OUTCOME_CRASH, 0);
+			h[i].message = shows[c].msgs[i];
+		}
+		input(&in, h, 5);
+		assert_int_equal(decide(&d, &in), 0);
+		assert_string_equal(d.rule, "D6");
+		if (strstr(d.reason, shows[c].want) == NULL)
+			fail_msg("case %zu: no \"%s\" in \"%s\"", c,
+			    shows[c].want, d.reason);
+	}
+}
+
 /* --- subtasks and D6 (docs/retry-strategy.md#d6) --------------------- */
 
 struct sub_step {
@@ -891,6 +943,8 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_usage_limit_policy, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_d6_reason, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_d6_says_what_attempts_showed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_subtasks_and_d6, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
