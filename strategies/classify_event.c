@@ -339,17 +339,24 @@ classify_structured_find(
 		if ((ev == EV_OK || ev == EV_ERR) && !have_final) {
 			*out = r;
 			have_final = true;
-		} else if (ev == EV_ERROR_EVENT && !have_final && !have_errev) {
+		} else if (ev == EV_ERROR_EVENT && !have_errev) {
 			errev = r;
 			have_errev = true;
 		} else {
 			free(r.msg);
 		}
 	}
-	if (have_final)
+	if (have_final && out->ev == EV_ERR && out->msg == NULL && have_errev) {
+		/* a failed result that says nothing (gemini 0.61.0's
+		 * {"type":"result","status":"error"}) has the words of the
+		 * error event before it: "The model response was blocked due
+		 * to safety settings." */
+		out->msg = errev.msg;
+	} else if (have_final) {
 		free(errev.msg);
-	else if (have_errev)
+	} else if (have_errev) {
 		*out = errev;
+	}
 }
 
 /* The code a structured error names, or ERRC_NONE: its message first

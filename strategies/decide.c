@@ -198,6 +198,8 @@ static const struct {
     {SHOWED_REFUSAL, "refusal"},
     {SHOWED_REFUSAL, "refused to"},
     {SHOWED_REFUSAL, "declined to"},
+    {SHOWED_REFUSAL, "usage policy"},
+    {SHOWED_REFUSAL, "safety reasons"},
     {SHOWED_REFUSAL, "can't help with"},
     {SHOWED_REFUSAL, "cannot help with"},
     {SHOWED_REFUSAL, "can't assist"},
@@ -215,6 +217,10 @@ static const struct {
     {SHOWED_BAD_REQUEST, "status 400"},
     {SHOWED_BAD_REQUEST, "status: 400"},
     {SHOWED_BAD_REQUEST, "error 400"},
+    {SHOWED_BAD_REQUEST, "error: 400"},
+    {SHOWED_BAD_REQUEST, "\"code\":400"},
+    {SHOWED_BAD_REQUEST, "invalid_argument"},
+    {SHOWED_BAD_REQUEST, "invalid argument"},
     {SHOWED_BAD_REQUEST, "\"api_error_status\":400"},
 };
 

@@ -34,6 +34,14 @@ struct rcase {
 };
 
 static const struct rcase cases[] = {
+    /* issue 31: a failed result with no words takes the error event's,
+     * never an empty message */
+    {"gemini-refusal.txt", "gemini", 0, 0, ERRC_CRASH,
+	"blocked due to safety settings", WAITHINT_NONE, false, NULL,
+	"7ba390b5-ac05-47f2-8853-f1936cc48176"},
+    /* a usage limit that lifts "later": waited for, not permanent */
+    {"codex-later.txt", "codex", 1, 0, ERRC_USAGE_LIMIT, "try again later",
+	WAITHINT_NONE, false, NULL, "01a2229c-09d0-7070-b1d4-8ab03addcd0a"},
     {"claude-success.txt", "claude", 0, 2, ERRC_NONE, "", WAITHINT_NONE, true,
 	"All tasks of the story are done and checked.",
 	"c35bf3e4-ab3a-48be-8117-e0c50b2c6dba"},
