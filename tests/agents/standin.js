@@ -9,7 +9,9 @@
 //
 // Listens on an ephemeral port of 127.0.0.1 and writes it to PORTFILE.
 // Every request reads CONTROLFILE (JSON: {"scenario", "story", "reset",
-// "shell"}) so one server serves a whole suite.  Every request is logged
+// "shell", "capacity_s"}) so one server serves a whole suite.  "minute" (codex) keeps
+// one piece of state per story: the moment its limit lifts, fixed at the
+// first request (limitLift below).  Every request is logged
 // to LOGFILE (method, path, scenario), and what the CLI's shell tool
 // returned to the model in the "shell" scenario as a "shell result:"
 // line.  Exits by itself after LIFETIME_S (default 1800) seconds.
@@ -47,6 +49,26 @@ function logShellResult(out) {
 function json(res, status, body, headers) {
 	res.writeHead(status, Object.assign({ 'content-type': 'application/json' }, headers || {}));
 	res.end(JSON.stringify(body));
+}
+
+// The "minute" scenario: a usage limit whose reset the CLI names to the
+// minute ("try again at 9:17 AM") while the API lifts it 40 s into that
+// minute, as the real one did (issue 31).  Fixed at the story's first
+// request t: the minute M that holds t + 25 s, lifted at M:40, which is
+// 5 to 65 s after t; the end of M, where a reader that rounds the minute
+// up wakes, is 25 to 85 s after t and 20 s after the lift, and M:00, where
+// one that reads the minute as a moment wakes, is still limited.  Works
+// at any time of day.
+const lifts = new Map();
+function limitLift(ctl) {
+	const key = ctl.story || '';
+	if (!lifts.has(key)) {
+		const t = Date.now() / 1000;
+		const minute = Math.floor((t + 25) / 60) * 60;
+		lifts.set(key, minute + 40);
+		log(`minute: first request at ${new Date(t * 1000).toISOString()}, the limit lifts at ${new Date((minute + 40) * 1000).toISOString()}`);
+	}
+	return lifts.get(key);
 }
 
 // ---- Anthropic Messages API (claude) ----
@@ -134,6 +156,14 @@ function anthropic(req, res, body, ctl) {
 		});
 	case 'noreset':
 		return anthropicError(res, 400, 'invalid_request_error', 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.');
+	case 'refusal':
+		// the model declines: a stream that ends with stop_reason
+		// "refusal" (the Messages API's streaming classifier)
+		return anthropicMessage(res, model, [{ type: 'text', text: 'I can\'t help with that.' }], 'refusal');
+	case 'context':
+		return anthropicError(res, 400, 'invalid_request_error', 'prompt is too long: 215343 tokens > 200000 maximum');
+	case 'badrequest':
+		return anthropicError(res, 400, 'invalid_request_error', 'messages.1.content.0.tool_use.input: Input should be a valid dictionary');
 	}
 	return anthropicError(res, 500, 'api_error', `unknown scenario ${ctl.scenario}`);
 }
@@ -160,16 +190,19 @@ function openaiText(text) {
 function openaiError(res, status, type, message, extra, headers) {
 	json(res, status, { error: Object.assign({ message, type, param: null, code: type }, extra || {}) }, headers);
 }
+function openaiSuccess(res, outputs, ctl) {
+	if (outputs === 0)
+		return openaiSSE(res, [{ type: 'function_call', id: 'fc_standin', call_id: 'call_standin1', name: 'exec_command',
+			arguments: JSON.stringify({ cmd: "sed -i 's/^- \\[ \\]/- [x]/' " + ctl.story }) }]);
+	return openaiSSE(res, [openaiText('All tasks of the story are done and checked.')]);
+}
 function openai(req, res, body, ctl) {
 	const outputs = (body.input || []).filter((i) => i.type === 'function_call_output').length;
 	for (const i of body.input || [])
 		if (i.type === 'function_call_output' && i.call_id === 'call_shell1') logShellResult(i.output);
 	switch (ctl.scenario) {
 	case 'success':
-		if (outputs === 0)
-			return openaiSSE(res, [{ type: 'function_call', id: 'fc_standin', call_id: 'call_standin1', name: 'exec_command',
-				arguments: JSON.stringify({ cmd: "sed -i 's/^- \\[ \\]/- [x]/' " + ctl.story }) }]);
-		return openaiSSE(res, [openaiText('All tasks of the story are done and checked.')]);
+		return openaiSuccess(res, outputs, ctl);
 	case 'shell':
 		// its exec_command tool twice: the shell step, then the edit of
 		// "success"
@@ -199,6 +232,32 @@ function openai(req, res, body, ctl) {
 	}
 	case 'noreset':
 		return openaiError(res, 429, 'insufficient_quota', 'You exceeded your current quota, please check your plan and billing details.');
+	case 'minute': {
+		// limited until the lift (codex names its minute), then the
+		// edits of "success"
+		const lift = limitLift(ctl);
+		const now = Date.now() / 1000;
+		if (now < lift)
+			return openaiError(res, 429, 'usage_limit_reached', 'The usage limit has been reached',
+				{ plan_type: 'plus', resets_at: Math.floor(lift), resets_in_seconds: Math.ceil(lift - now) });
+		return openaiSuccess(res, outputs, ctl);
+	}
+	case 'later':
+		// the same wall with no reset in it: codex says "try again later"
+		return openaiError(res, 429, 'usage_limit_reached', 'The usage limit has been reached', { plan_type: 'plus' });
+	case 'refusal':
+		// the request refused by the safety system (code
+		// invalid_prompt).  A refusal content part in a completed
+		// response is no use here: codex 0.169.0 prints nothing of it
+		// and exits 0 (turn.completed), a plain "incomplete"
+		return openaiError(res, 400, 'invalid_request_error', "Invalid prompt: we've limited access to this content for safety reasons. This type of information may be used to benefit or to harm people. We are continuously refining our work in this area, and you can read more about our approach in our blog post (https://openai.com/index/preparing-for-future-ai-capabilities-in-biology) and Model Spec (https://openai.com/index/introducing-the-model-spec).",
+			{ code: 'invalid_prompt' });
+	case 'context':
+		return openaiError(res, 400, 'invalid_request_error', 'Your input exceeds the context window of this model. Please adjust your input and try again.',
+			{ param: 'input', code: 'context_length_exceeded' });
+	case 'badrequest':
+		return openaiError(res, 400, 'invalid_request_error', "Invalid type for 'input[2].content': expected one of an array of objects or string, but got an object instead.",
+			{ param: 'input[2].content', code: 'invalid_type' });
 	}
 	return openaiError(res, 500, 'server_error', `unknown scenario ${ctl.scenario}`);
 }
@@ -215,7 +274,7 @@ function geminiError(res, code, status, message, details, headers) {
 function gemini(req, res, body, ctl, path) {
 	const stream = path.endsWith(':streamGenerateContent');
 	const schema = body.generationConfig && body.generationConfig.responseJsonSchema;
-	if (!stream && ctl.scenario !== 'hang') {
+	if (!stream && ctl.scenario !== 'hang' && ctl.scenario !== 'timeout') {
 		// the CLI's own side calls (its model router): a plain answer
 		const text = schema && schema.properties && schema.properties.complexity_score
 			? JSON.stringify({ complexity_reasoning: 'a simple edit', complexity_score: 10 }) : 'ok';
@@ -289,6 +348,40 @@ function gemini(req, res, body, ctl, path) {
 		// prepaid credits used up: no reset, a person must add more
 		return geminiError(res, 429, 'RESOURCE_EXHAUSTED', 'Your prepayment credits are depleted. Please go to AI Studio at https://ai.studio/projects to manage your project and billing.',
 			[{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'INSUFFICIENT_G1_CREDITS_BALANCE', domain: 'generativelanguage.googleapis.com' }]);
+	case 'capacity': {
+		// the model's capacity used up, its reset in the message and in
+		// RetryInfo: gemini-cli retries silently (a capacity error is
+		// retried after RetryInfo's delay), announcing "Attempt 1
+		// failed: <message>. Retrying after <delay + up to 20 %>ms..."
+		// and sleeping that long
+		const r = Number(ctl.capacity_s) || 6247;
+		const hms = `${Math.floor(r / 3600)}h${Math.floor(r % 3600 / 60)}m${r % 60}s`;
+		return geminiError(res, 429, 'RESOURCE_EXHAUSTED', `You have exhausted your capacity on this model. Your quota will reset after ${hms}.`,
+			[{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'MODEL_CAPACITY_EXHAUSTED', domain: 'cloudcode-pa.googleapis.com',
+				metadata: { model: path.split('/').pop().split(':')[0] } },
+			 { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${r}s` }]);
+	}
+	case 'longretry':
+		// a per-minute quota with a retry delay of 60 s: gemini-cli
+		// announces "… Suggested retry after 60s.. Retrying after
+		// <60 s + up to 20 %>ms..." and sleeps that long before its
+		// second try
+		return geminiError(res, 429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).',
+			quota('generate_requests_per_model', '60s'));
+	case 'refusal': {
+		// the response blocked by the safety filters: no text, finish
+		// reason SAFETY
+		res.writeHead(200, { 'content-type': 'text/event-stream' });
+		const chunk = { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'SAFETY', index: 0,
+			safetyRatings: [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }] }],
+			usageMetadata: { promptTokenCount: 100, totalTokenCount: 100 }, modelVersion: 'gemini-standin' };
+		res.end(`data: ${JSON.stringify(chunk)}\n\n`);
+		return;
+	}
+	case 'context':
+		return geminiError(res, 400, 'INVALID_ARGUMENT', 'The input token count (1245183) exceeds the maximum number of tokens allowed (1048576).');
+	case 'badrequest':
+		return geminiError(res, 400, 'INVALID_ARGUMENT', 'Request contains an invalid argument.');
 	}
 	return geminiError(res, 500, 'INTERNAL', `unknown scenario ${ctl.scenario}`);
 }
@@ -302,7 +395,8 @@ const server = http.createServer((req, res) => {
 		log(`${req.method} ${req.url} scenario=${ctl.scenario}`);
 		if (process.env.STANDIN_DUMP)
 			fs.appendFileSync(logFile + '.bodies', raw + '\n');
-		if (ctl.scenario === 'hang') {
+		// "timeout": the same silence, ended at timeout_s, not the stall
+		if (ctl.scenario === 'hang' || ctl.scenario === 'timeout') {
 			hanging.add(res);
 			return; // accept, then say nothing
 		}
