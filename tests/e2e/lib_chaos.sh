@@ -65,9 +65,14 @@ chaos_cleanup() {
 	done
 	for f in "$T_TMP"/ch-*/spawns; do
 		[ -f "$f" ] || continue
-		while read -r _ _ p _ g _; do
-			kill_ours "$p"
-			kill_ours "$g"
+		# pids of earlier rounds may be anyone's by now: an agent
+		# only while it has the start time it recorded, a grandchild
+		# only while it is still exactly `sleep 300` (a tmux server
+		# of another script once matched kill_ours' looser test)
+		while read -r _ _ p s g _; do
+			[ "$(proc_start "$p")" = "$s" ] && kill_ours "$p"
+			[ "$(tr '\0' ' ' 2>/dev/null <"/proc/$g/cmdline")" = "sleep 300 " ] &&
+				kill -KILL "$g" 2>/dev/null
 		done <"$f"
 	done
 	wait 2>/dev/null
