@@ -287,11 +287,36 @@ decide_structured(struct classification *out, const struct classify_input *in,
 	return true;
 }
 
+/* The newest text line of the window (newest first) that says it is
+ * an error, for an attempt ended at its timeout or stall that nothing
+ * else named: its last error message is kept even when the CLI printed
+ * it only as text (docs/classification.md#order-of-decision). */
+static const struct classify_line *
+last_error_line(
+    const struct classify_input *in, const struct classify_line *lines, int n)
+{
+	static const char *const words[] = {"error", "failed", "exception"};
+	size_t w;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (lines[i].event != NULL || lines[i].skip)
+			continue;
+		for (w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+			if (text_ci_has(in->tail + lines[i].off, lines[i].len,
+				words[w], true))
+				return &lines[i];
+	}
+	return NULL;
+}
+
 /* A failed run that nothing named: how it ended. */
 static void
 decide_fallback(struct classification *out, const struct classify_input *in,
-    const struct sres *sr)
+    const struct sres *sr, const struct classify_line *lines, int n)
 {
+	const struct classify_line *el;
+
 	enum error_code code;
 
 	if (in->timed_out)
@@ -302,6 +327,9 @@ decide_fallback(struct classification *out, const struct classify_input *in,
 		code = ERRC_CRASH;
 	if (sr->ev == EV_ERR || sr->ev == EV_ERROR_EVENT)
 		decide_sres(out, code, sr);
+	else if ((in->timed_out || in->stalled) &&
+	    (el = last_error_line(in, lines, n)) != NULL)
+		decide(out, code, in->tail + el->off, el->len);
 	else
 		decide(out, code, NULL, 0);
 }
@@ -346,7 +374,7 @@ classify_window(struct classification *out, const struct classify_input *in,
 		goto out;
 	}
 	if (!text_decide(out, in, lines, n, &c))
-		decide_fallback(out, in, &sr);
+		decide_fallback(out, in, &sr, lines, n);
 out:
 	free(sr.msg);
 }

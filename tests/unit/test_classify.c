@@ -375,6 +375,12 @@ static const struct ccase cases[] = {
 	CLAUDE_SJ_RETRY_529, ERRC_OVERLOADED, "HTTP 529"},
     {"claude killed after a retry it got past", END_TIMEOUT, 1, 5,
 	CLAUDE_SJ_RETRY_RECOVERED, ERRC_TIMEOUT, ""},
+    /* ended at its timeout, its last error only as text: a timeout that
+     * keeps the words (issue 31) */
+    {"killed at the timeout after a text error", END_TIMEOUT, 1, 5,
+	"working on task 2\nError: tool call failed: ENOSPC writing "
+	"src/a.c\nthinking...\n",
+	ERRC_TIMEOUT, "tool call failed: ENOSPC"},
     /* codex */
     {"codex usage limit", END_EXIT1, 1, 4, CODEX_USAGE, ERRC_USAGE_LIMIT,
 	"try again in 5 days"},
