@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -129,4 +130,30 @@ fxfs_run(char *out, size_t outlen, const char *const *argv)
 	if (out != NULL)
 		snprintf(out, outlen, "%s", buf);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+char *
+fxfs_fixture_read(const char *subdir, const char *name, size_t *len)
+{
+	const char *src = getenv("STORYCTL_SRC");
+	char path[PATH_MAX], *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/tests/fixtures/%s/%s",
+	    src != NULL && src[0] != '\0' ? src : ".", subdir, name);
+	f = fopen(path, "rb");
+	if (f == NULL)
+		fail_msg("cannot open %s", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0 && n <= 1024 * 1024);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
 }

@@ -24,6 +24,12 @@ void fxfs_write_file(const char *dir, const char *name, const char *text);
  * number, or -1 (buf "") when it cannot be read. */
 long fxfs_read_file(char *buf, size_t len, const char *dir, const char *name);
 
+/* tests/fixtures/<subdir>/<name> under $STORYCTL_SRC, else the current
+ * directory (scripts/run-tests runs the suites from the root), whole
+ * and NUL-terminated (at most 1 MiB; *len its length); the caller
+ * frees it. */
+char *fxfs_fixture_read(const char *subdir, const char *name, size_t *len);
+
 /* Run argv (argv[0] looked up in PATH) with stdin and stderr on
  * /dev/null; its stdout, trailing newlines cut, into out (outlen
  * bytes, may be NULL).  Returns its exit status (128 when it did not

@@ -13,35 +13,11 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "tests/unit/fixture_fs.h"
+
 #include "strategies/deadend.h"
 
 #define STALL_MS 120000
-
-static char *
-fixture_read(const char *name, size_t *len)
-{
-	const char *src = getenv("STORYCTL_SRC");
-	char path[4096], *buf;
-	FILE *f;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/fixtures/agents/real/%s",
-	    src != NULL && src[0] != '\0' ? src : ".", name);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0 && n <= 1024 * 1024);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 static enum deadend_kind
 look(struct deadend_state *st, const char *t, size_t len, int64_t now)
@@ -66,7 +42,7 @@ test_offline_fixtures(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct deadend_state st = {0};
-		char *t = fixture_read(names[i], &len);
+		char *t = fxfs_fixture_read("agents/real", names[i], &len);
 
 		if (look(&st, t, len, 1000) != DEADEND_NONE ||
 		    look(&st, t, len, 1000 + STALL_MS - 1) != DEADEND_NONE)

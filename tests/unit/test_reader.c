@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/fixture_fs.h"
+
 #include "strategies/reader.h"
 
 #define HANG (-1) /* killed at stall_timeout_s (INDEX.tsv "hang") */
@@ -71,32 +73,6 @@ static const struct rcase cases[] = {
 	false, NULL, ""},
 };
 
-static char *
-fixture_read(const char *name, size_t *len)
-{
-	const char *src = getenv("STORYCTL_SRC");
-	char path[4096], *buf;
-	FILE *f;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/fixtures/agents/real/%s",
-	    src != NULL && src[0] != '\0' ? src : ".", name);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0 && n <= 1024 * 1024);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static void
 input_for(struct classify_input *in, const struct rcase *c, const char *tail,
     size_t len)
@@ -125,7 +101,7 @@ test_real_fixtures(void **state)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct rcase *c = &cases[i];
 
-		buf = fixture_read(c->file, &len);
+		buf = fxfs_fixture_read("agents/real", c->file, &len);
 		input_for(&in, c, buf, len);
 		memset(&r, 0xa5, sizeof(r));
 		adapter_read(&r, &in);
@@ -166,7 +142,7 @@ test_halves(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		buf = fixture_read(cases[i].file, &len);
+		buf = fxfs_fixture_read("agents/real", cases[i].file, &len);
 		for (k = 0; k < len; k += len / 7 + 1) {
 			input_for(&in, &cases[i], buf + k, len - k);
 			adapter_read(&r, &in);
