@@ -20,7 +20,12 @@ noise(const char *s, size_t n)
 	return n - i > 3 && memcmp(s + i, "at ", 3) == 0;
 }
 
-/* The latest line of the tail that is not noise: *line, *n; false when
+/* How many of the latest lines may follow a wait announcement: a CLI's
+ * chatter on stderr ("[STARTUP] Cannot measure phase …", printed by
+ * gemini on a timer while it sleeps) does not make the wait stale. */
+#define ANNOUNCE_LINES 3
+
+/* The latest line of t[0..len) that is not noise: *line, *n; false when
  * there is none. */
 static bool
 latest_line(const char **line, size_t *n, const char *t, size_t len)
@@ -56,9 +61,27 @@ deadend_look(struct deadend_out *out, struct deadend_state *st,
 		st->offline = false;
 		return;
 	}
-	/* a wait announced by the latest line: the caller weighs it */
-	if (waithint_parse(&out->hint, line, n))
-		out->kind = DEADEND_ANNOUNCED;
+	/* a wait announced by one of the latest lines: the caller weighs
+	 * it.  A structured event after it (a '{' line: the CLI went on
+	 * with its work) makes it old news. */
+	{
+		const char *l = line;
+		size_t ln = n, before = (size_t)(line - in->tail);
+		int i;
+
+		for (i = 0; i < ANNOUNCE_LINES; i++) {
+			if (ln > 0 && l[0] == '{')
+				break;
+			if (waithint_parse(&out->hint, l, ln)) {
+				out->kind = DEADEND_ANNOUNCED;
+				break;
+			}
+			if (before == 0 ||
+			    !latest_line(&l, &ln, in->tail, before - 1))
+				break;
+			before = (size_t)(l - in->tail);
+		}
+	}
 	k = classify_builtin_kind(line, n);
 	if (k != K_NETWORK && k != K_NETWORK_WAIT) {
 		st->offline = false;
