@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/fixture_fs.h"
+
 #include "strategies/classify.h"
 
 /* how the attempt ended */
@@ -1269,31 +1271,6 @@ fixture_path(char *buf, size_t len, const char *name)
 	    name != NULL ? "/" : "", name != NULL ? name : "");
 }
 
-/* The whole file, NUL-terminated; the caller frees it. */
-static char *
-fixture_read(const char *name, size_t *len)
-{
-	char path[4096], *buf;
-	FILE *f;
-	long n;
-
-	fixture_path(path, sizeof(path), name);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0 && n <= 8192);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static void
 test_real_cli_fixtures(void **state)
 {
@@ -1308,7 +1285,7 @@ test_real_cli_fixtures(void **state)
 	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
 		const struct fcase *c = &fixtures[i];
 
-		tail = fixture_read(c->file, &len);
+		tail = fxfs_fixture_read("agents", c->file, &len);
 		memset(&in, 0, sizeof(in));
 		in.exit_code = c->exit_code;
 		in.term_signal = c->exit_code < 0 ? 15 : 0;

@@ -13,36 +13,9 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/fixture_fs.h"
+
 #include "strategies/sprintstatus.h"
-
-/* tests/fixtures/bmad/<name> under $STORYCTL_SRC, else the current
- * directory (scripts/run-tests runs the suites from the root); the
- * caller frees it. */
-static char *
-fixture_read(const char *name, size_t *len)
-{
-	const char *src = getenv("STORYCTL_SRC");
-	char path[4096], *buf;
-	FILE *f;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/tests/fixtures/bmad/%s",
-	    src != NULL && src[0] != '\0' ? src : ".", name);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 static void
 assert_entries(const struct sprint_status *s, const char *const *want)
@@ -69,7 +42,7 @@ test_v6(void **state)
 	struct sprint_status s;
 	struct sc_err err;
 	size_t len;
-	char *text = fixture_read("sprint-status-v6.yaml", &len);
+	char *text = fxfs_fixture_read("bmad", "sprint-status-v6.yaml", &len);
 
 	if (sprint_status_parse(&s, text, len, &err) != 0)
 		fail_msg("%s", err.msg);
@@ -92,7 +65,8 @@ test_v6_drafted(void **state)
 	struct sprint_status s;
 	struct sc_err err;
 	size_t len;
-	char *text = fixture_read("sprint-status-v6-drafted.yaml", &len);
+	char *text =
+	    fxfs_fixture_read("bmad", "sprint-status-v6-drafted.yaml", &len);
 
 	if (sprint_status_parse(&s, text, len, &err) != 0)
 		fail_msg("%s", err.msg);
