@@ -79,7 +79,7 @@ prepare_read(bool *settled, struct story_look *look, struct batch *b,
     struct slot *sl, struct sc_err *err)
 {
 	const struct progress *pr = &look->pr;
-	char why[300];
+	char why[400];
 	int rc;
 
 	*settled = true;
@@ -95,7 +95,8 @@ prepare_read(bool *settled, struct story_look *look, struct batch *b,
 	}
 	if (pr->tasks_total == 0)
 		return attempt_settle(b, sl->st, STATUS_INVALID,
-		    progress_no_tasks_reason(pr), "invalid", err);
+		    progress_no_tasks_reason(why, sizeof(why), pr), "invalid",
+		    err);
 	*settled = false;
 	return 0;
 }

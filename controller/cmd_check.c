@@ -171,6 +171,7 @@ check_story_shapes(struct check *c)
 	for (i = 0; i < c->n; i++) {
 		struct cstory *cs = &c->st[i];
 		const struct progress *p = &cs->pr;
+		char why[400];
 
 		if (!cs->read_ok)
 			continue;
@@ -183,13 +184,31 @@ check_story_shapes(struct check *c)
 		}
 		if (p->tasks_total == 0)
 			problem(c, cs, false, SC_EDATA, false, "%s",
-			    progress_no_tasks_reason(p));
+			    progress_no_tasks_reason(why, sizeof(why), p));
 		if (p->whole_file && p->tasks_total > 0)
 			problem(c, cs, true, 0, false,
 			    "no headings: the whole file is counted as its "
 			    "Tasks section, so any checklist in it counts "
 			    "(a \"## Tasks / Subtasks\" heading makes it "
-			    "exact)");
+			    "exact)%s",
+			    p->code_heading_line > 0
+				? "; a line indented 4 spaces or more looks "
+				  "like a heading but is code"
+				: "");
+		if (p->passed_over_line > 0)
+			problem(c, cs, true, 0, false,
+			    "two task lists disagree: %s (line %d) is all "
+			    "checked but %s (line %d) has open tasks, so it "
+			    "is counted and the story is not done "
+			    "(stories.tasks_heading names the one you mean)",
+			    p->passed_over, p->passed_over_line,
+			    p->heading_written, p->heading_line);
+		if (p->copies > 0)
+			problem(c, cs, true, 0, false,
+			    "%s is written again with the same tasks (line "
+			    "%d): counted once, a box checked in either copy "
+			    "is checked",
+			    p->heading_written, p->copy_line);
 		if (p->skipped_items > 0)
 			problem(c, cs, true, 0, false,
 			    "%d item%s that look%s like tasks but %s not "
@@ -497,6 +516,7 @@ static void
 print_story_state(FILE *f, const struct cstory *cs)
 {
 	const struct progress *p = &cs->pr;
+	char why[400];
 
 	if (!cs->read_ok) {
 		fprintf(f, "UNREADABLE\n");
@@ -513,7 +533,8 @@ print_story_state(FILE *f, const struct cstory *cs)
 	if (cs->draft)
 		fprintf(f, "  DRAFT (included)");
 	if (p->tasks_total == 0)
-		fprintf(f, "  INVALID: %s", progress_no_tasks_reason(p));
+		fprintf(f, "  INVALID: %s",
+		    progress_no_tasks_reason(why, sizeof(why), p));
 	fprintf(f, "\n");
 }
 

@@ -93,6 +93,15 @@ items_json(const struct progress_item *it, size_t n)
 	return a;
 }
 
+/* A heading of the story and its line, or null when line is 0. */
+static json_t *
+heading_json(const char *written, int line)
+{
+	return line > 0
+	    ? json_pack("{s:s, s:i}", "heading", written, "line", line)
+	    : json_null();
+}
+
 static int
 print_json(const struct cli *cli, const struct story_conf *sc,
     const struct progress *p, const struct progress_item *it, size_t n,
@@ -102,7 +111,7 @@ print_json(const struct cli *cli, const struct story_conf *sc,
 	int rc;
 
 	o = json_pack("{s:i, s:s, s:s, s:o, s:b, s:i, s:i, s:i, s:i, s:i, "
-		      "s:o, s:b}",
+		      "s:o, s:b, s:o, s:o, s:o, s:i}",
 	    "format_version", CLI_JSON_FORMAT_VERSION, "story", sc->id, "file",
 	    sc->file, "heading",
 	    p->heading[0] != '\0' ? json_string(p->heading) : json_null(),
@@ -110,7 +119,10 @@ print_json(const struct cli *cli, const struct story_conf *sc,
 	    "tasks_total", p->tasks_total, "subtasks_completed",
 	    p->subtasks_completed, "subtasks_total", p->subtasks_total,
 	    "skipped_items", p->skipped_items, "items", items_json(it, n),
-	    "items_truncated", n >= PROGRESS_ITEMS_MAX);
+	    "items_truncated", n >= PROGRESS_ITEMS_MAX, "section",
+	    heading_json(p->heading_written, p->heading_line), "passed_over",
+	    heading_json(p->passed_over, p->passed_over_line), "rejected",
+	    heading_json(p->rejected, p->rejected_line), "copies", p->copies);
 	rc = o != NULL ? cli_print_json(cli, o, err)
 		       : err_set(err, SC_EOS, "out of memory");
 	json_decref(o);
@@ -121,6 +133,7 @@ static void
 print_text(const struct cli *cli, const struct story_conf *sc,
     const struct progress *p, const struct progress_item *it, size_t n)
 {
+	char why[400];
 	size_t i;
 
 	fprintf(cli->out, "story %s: %s\n", sc->id, sc->file);
@@ -131,9 +144,19 @@ print_text(const struct cli *cli, const struct story_conf *sc,
 	else if (p->heading[0] != '\0' && i < n)
 		fprintf(cli->out, "section: %s (line %d)\n", it[i].text,
 		    it[i].line);
+	if (p->passed_over_line > 0)
+		fprintf(cli->out,
+		    "passed over: %s (line %d): all %d checked while this "
+		    "one has open tasks (two task lists disagree)\n",
+		    p->passed_over, p->passed_over_line, p->passed_over_tasks);
+	if (p->rejected_line > 0)
+		fprintf(cli->out,
+		    "passed over: %s (line %d): a checklist of acceptance "
+		    "criteria, QA or done, not a task list\n",
+		    p->rejected, p->rejected_line);
 	else
 		fprintf(cli->out, "section: none (%s)\n",
-		    progress_no_tasks_reason(p));
+		    progress_no_tasks_reason(why, sizeof(why), p));
 	for (i = 0; i < n; i++)
 		fprintf(cli->out, "  %5d  %s  %-8s %s%s(%s)\n", it[i].line,
 		    it[i].kind == PROGRESS_ITEM_HEADING ? "   "
@@ -153,7 +176,8 @@ print_text(const struct cli *cli, const struct story_conf *sc,
 		    p->skipped_first_line);
 	fprintf(cli->out, "\n");
 	if (p->tasks_total == 0)
-		fprintf(cli->out, "invalid: %s\n", progress_no_tasks_reason(p));
+		fprintf(cli->out, "invalid: %s\n",
+		    progress_no_tasks_reason(why, sizeof(why), p));
 }
 
 int

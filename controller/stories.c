@@ -310,7 +310,7 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 {
 	struct progress pr;
 	struct storymeta meta;
-	char *joined = NULL, *text = NULL;
+	char *joined = NULL, *text = NULL, why[400];
 	size_t len = 0;
 	int rc = 0;
 
@@ -353,7 +353,13 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 	s->subtasks_total = pr.subtasks_total;
 	if (s->tasks_total == 0) {
 		s->load_status = STATUS_INVALID;
-		s->reason = progress_no_tasks_reason(&pr);
+		s->reason =
+		    strdup(progress_no_tasks_reason(why, sizeof(why), &pr));
+		if (s->reason == NULL) {
+			rc =
+			    err_set(err, SC_EOS, "%s: out of memory", sc->file);
+			goto out;
+		}
 	} else {
 		s->load_status = STATUS_PENDING;
 	}
@@ -418,8 +424,10 @@ stories_free(struct story *s, size_t n)
 
 	if (s == NULL)
 		return;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free(s[i].resolved);
+		free(s[i].reason);
+	}
 	free(s);
 }
 

@@ -34,9 +34,9 @@ struct story {
 	int subtasks_completed, subtasks_total; /* the same, of subtasks */
 	/* STATUS_PENDING, or STATUS_INVALID when tasks_total == 0 */
 	enum story_status load_status;
-	/* why invalid: a static string (not owned, never freed); NULL when
-	 * the story is valid */
-	const char *reason;
+	/* owned: why invalid (progress_no_tasks_reason(), naming the
+	 * heading); NULL when the story is valid */
+	char *reason;
 	/* the value of the story's "Status:" line as written (BMAD: Draft,
 	 * Approved, Ready for Development, InProgress, Review, Done), cleaned
 	 * and bounded (storymeta_parse()); when the file has none, its

@@ -27,8 +27,8 @@
 #include "strategies/progress_int.h"
 #include "strategies/text.h"
 
-static bool
-is_task_item(cmark_node *n)
+bool
+progress_is_task(cmark_node *n)
 {
 	return cmark_node_get_type(n) == CMARK_NODE_ITEM &&
 	    strcmp(cmark_node_get_type_string(n), "tasklist") == 0;
@@ -350,8 +350,8 @@ scan_literal(struct walk *w, cmark_node *n, const char *why)
 	}
 }
 
-static bool
-item_checked(cmark_node *n)
+bool
+progress_item_checked(cmark_node *n)
 {
 	return cmark_gfm_extensions_get_tasklist_item_checked(n);
 }
@@ -386,11 +386,11 @@ walk_sub(struct walk *w, cmark_node *top)
 			continue;
 		switch (cmark_node_get_type(n)) {
 		case CMARK_NODE_ITEM:
-			if (!is_task_item(n)) {
+			if (!progress_is_task(n)) {
 				note_skipped(w, n);
 				break;
 			}
-			checked = item_checked(n);
+			checked = progress_item_checked(n);
 			w->p->subtasks_total++;
 			if (checked)
 				w->p->subtasks_completed++;
@@ -446,9 +446,9 @@ walk_other(struct walk *w, cmark_node *top, enum progress_item_kind kind,
 		switch (cmark_node_get_type(n)) {
 		case CMARK_NODE_ITEM:
 			len = item_source(src, sizeof(src), w, n);
-			if (is_task_item(n)) {
+			if (progress_is_task(n)) {
 				item_add(w, cmark_node_get_start_line(n), kind,
-				    item_checked(n), src, len, why);
+				    progress_item_checked(n), src, len, why);
 			} else if (len >= 3 && src[0] == '[' &&
 			    (src[1] == ' ' || src[1] == 'x' || src[1] == 'X') &&
 			    src[2] == ']' &&
@@ -490,12 +490,14 @@ walk_list(struct walk *w, cmark_node *list)
 
 	for (item = cmark_node_first_child(list); item != NULL;
 	     item = cmark_node_next(item)) {
-		if (!is_task_item(item)) {
+		if (!progress_is_task(item)) {
 			note_skipped(w, item);
 			walk_sub(w, item);
 			continue;
 		}
-		checked = item_checked(item);
+		/* checked here or in a copy of the section (copies_mark) */
+		checked = progress_item_checked(item) ||
+		    cmark_node_get_user_data(item) == (void *)w;
 		w->p->tasks_total++;
 		tlen = 0;
 		text[0] = '\0';
@@ -560,19 +562,56 @@ walk_heading(struct walk *w, cmark_node *h, const char *why)
 	    shown, strlen(shown), why);
 }
 
+/* An indented code block whose first line reads like a heading: the
+ * author's heading that GitHub shows as code. */
+static void
+note_code_heading(struct walk *w, cmark_node *n)
+{
+	const char *lit;
+	int flen, foff;
+	char fch;
+
+	if (w->p->code_heading_line != 0 ||
+	    cmark_node_get_type(n) != CMARK_NODE_CODE_BLOCK ||
+	    cmark_node_get_fenced(n, &flen, &foff, &fch))
+		return;
+	lit = cmark_node_get_literal(n);
+	if (lit == NULL)
+		return;
+	while (*lit == ' ' || *lit == '\t')
+		lit++;
+	if (lit[0] == '#' && (lit[1] == ' ' || lit[1] == '#'))
+		w->p->code_heading_line = cmark_node_get_start_line(n);
+}
+
 static void
 walk_doc(struct walk *w, cmark_node *doc, const char *want)
 {
-	cmark_node *start, *n;
-	bool any = false, in = false;
+	struct progress_cands c;
+	struct head_read start_read;
+	cmark_node *start, *n, *copy_of = NULL;
+	bool in = false;
 	const char *outside = "outside the Tasks section";
+	char why[PROGRESS_WHY_MAX];
 
-	start = progress_heading_choose(doc, want, &any);
+	memset(&start_read, 0, sizeof(start_read));
+	progress_heading_scan(&c, doc, want);
+	if (c.rejected != NULL) {
+		progress_heading_written(
+		    w->p->rejected, sizeof(w->p->rejected), c.rejected);
+		w->p->rejected_line = cmark_node_get_start_line(c.rejected);
+	}
+	start = progress_section_choose(w->p, &c, want);
 	if (start != NULL) {
 		progress_heading_norm(
 		    w->p->heading, sizeof(w->p->heading), start);
 		progress_heading_written(w->where, sizeof(w->where), start);
-	} else if (!any) {
+		progress_heading_written(w->p->heading_written,
+		    sizeof(w->p->heading_written), start);
+		w->p->heading_line = cmark_node_get_start_line(start);
+		progress_heading_read(&start_read, start, want);
+		progress_section_copies(w->p, start, want, w);
+	} else if (!c.any_heading) {
 		w->p->whole_file = true;
 		in = true;
 	} else {
@@ -581,6 +620,7 @@ walk_doc(struct walk *w, cmark_node *doc, const char *want)
 	}
 	for (n = cmark_node_first_child(doc); n != NULL;
 	     n = cmark_node_next(n)) {
+		note_code_heading(w, n);
 		if (n == start) {
 			in = true;
 			walk_heading(w, n, "the Tasks section starts here");
@@ -596,18 +636,29 @@ walk_doc(struct walk *w, cmark_node *doc, const char *want)
 			 * section goes on there (docs/stories.md) */
 			bool was = in;
 
-			in = !progress_heading_ends(start, n, want);
-			if (in || was)
+			in = !progress_heading_ends(&start_read, n, want);
+			copy_of = in ? cmark_node_get_user_data(n) : NULL;
+			if (copy_of != NULL) {
+				snprintf(why, sizeof(why),
+				    "the same heading again with the same "
+				    "tasks as line %d: counted once",
+				    cmark_node_get_start_line(copy_of));
+				walk_heading(w, n, why);
+			} else if (in || was) {
 				walk_heading(w, n,
 				    in ? "the same heading again: the "
 					 "section goes on"
 				       : "ends the Tasks section");
-			else
+			} else {
 				walk_other(
 				    w, n, PROGRESS_ITEM_OUTSIDE, outside);
+			}
 			continue;
 		}
-		if (in)
+		if (in && copy_of != NULL)
+			walk_other(w, n, PROGRESS_ITEM_IGNORED,
+			    "in a copy of the Tasks section: counted once");
+		else if (in)
 			walk_section(w, n);
 		else
 			walk_other(w, n, PROGRESS_ITEM_OUTSIDE, outside);
@@ -724,11 +775,34 @@ progress_item_kind_name(enum progress_item_kind k)
 }
 
 const char *
-progress_no_tasks_reason(const struct progress *p)
+progress_no_tasks_reason(char *buf, size_t len, const struct progress *p)
 {
-	if (!p->whole_file && p->heading[0] == '\0')
-		return "no tasks: the story has headings but no Tasks section "
-		       "(a heading such as \"## Tasks / Subtasks\")";
-	return "no tasks: no task-list item (\"- [ ] ...\") in its Tasks "
-	       "section";
+	char code[128] = "", rejected[PROGRESS_WRITTEN_MAX + 96] = "";
+
+	if (p->code_heading_line > 0)
+		snprintf(code, sizeof(code),
+		    "; line %d looks like a heading but is indented 4 "
+		    "spaces or more, so GitHub shows it as code",
+		    p->code_heading_line);
+	if (p->rejected_line > 0)
+		snprintf(rejected, sizeof(rejected),
+		    "; %s (line %d) is a checklist of acceptance criteria, "
+		    "QA or done, not a task list",
+		    p->rejected, p->rejected_line);
+	if (p->whole_file)
+		snprintf(buf, len,
+		    "no tasks: no task-list item (\"- [ ] ...\") in the "
+		    "file, which has no headings%s",
+		    code);
+	else if (p->heading[0] == '\0')
+		snprintf(buf, len,
+		    "no tasks: the story has headings but no Tasks section "
+		    "(a heading such as \"## Tasks / Subtasks\")%s%s",
+		    rejected, code);
+	else
+		snprintf(buf, len,
+		    "no tasks: no task-list item (\"- [ ] ...\") under %s "
+		    "(line %d), its Tasks section",
+		    p->heading_written, p->heading_line);
+	return buf;
 }

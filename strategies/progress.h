@@ -9,15 +9,18 @@
  * nested inside them are subtasks, counted apart.  Checkboxes in code
  * blocks, HTML or block quotes never count.
  *
- * The Tasks section is the first heading that reads like BMAD's "Tasks
- * / Subtasks" (or "Tasks", "Implementation Tasks", "Task Breakdown",
- * their translations, …; numbering and a trailing colon ignored, a note
- * in parentheses or a name before a colon read too), or the configured
- * heading; without one, the first heading that mentions "task" other
- * than a level-1 title.  It runs to the next heading of the same or a
- * higher level; the same heading written again continues it.  A file with no
- * heading at all is one section (whole_file); a file with headings but
- * no tasks section has no tasks.
+ * The Tasks section is the first heading that names it in words of the
+ * table in heading_words.c ("Tasks / Subtasks", "任务列表", "Tarefas de
+ * Implementação", in a dozen languages), or the configured heading;
+ * without one, the first that begins with tasks and a conjunction, then
+ * the first that mentions tasks as a word; never a title, nor a
+ * checklist of acceptance criteria, QA or done.  When that section is
+ * all checked and another candidate has an open task, the open one is
+ * counted.  It runs to the next heading of the same or a higher level;
+ * the same heading written again continues it, and counts once when it
+ * repeats the same tasks.  A file with no heading at all is one
+ * section (whole_file); a file with headings but no tasks section has
+ * no tasks (docs/stories.md).
  * Bytes may be anything (NUL, invalid UTF-8): they are never trusted.
  */
 #ifndef STORYCTL_PROGRESS_H
@@ -29,6 +32,7 @@
 #include "common/err.h"
 
 #define PROGRESS_TASK_MAX 256
+#define PROGRESS_WRITTEN_MAX 96 /* a heading as written, cleaned */
 
 struct progress {
 	int tasks_total;
@@ -50,6 +54,30 @@ struct progress {
 	int skipped_items;
 	int skipped_first_line;
 	char skipped_first[PROGRESS_TASK_MAX];
+	/* the section's heading as written ("## Tasks / Subtasks"),
+	 * cleaned, and its line (0: none) */
+	char heading_written[PROGRESS_WRITTEN_MAX];
+	int heading_line;
+	/* The first heading passed over that mentions tasks but heads a
+	 * checklist of acceptance criteria, QA or done (or sits in one),
+	 * as written ("### 功能验收 - Task 模块"), and its line (0: none). */
+	char rejected[PROGRESS_WRITTEN_MAX];
+	int rejected_line;
+	/* Two task lists disagreed: this section was all checked and was
+	 * passed over for the first one with an open task, so the story
+	 * is not done (docs/stories.md).  As written, its line (0: none)
+	 * and how many tasks it holds. */
+	char passed_over[PROGRESS_WRITTEN_MAX];
+	int passed_over_line;
+	int passed_over_tasks;
+	/* The Tasks section written again with the same tasks (a story
+	 * pasted twice): how many copies were counted once, the line of
+	 * the first copy's heading (0: none). */
+	int copies;
+	int copy_line;
+	/* a line that looks like a heading but is indented into a code
+	 * block, so GitHub shows no heading there (0: none) */
+	int code_heading_line;
 };
 
 /* Fill *out from the len bytes at text.  Never fails. */
@@ -107,8 +135,10 @@ int progress_items(struct progress_item **out, size_t *n, struct progress *prog,
 /* "task", "subtask", "skipped", "outside", "ignored", "heading" */
 const char *progress_item_kind_name(enum progress_item_kind k);
 
-/* Why a story with tasks_total == 0 has none, for its invalid reason (a
- * static string). */
-const char *progress_no_tasks_reason(const struct progress *p);
+/* Why a story with tasks_total == 0 has none, for its invalid reason,
+ * naming the heading used or passed over, into buf (len bytes); returns
+ * buf. */
+const char *progress_no_tasks_reason(
+    char *buf, size_t len, const struct progress *p);
 
 #endif

@@ -1,9 +1,10 @@
 /*
- * progress_heading.c - which heading opens a story's Tasks section: the
- * names BMAD and other templates give it (in the languages found in
- * real stories), headings normalised for comparison, a note in
- * parentheses or a name before a colon, the same section named again
- * (docs/stories.md).  Pure.
+ * progress_heading.c - which headings may open a story's Tasks section
+ * and how strongly: a heading that names it in words of the table
+ * (heading_words.c, in the languages story authors write), one that
+ * begins with tasks and a conjunction, one that merely mentions tasks;
+ * a title, a checklist of acceptance criteria, QA or done never
+ * (docs/stories.md#the-tasks-section).  Pure.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,62 +13,13 @@
 
 #include <cmark-gfm.h>
 
+#include "strategies/heading_words.h"
 #include "strategies/progress_int.h"
 #include "strategies/text.h"
 
-/* The headings that read like BMAD's "Tasks / Subtasks" section (and the
- * names other templates give it), normalised, blanks around "/"
- * dropped.  A heading that merely mentions tasks ("Next Developer
- * Tasks", "Story 1.2: Tasks API") is used only when none of these
- * exists.  BMAD writes its templates in the project's language, so the
- * translations found in real stories are here too (docs/stories.md). */
-static const char *const task_headings[] = {
-    "tasks/subtasks",
-    "tasks and subtasks",
-    "tasks & subtasks",
-    "tasks",
-    "task list",
-    "implementation tasks",
-    "implementation plan",
-    "implementation steps",
-    "task breakdown",
-    "development tasks",
-    "dev tasks",
-    /* Spanish, Portuguese, French (tâches / sous-tâches), German */
-    "tareas/subtareas",
-    "tareas y subtareas",
-    "tareas",
-    "tarefas/subtarefas",
-    "tarefas e subtarefas",
-    "tarefas",
-    "t\xC3\xA2"
-    "ches/sous-t\xC3\xA2"
-    "ches",
-    "t\xC3\xA2"
-    "ches et sous-t\xC3\xA2"
-    "ches",
-    "t\xC3\xA2"
-    "ches",
-    "aufgaben/teilaufgaben",
-    "aufgaben",
-    /* Russian: задачи/подзадачи, задачи */
-    "\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB8/"
-    "\xD0\xBF\xD0\xBE\xD0\xB4\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB8",
-    "\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB8",
-    /* Chinese, simplified and traditional: 任务/子任务, 任务, 任務/子任務, 任務 */
-    "\xE4\xBB\xBB\xE5\x8A\xA1/\xE5\xAD\x90\xE4\xBB\xBB\xE5\x8A\xA1",
-    "\xE4\xBB\xBB\xE5\x8A\xA1",
-    "\xE4\xBB\xBB\xE5\x8B\x99/\xE5\xAD\x90\xE4\xBB\xBB\xE5\x8B\x99",
-    "\xE4\xBB\xBB\xE5\x8B\x99",
-    /* Japanese: タスク/サブタスク, タスク */
-    "\xE3\x82\xBF\xE3\x82\xB9\xE3\x82\xAF/"
-    "\xE3\x82\xB5\xE3\x83\x96\xE3\x82\xBF\xE3\x82\xB9\xE3\x82\xAF",
-    "\xE3\x82\xBF\xE3\x82\xB9\xE3\x82\xAF",
-};
-
 /* Append the plain text of n's inlines to buf (len bytes, NUL-ended). */
-static void
-inline_text(char *buf, size_t len, cmark_node *n)
+void
+progress_inline_text(char *buf, size_t len, cmark_node *n)
 {
 	cmark_node *c;
 	const char *lit;
@@ -88,7 +40,7 @@ inline_text(char *buf, size_t len, cmark_node *n)
 			snprintf(buf + used, len - used, " ");
 			break;
 		default:
-			inline_text(buf, len, c);
+			progress_inline_text(buf, len, c);
 		}
 	}
 }
@@ -125,7 +77,7 @@ progress_heading_norm(char *out, size_t len, cmark_node *h)
 	size_t o = 0;
 	bool gap = false;
 
-	inline_text(raw, sizeof(raw), h);
+	progress_inline_text(raw, sizeof(raw), h);
 	/* "4. Tasks", "3) Tasks", "Step 2 - Tasks" keep their words only */
 	while (*s != '\0' &&
 	    (text_is_digit((unsigned char)*s) || *s == '.' || *s == ')' ||
@@ -152,175 +104,220 @@ progress_heading_norm(char *out, size_t len, cmark_node *h)
 	out[o] = '\0';
 }
 
-/* s[0..n) without blanks at its ends and around "/", into out:
- * "tasks / subtasks" and "tasks/subtasks" are one name. */
-static void
-name_squeeze(char *out, size_t len, const char *s, size_t n)
-{
-	size_t o = 0, i;
-
-	while (n > 0 && s[0] == ' ') {
-		s++;
-		n--;
-	}
-	while (n > 0 && s[n - 1] == ' ')
-		n--;
-	for (i = 0; i < n && o + 1 < len; i++) {
-		if (s[i] == ' ' &&
-		    ((i + 1 < n && s[i + 1] == '/') ||
-			(o > 0 && out[o - 1] == '/')))
-			continue;
-		out[o++] = s[i];
-	}
-	out[o] = '\0';
-}
-
-/* Does s[0..n) name the Tasks section: the configured name (want,
- * squeezed), or one of task_headings?  The name, squeezed, into key
- * (PROGRESS_HEAD_MAX bytes). */
-static bool
-name_is_tasks(char *key, const char *s, size_t n, const char *want)
-{
-	size_t i;
-
-	name_squeeze(key, PROGRESS_HEAD_MAX, s, n);
-	if (key[0] == '\0')
-		return false;
-	if (want != NULL)
-		return strcmp(key, want) == 0;
-	for (i = 0; i < sizeof(task_headings) / sizeof(*task_headings); i++)
-		if (strcmp(key, task_headings[i]) == 0)
-			return true;
-	return false;
-}
-
-/* The first "(" or full-width "（" in s[0..n), or NULL. */
+/* Where a heading's name ends: a colon, a parenthesis or a dash
+ * between blanks ("Tasks: Backend", "Tasks / Subtasks (TDD order)",
+ * "Tasks - Backend"); the length of the mark in *mlen. */
 static const char *
-paren_open(const char *s, size_t n, size_t *olen)
+name_end(const char *s, size_t *mlen)
 {
+	static const char *const marks[] = {":", "\xEF\xBC\x9A", "(",
+	    "\xEF\xBC\x88", " - ", " \xE2\x80\x93 ", " \xE2\x80\x94 "};
+	const char *best = NULL, *p;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		if (s[i] == '(') {
-			*olen = 1;
-			return s + i;
-		}
-		if (i + 3 <= n && memcmp(s + i, "\xEF\xBC\x88", 3) == 0) {
-			*olen = 3;
-			return s + i;
+	for (i = 0; i < sizeof(marks) / sizeof(*marks); i++) {
+		p = strstr(s, marks[i]);
+		if (p != NULL && (best == NULL || p < best)) {
+			best = p;
+			*mlen = strlen(marks[i]);
 		}
 	}
-	return NULL;
+	return best;
 }
 
-/* Does s[0..n) name the Tasks section by itself, before a parenthesis
- * or inside one ("Задачи / Подзадачи (Tasks / Subtasks)", "Tasks /
- * Subtasks (TDD order)")? */
-static bool
-part_is_tasks(char *key, const char *s, size_t n, const char *want)
+/* The text after the last dash between blanks, or NULL. */
+static const char *
+after_dash(const char *s)
 {
-	const char *o, *in, *end = s + n;
-	size_t olen = 0;
+	static const char *const marks[] = {
+	    " - ", " \xE2\x80\x93 ", " \xE2\x80\x94 "};
+	const char *best = NULL, *p, *q;
+	size_t i;
 
-	if (name_is_tasks(key, s, n, want))
-		return true;
-	o = paren_open(s, n, &olen);
-	if (o == NULL)
-		return false;
-	if (name_is_tasks(key, s, (size_t)(o - s), want))
-		return true;
-	in = o + olen;
-	if (end > in && end[-1] == ')')
-		end--;
-	else if (end - in >= 3 && memcmp(end - 3, "\xEF\xBC\x89", 3) == 0)
-		end -= 3;
+	for (i = 0; i < sizeof(marks) / sizeof(*marks); i++)
+		for (q = s; (p = strstr(q, marks[i])) != NULL; q = p + 1)
+			if (best == NULL || p + strlen(marks[i]) > best)
+				best = p + strlen(marks[i]);
+	return best;
+}
+
+/* The text inside the first parenthesis, into out, or "". */
+static void
+paren_inside(char *out, size_t len, const char *s)
+{
+	const char *o1 = strchr(s, '('), *o2 = strstr(s, "\xEF\xBC\x88"), *o,
+		   *c;
+	size_t n;
+
+	out[0] = '\0';
+	if (o1 != NULL && (o2 == NULL || o1 < o2))
+		o = o1 + 1;
+	else if (o2 != NULL)
+		o = o2 + 3;
 	else
+		return;
+	c = strchr(o, ')');
+	if (c == NULL)
+		c = strstr(o, "\xEF\xBC\x89");
+	n = c != NULL ? (size_t)(c - o) : strlen(o);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, o, n);
+	out[n] = '\0';
+}
+
+/* Does the part read as the Tasks section: the configured name (want,
+ * as words), or a name of the table (heading_words.h)?  Its words into
+ * key (PROGRESS_HEAD_MAX bytes) when so. */
+static bool
+part_names(char *key, const char *s, size_t n, const char *want, size_t min)
+{
+	char words[PROGRESS_HEAD_MAX];
+
+	hwords_split(words, sizeof(words), s, n);
+	if (words[0] == '\0' || hwords_count(words) < min)
 		return false;
-	return name_is_tasks(key, in, (size_t)(end - in), want);
+	if (want != NULL ? strcmp(words, want) != 0 : !hwords_name_tasks(words))
+		return false;
+	snprintf(key, PROGRESS_HEAD_MAX, "%s", words);
+	return true;
 }
 
 /*
- * Does the normalised heading norm read like the Tasks section
- * (docs/stories.md)?  Its whole text, or its part before a colon
- * (spec-kit's title "Tasks: <feature>"), each also read around a
- * parenthesis.  want: the configured heading, squeezed; NULL: the
- * built-in names.  The name it reads as into key (PROGRESS_HEAD_MAX bytes).
+ * How heading h reads (docs/stories.md#the-tasks-section): its rank,
+ * whether it heads a checklist (acceptance criteria, QA, definition of
+ * done), and the words of the part that names the section (key).
+ * The parts tried: the name before a colon, dash or parenthesis, the
+ * whole text, the text in the parenthesis (a translation), and the
+ * text after the last dash when it is two words or more (Kiro's "#
+ * <feature> - Implementation Tasks").
  */
-static bool
-heading_preferred(char *key, const char *norm, const char *want)
+void
+progress_heading_read(struct head_read *r, cmark_node *h, const char *want)
 {
-	const char *colon = strchr(norm, ':');
+	char raw[PROGRESS_HEAD_MAX * 2] = "", in[PROGRESS_HEAD_MAX * 2],
+				     words[PROGRESS_HEAD_MAX];
+	const char *e, *tail;
+	size_t mlen = 0;
 
-	if (part_is_tasks(key, norm, strlen(norm), want))
-		return true;
-	return colon != NULL &&
-	    part_is_tasks(key, norm, (size_t)(colon - norm), want);
+	memset(r, 0, sizeof(*r));
+	r->level = cmark_node_get_heading_level(h);
+	progress_heading_norm(r->norm, sizeof(r->norm), h);
+	progress_inline_text(raw, sizeof(raw), h);
+	e = name_end(raw, &mlen);
+	paren_inside(in, sizeof(in), raw);
+	tail = after_dash(raw);
+	if (part_names(r->key, raw, e != NULL ? (size_t)(e - raw) : strlen(raw),
+		want, 1) ||
+	    part_names(r->key, raw, strlen(raw), want, 1) ||
+	    (in[0] != '\0' && part_names(r->key, in, strlen(in), want, 1)) ||
+	    (tail != NULL && part_names(r->key, tail, strlen(tail), want, 2))) {
+		r->rank = HEAD_NAMED;
+		return;
+	}
+	if (want != NULL)
+		return;
+	hwords_split(words, sizeof(words), raw, strlen(raw));
+	r->checklist = hwords_has(words, HW_CHECK);
+	if (hwords_lead_tasks(words))
+		r->rank = HEAD_LEADS;
+	else if (hwords_has(words, HW_TASK))
+		r->rank = HEAD_MENTION;
 }
 
-/* The heading whose section holds the tasks (progress.h), or NULL;
- * *any_heading tells whether the document has headings at all. */
-cmark_node *
-progress_heading_choose(cmark_node *doc, const char *want, bool *any_heading)
+/* Add heading h of rank to c, in document order; when c is full a
+ * higher rank takes the place of the last of the lowest. */
+static void
+cand_add(struct progress_cands *c, cmark_node *h, int rank)
 {
-	cmark_node *n, *first = NULL, *mention = NULL;
-	char norm[PROGRESS_HEAD_MAX], key[PROGRESS_HEAD_MAX];
+	size_t i, low = 0;
 
-	*any_heading = false;
+	if (c->n == PROGRESS_CANDS_MAX) {
+		for (i = 1; i < c->n; i++)
+			if (c->rank[i] <= c->rank[low])
+				low = i;
+		if (c->rank[low] >= rank)
+			return;
+		memmove(&c->node[low], &c->node[low + 1],
+		    (c->n - low - 1) * sizeof(*c->node));
+		memmove(&c->rank[low], &c->rank[low + 1],
+		    (c->n - low - 1) * sizeof(*c->rank));
+		c->n--;
+	}
+	c->node[c->n] = h;
+	c->rank[c->n++] = rank;
+}
+
+void
+progress_heading_scan(
+    struct progress_cands *c, cmark_node *doc, const char *want)
+{
+	struct head_read r;
+	cmark_node *n, *first = NULL;
+	int level, region = 0;
+
+	memset(c, 0, sizeof(*c));
 	for (n = cmark_node_first_child(doc); n != NULL;
 	     n = cmark_node_next(n)) {
 		if (cmark_node_get_type(n) != CMARK_NODE_HEADING)
 			continue;
-		progress_heading_norm(norm, sizeof(norm), n);
-		if (heading_preferred(key, norm, want))
-			return n;
-		/* a title (the first heading, at level 1) names the story,
-		 * not its task list, even when it says "tasks" */
-		if (want == NULL && mention == NULL && strstr(norm, "task") &&
-		    !(first == NULL && cmark_node_get_heading_level(n) == 1))
-			mention = n;
+		level = cmark_node_get_heading_level(n);
+		progress_heading_read(&r, n, want);
+		if (region > 0 && level <= region)
+			region = 0;
+		if (r.rank == HEAD_NAMED) {
+			cand_add(c, n, r.rank);
+		} else if (r.rank > HEAD_NONE && first == NULL && level == 1) {
+			/* a title (the first heading, at level 1) names
+			 * the story, not its task list, even when it says
+			 * "tasks" */
+		} else if (r.rank > HEAD_NONE &&
+		    ((r.checklist && r.rank == HEAD_MENTION) || region > 0)) {
+			/* a checklist of acceptance criteria, QA or done
+			 * never wins over a task list (docs/stories.md) */
+			if (c->rejected == NULL)
+				c->rejected = n;
+		} else if (r.rank > HEAD_NONE) {
+			cand_add(c, n, r.rank);
+		}
+		if (r.checklist && r.rank < HEAD_LEADS && region == 0)
+			region = level;
 		/* the title alone does not divide the story into sections:
 		 * "# Story 1.2" over a bare checklist is one section */
-		if (first != NULL || cmark_node_get_heading_level(n) != 1)
-			*any_heading = true;
+		if (first != NULL || level != 1)
+			c->any_heading = true;
 		if (first == NULL)
 			first = n;
 	}
-	return mention;
 }
 
-/* Is heading h the end of the section that heading start opened?
- * Not when it is the same heading again ("## Tasks / Subtasks" written
- * twice) or names the same section ("## Tasks: Backend", "## Tasks:
- * Frontend"; docs/stories.md). */
+/* Is heading h the end of the section that the heading read as *start
+ * opened?  Not when it is the same heading again ("## Tasks / Subtasks"
+ * written twice) or names the same section ("## Tasks: Backend", "##
+ * Tasks: Frontend"; docs/stories.md).  *start is read once by the
+ * caller: a story may have hundreds of headings. */
 bool
-progress_heading_ends(cmark_node *start, cmark_node *h, const char *want)
+progress_heading_ends(
+    const struct head_read *start, cmark_node *h, const char *want)
 {
-	char a[PROGRESS_HEAD_MAX], b[PROGRESS_HEAD_MAX], ka[PROGRESS_HEAD_MAX],
-	    kb[PROGRESS_HEAD_MAX];
+	char b[PROGRESS_HEAD_MAX];
+	struct head_read rb;
 
-	if (cmark_node_get_heading_level(h) >
-	    cmark_node_get_heading_level(start))
+	if (cmark_node_get_heading_level(h) > start->level)
 		return false;
-	progress_heading_norm(a, sizeof(a), start);
 	progress_heading_norm(b, sizeof(b), h);
-	if (strcmp(a, b) == 0)
+	if (strcmp(start->norm, b) == 0)
 		return false;
-	return !(heading_preferred(ka, a, want) &&
-	    heading_preferred(kb, b, want) && strcmp(ka, kb) == 0);
+	if (start->rank != HEAD_NAMED)
+		return true;
+	progress_heading_read(&rb, h, want);
+	return !(rb.rank == HEAD_NAMED && strcmp(start->key, rb.key) == 0);
 }
 
 void
 progress_heading_want(char *want, size_t len, const char *configured)
 {
-	cmark_node *h = cmark_node_new(CMARK_NODE_HEADING);
-	cmark_node *t = cmark_node_new(CMARK_NODE_TEXT);
-	char norm[PROGRESS_HEAD_MAX];
-
-	cmark_node_set_literal(t, configured);
-	cmark_node_append_child(h, t);
-	progress_heading_norm(norm, sizeof(norm), h);
-	cmark_node_free(h);
-	name_squeeze(want, len, norm, strlen(norm));
+	hwords_split(want, len, configured, strlen(configured));
 }
 
 /* A heading as its author sees it: "## Tasks / Subtasks". */
@@ -334,7 +331,7 @@ progress_heading_written(char *out, size_t len, cmark_node *h)
 		level = 1;
 	memset(marks, '#', (size_t)level);
 	marks[level] = ' ';
-	inline_text(raw, sizeof(raw), h);
+	progress_inline_text(raw, sizeof(raw), h);
 	memcpy(out, marks, (size_t)level + 1);
 	text_clean(out + level + 1, len - (size_t)level - 1, raw, strlen(raw),
 	    TEXT_COLLAPSE | TEXT_MARK_INVALID | TEXT_TRIM, NULL);

@@ -83,8 +83,11 @@ static const struct pcase cases[] = {
 	2, 1, "b"},
     {"higher heading ends scope", "### Tasks\n- [x] a\n# Top\n- [ ] b\n", 1, 1,
 	""},
-    {"first tasks heading only",
-	"## Tasks\n- [x] a\n## Notes\n## More tasks\n- [ ] b\n", 1, 1, ""},
+    /* two task lists disagree: the open one counts (docs/stories.md) */
+    {"an open task list wins over an all-checked one",
+	"## Tasks\n- [x] a\n## Notes\n## More tasks\n- [ ] b\n", 1, 0, "b"},
+    {"first tasks heading only while it is open",
+	"## Tasks\n- [ ] a\n## Notes\n## More tasks\n- [ ] b\n", 1, 0, "a"},
     {"tasks heading with no tasks", "- [ ] a\n## Tasks\nnone yet\n", 0, 0, ""},
     {"tasks heading closing hashes", "## Tasks ##\n- [ ] a\n", 1, 0, "a"},
     {"hashtag is no heading", "#tasks\n- [ ] a\n- [ ] b\n", 2, 0, "a"},
@@ -395,6 +398,68 @@ static const struct gcase gcases[] = {
 	"# Spike\n## Spike status\n- [x] s\n## Implementation steps\n1. [x] "
 	"a\n2. [ ] b\n",
 	NULL, 2, 1, 0, 0, "implementation steps", "b"},
+    /* issue 32: the section as the author means it, in the words of
+     * the table in strategies/heading_words.c */
+    {"a work list with an emoji, not the acceptance checklist below it",
+	"# 用户故事\n\n## 📝 Task 分解\n- [ ] a\n- [ ] b\n\n## ✅ 验收标准\n"
+	"### 功能验收 - Task 模块\n- [x] c1\n- [x] c2\n",
+	NULL, 2, 0, 0, 0, "📝 task 分解", "a"},
+    {"an acceptance checklist that mentions Task is never the section",
+	"## 背景\nx\n## 功能验收 - Task 模块\n- [x] a\n## Notes\n", NULL, 0, 0,
+	0, 0, "", ""},
+    {"Chinese: task list", "## 背景\n## 任务列表\n- [ ] a\n", NULL, 1, 0, 0, 0,
+	"任务列表", "a"},
+    {"Portuguese: implementation tasks",
+	"### GoalTaskLinkIPCClient\n- [x] x\n## Tarefas de Implementação\n- "
+	"[ ] a\n",
+	NULL, 1, 0, 0, 0, "tarefas de implementação", "a"},
+    {"French: implementation tasks, an apostrophe",
+	"## Contexte\n## Tâches d'implémentation\n- [x] a\n", NULL, 1, 1, 0, 0,
+	"tâches d'implémentation", ""},
+    {"Russian: tasks and acceptance criteria",
+	"## Описание\n## Задачи и критерии приёма\n- [ ] a\n", NULL, 1, 0, 0, 0,
+	"задачи и критерии приёма", "a"},
+    {"English: tasks and acceptance",
+	"## Task context\nx\n## Tasks & Acceptance\n- [ ] a\n", NULL, 1, 0, 0,
+	0, "tasks & acceptance", "a"},
+    {"a word that holds Task is not a mention",
+	"## GoalTaskLinkIPCClient\n- [ ] x\n## Notes\n", NULL, 0, 0, 0, 0, "",
+	""},
+    {"a named heading wins over a mention",
+	"## Task Page Object\n- [x] p\n## Tasks / Subtasks\n- [ ] a\n", NULL, 1,
+	0, 0, 0, "tasks / subtasks", "a"},
+    {"Kiro: <feature> - Implementation Tasks",
+	"# Cross-Installation File Persistence - Implementation Tasks\n\n## "
+	"Overview\nx\n\n## Phase 1\n- [ ] 1. a\n  - [ ] 1.1 b\n- [x] 2. c\n",
+	NULL, 2, 1, 1, 0,
+	"cross-installation file persistence - implementation tasks", "1. a"},
+    {"a story title with a dash is still only a title",
+	"# Story 2.1 - Tasks\n## Dev Notes\n- [ ] x\n", NULL, 0, 0, 0, 0, "",
+	""},
+    {"Korean: task list", "## 설명\n## 작업 목록\n- [ ] a\n", NULL, 1, 0, 0, 0,
+	"작업 목록", "a"},
+    {"Vietnamese: tasks", "## Mô tả\n## Nhiệm vụ\n- [ ] a\n", NULL, 1, 0, 0, 0,
+	"nhiệm vụ", "a"},
+    {"Italian: activities", "## Contesto\n## ATTIVITÀ\n- [x] a\n", NULL, 1, 1,
+	0, 0, "attività", ""},
+    {"Japanese: task list", "## 概要\n## タスク一覧\n- [ ] a\n", NULL, 1, 0, 0,
+	0, "タスク一覧", "a"},
+    {"German: tasks and subtasks",
+	"## Kontext\n## Aufgaben und Teilaufgaben\n- [ ] a\n", NULL, 1, 0, 0, 0,
+	"aufgaben und teilaufgaben", "a"},
+    {"a QA follow-up list is part of the QA section",
+	"## Tasks / Subtasks\n- [x] a\n## QA Results\n### Next Developer "
+	"Tasks\n- [ ] q\n",
+	NULL, 1, 1, 0, 0, "tasks / subtasks", ""},
+    /* a story pasted twice counts its tasks once; a box checked in
+     * either copy is checked */
+    {"the Tasks section pasted twice",
+	"## Tasks / Subtasks:\n- [ ] a\n  - [ ] a.1\n- [ ] b\n## Dev Notes\n"
+	"x\n## Tasks / Subtasks:\n- [x] a\n  - [x] a.1\n- [ ] b\n",
+	NULL, 2, 1, 1, 0, "tasks / subtasks", "b"},
+    {"the same heading with other tasks is not a copy",
+	"## Tasks\n- [ ] a\n## Notes\n## Tasks\n- [ ] c\n", NULL, 2, 0, 0, 0,
+	"tasks", "a"},
 };
 
 static void

@@ -162,7 +162,8 @@ test_load(void **state)
 	assert_int_equal(s[1].tasks_total, 0);
 	assert_int_equal(s[1].load_status, STATUS_INVALID);
 	assert_string_equal(s[1].reason,
-	    "no tasks: no task-list item (\"- [ ] ...\") in its Tasks section");
+	    "no tasks: no task-list item (\"- [ ] ...\") in the file, which "
+	    "has no headings");
 
 	assert_string_equal(s[2].id, "1-3");
 	assert_int_equal(s[2].tasks_completed, 1);
