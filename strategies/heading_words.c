@@ -481,29 +481,35 @@ hwords_name_tasks(const char *words)
 {
 	unsigned char fail[512];
 	unsigned cls = 0;
-	const char *s = words;
-	size_t l;
+	const char *s;
 
 	if (strlen(words) >= sizeof(fail))
 		return false;
 	/* numbering before the name ("4 tasks"), not after it ("tasks 1
 	 * 2" names tasks of a phase) */
-	while ((l = number_at(s)) > 0)
-		s += l + (s[l] == ' ');
+	s = hwords_after_numbers(words);
 	memset(fail, 0, sizeof(fail));
 	if (*s == '\0' || !cover(words, s, &cls, fail))
 		return false;
 	return (cls & HW_TASK) || ((cls & HW_IMPL) && (cls & HW_PLAN));
 }
 
+const char *
+hwords_after_numbers(const char *words)
+{
+	size_t l;
+
+	while ((l = number_at(words)) > 0)
+		words += l + (words[l] == ' ');
+	return words;
+}
+
 bool
 hwords_lead_tasks(const char *words)
 {
 	size_t l;
-	const char *s = words;
+	const char *s = hwords_after_numbers(words);
 
-	while ((l = number_at(s)) > 0)
-		s += l + (s[l] == ' ');
 	if (word_at(s, HW_TASK, &l) < 0)
 		return false;
 	s += l;

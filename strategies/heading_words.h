@@ -48,6 +48,10 @@ bool hwords_lead_tasks(const char *words);
  * in an unspaced script anywhere in a run)? */
 bool hwords_has(const char *words, unsigned mask);
 
+/* The words after the numbers they begin with ("4 work items" is
+ * "work items"): numbering before a name. */
+const char *hwords_after_numbers(const char *words);
+
 /* How many words. */
 size_t hwords_count(const char *words);
 

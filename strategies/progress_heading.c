@@ -177,7 +177,8 @@ part_names(char *key, const char *s, size_t n, const char *want, size_t min)
 	hwords_split(words, sizeof(words), s, n);
 	if (words[0] == '\0' || hwords_count(words) < min)
 		return false;
-	if (want != NULL ? strcmp(words, want) != 0 : !hwords_name_tasks(words))
+	if (want != NULL ? strcmp(hwords_after_numbers(words), want) != 0
+			 : !hwords_name_tasks(words))
 		return false;
 	snprintf(key, PROGRESS_HEAD_MAX, "%s", words);
 	return true;
@@ -317,7 +318,10 @@ progress_heading_ends(
 void
 progress_heading_want(char *want, size_t len, const char *configured)
 {
-	hwords_split(want, len, configured, strlen(configured));
+	char words[PROGRESS_HEAD_MAX];
+
+	hwords_split(words, sizeof(words), configured, strlen(configured));
+	snprintf(want, len, "%s", hwords_after_numbers(words));
 }
 
 /* A heading as its author sees it: "## Tasks / Subtasks". */

@@ -136,6 +136,8 @@ test_checklist_passed_over(void **state)
 static void
 test_disagreeing_lists(void **state)
 {
+	static const char numbered[] = "## Tasks\n- [ ] t\n## 4. Work Items:\n"
+				       "- [x] a\n- [ ] b\n";
 	struct progress p;
 
 	(void)state;
@@ -158,6 +160,10 @@ test_disagreeing_lists(void **state)
 	parse(&p, "## Tasks\n- [x] a\n### Backend tasks\n- [x] b\n");
 	assert_int_equal(p.tasks_total, 2);
 	assert_int_equal(p.passed_over_line, 0);
+	/* the configured heading, numbered and with a colon */
+	progress_parse_heading(&p, numbered, strlen(numbered), "work items");
+	assert_int_equal(p.tasks_total, 2);
+	assert_string_equal(p.stalled_task, "b");
 	/* the configured heading is the one, whatever else is open */
 	progress_parse_heading(
 	    &p, "## Work\n- [x] a\n## Tasks\n- [ ] b\n", 36, "Work");
