@@ -11,6 +11,8 @@
 
 #include "strategies/heading_words.h"
 
+/* one word a line, as the table reads */
+/* clang-format off */
 static const struct {
 	const char *word; /* lower case, words separated by one space */
 	unsigned cls;
@@ -32,13 +34,11 @@ static const struct {
     {"of", HW_FILL},
     {"the", HW_FILL},
     {"sub", HW_FILL},
-    {"acceptance", HW_CHECK},
     {"criteria", HW_CHECK},
     {"criterion", HW_CHECK},
     {"qa", HW_CHECK},
     {"dod", HW_CHECK},
     {"definition of done", HW_CHECK},
-    {"verification", HW_CHECK},
     /* Spanish */
     {"tarea", HW_TASK},
     {"tareas", HW_TASK},
@@ -53,7 +53,6 @@ static const struct {
     {"de", HW_FILL},
     {"del", HW_FILL},
     {"la", HW_FILL},
-    {"aceptaci\xC3\xB3n", HW_CHECK},
     {"criterios", HW_CHECK},
     /* Portuguese */
     {"tarefa", HW_TASK},
@@ -68,16 +67,10 @@ static const struct {
     {"e", HW_AND},
     {"da", HW_FILL},
     {"do", HW_FILL},
-    {"aceita\xC3\xA7\xC3\xA3o", HW_CHECK},
-    {"aceite", HW_CHECK},
     {"crit\xC3\xA9rios", HW_CHECK},
     /* French */
-    {"t\xC3\xA2"
-     "che",
-	HW_TASK},
-    {"t\xC3\xA2"
-     "ches",
-	HW_TASK},
+    {"t\xC3\xA2" "che", HW_TASK},
+    {"t\xC3\xA2" "ches", HW_TASK},
     {"sous", HW_FILL},
     {"impl\xC3\xA9mentation", HW_IMPL},
     {"d\xC3\xA9veloppement", HW_IMPL},
@@ -87,9 +80,7 @@ static const struct {
     {"d", HW_FILL},
     {"des", HW_FILL},
     {"du", HW_FILL},
-    {"acceptation", HW_CHECK},
     {"crit\xC3\xA8res", HW_CHECK},
-    {"recette", HW_CHECK},
     /* German */
     {"aufgabe", HW_TASK},
     {"aufgaben", HW_TASK},
@@ -101,9 +92,7 @@ static const struct {
     {"schritte", HW_PLAN},
     {"und", HW_AND},
     {"der", HW_FILL},
-    {"abnahme", HW_CHECK},
     {"akzeptanzkriterien", HW_CHECK},
-    {"akzeptanz", HW_CHECK},
     /* Italian */
     {"attivit\xC3\xA0", HW_TASK},
     {"compiti", HW_TASK},
@@ -116,70 +105,38 @@ static const struct {
     {"ed", HW_AND},
     {"di", HW_FILL},
     {"sotto", HW_FILL},
-    {"accettazione", HW_CHECK},
     {"criteri", HW_CHECK},
     /* Russian: задача, задачи, задач, подзадачи, реализация,
-     * реализации, разработка, план, шаги, список, и, по, критерии,
-     * приёмки, приемки, приёма, приема */
+     * реализации, разработка, план, шаги, список, и, по, критерии */
     {"\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB0", HW_TASK},
     {"\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB8", HW_TASK},
     {"\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87", HW_TASK},
-    {"\xD0\xBF\xD0\xBE\xD0\xB4\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0"
-     "\xB8",
-	HW_TASK},
-    {"\xD1\x80\xD0\xB5\xD0\xB0\xD0\xBB\xD0\xB8\xD0\xB7\xD0\xB0\xD1\x86\xD0"
-     "\xB8\xD1\x8F",
-	HW_IMPL},
-    {"\xD1\x80\xD0\xB5\xD0\xB0\xD0\xBB\xD0\xB8\xD0\xB7\xD0\xB0\xD1\x86\xD0"
-     "\xB8\xD0\xB8",
-	HW_IMPL},
-    {"\xD1\x80\xD0\xB0\xD0\xB7\xD1\x80\xD0\xB0\xD0\xB1\xD0\xBE\xD1\x82\xD0"
-     "\xBA\xD0\xB0",
-	HW_IMPL},
+    {"\xD0\xBF\xD0\xBE\xD0\xB4\xD0\xB7\xD0\xB0\xD0\xB4\xD0\xB0\xD1\x87\xD0\xB8", HW_TASK},
+    {"\xD1\x80\xD0\xB5\xD0\xB0\xD0\xBB\xD0\xB8\xD0\xB7\xD0\xB0\xD1\x86\xD0\xB8\xD1\x8F", HW_IMPL},
+    {"\xD1\x80\xD0\xB5\xD0\xB0\xD0\xBB\xD0\xB8\xD0\xB7\xD0\xB0\xD1\x86\xD0\xB8\xD0\xB8", HW_IMPL},
+    {"\xD1\x80\xD0\xB0\xD0\xB7\xD1\x80\xD0\xB0\xD0\xB1\xD0\xBE\xD1\x82\xD0\xBA\xD0\xB0", HW_IMPL},
     {"\xD0\xBF\xD0\xBB\xD0\xB0\xD0\xBD", HW_PLAN},
     {"\xD1\x88\xD0\xB0\xD0\xB3\xD0\xB8", HW_PLAN},
     {"\xD1\x81\xD0\xBF\xD0\xB8\xD1\x81\xD0\xBE\xD0\xBA", HW_LIST},
     {"\xD0\xB8", HW_AND},
     {"\xD0\xBF\xD0\xBE", HW_FILL},
-    {"\xD0\xBA\xD1\x80\xD0\xB8\xD1\x82\xD0\xB5\xD1\x80\xD0\xB8\xD0\xB8",
-	HW_CHECK},
-    {"\xD0\xBF\xD1\x80\xD0\xB8\xD1\x91\xD0\xBC\xD0\xBA\xD0\xB8", HW_CHECK},
-    {"\xD0\xBF\xD1\x80\xD0\xB8\xD0\xB5\xD0\xBC\xD0\xBA\xD0\xB8", HW_CHECK},
-    {"\xD0\xBF\xD1\x80\xD0\xB8\xD1\x91\xD0\xBC\xD0\xB0", HW_CHECK},
-    {"\xD0\xBF\xD1\x80\xD0\xB8\xD0\xB5\xD0\xBC\xD0\xB0", HW_CHECK},
+    {"\xD0\xBA\xD1\x80\xD0\xB8\xD1\x82\xD0\xB5\xD1\x80\xD0\xB8\xD0\xB8", HW_CHECK},
     /* Vietnamese: nhiệm vụ, công việc, triển khai, phát triển, kế
-     * hoạch, các bước, danh sách, và, các, nghiệm thu, tiêu chí,
-     * chấp nhận */
+     * hoạch, các bước, danh sách, và, các, nghiệm thu, tiêu chí */
     {"nhi\xE1\xBB\x87m v\xE1\xBB\xA5", HW_TASK},
-    {"c\xC3\xB4ng vi\xE1\xBB\x87"
-     "c",
-	HW_TASK},
+    {"c\xC3\xB4ng vi\xE1\xBB\x87" "c", HW_TASK},
     {"tri\xE1\xBB\x83n khai", HW_IMPL},
     {"ph\xC3\xA1t tri\xE1\xBB\x83n", HW_IMPL},
-    {"k\xE1\xBA\xBF ho\xE1\xBA\xA1"
-     "ch",
-	HW_PLAN},
-    {"c\xC3\xA1"
-     "c b\xC6\xB0\xE1\xBB\x9B"
-     "c",
-	HW_PLAN},
-    {"danh s\xC3\xA1"
-     "ch",
-	HW_LIST},
+    {"k\xE1\xBA\xBF ho\xE1\xBA\xA1" "ch", HW_PLAN},
+    {"c\xC3\xA1" "c b\xC6\xB0\xE1\xBB\x9B" "c", HW_PLAN},
+    {"danh s\xC3\xA1" "ch", HW_LIST},
     {"v\xC3\xA0", HW_AND},
-    {"c\xC3\xA1"
-     "c",
-	HW_FILL},
+    {"c\xC3\xA1" "c", HW_FILL},
     {"nghi\xE1\xBB\x87m thu", HW_CHECK},
-    {"ti\xC3\xAA"
-     "u ch\xC3\xAD",
-	HW_CHECK},
-    {"ch\xE1\xBA\xA5p nh\xE1\xBA\xAD"
-     "n",
-	HW_CHECK},
+    {"ti\xC3\xAAu ch\xC3\xAD", HW_CHECK},
     /* Chinese, simplified and traditional: 任务, 子任务, 任務, 子任務,
      * 待办, 实施, 实现, 开发, 實作, 實施, 開發, 计划, 步骤, 列表, 清单,
-     * 分解, 拆分, 清單, 和, 与, 及, 的, 验收, 驗收, 标准 */
+     * 分解, 拆分, 清單, 和, 与, 及, 的, 验收, 驗收 */
     {"\xE4\xBB\xBB\xE5\x8A\xA1", HW_TASK},
     {"\xE5\xAD\x90\xE4\xBB\xBB\xE5\x8A\xA1", HW_TASK},
     {"\xE4\xBB\xBB\xE5\x8B\x99", HW_TASK},
@@ -205,7 +162,7 @@ static const struct {
     {"\xE9\xAA\x8C\xE6\x94\xB6", HW_CHECK},
     {"\xE9\xA9\x97\xE6\x94\xB6", HW_CHECK},
     /* Japanese: タスク, サブタスク, 作業, 実装, 開発, 計画, 手順, 一覧,
-     * リスト, と, の, 受け入れ, 受入 */
+     * リスト, と, の */
     {"\xE3\x82\xBF\xE3\x82\xB9\xE3\x82\xAF", HW_TASK},
     {"\xE3\x82\xB5\xE3\x83\x96\xE3\x82\xBF\xE3\x82\xB9\xE3\x82\xAF", HW_TASK},
     {"\xE4\xBD\x9C\xE6\xA5\xAD", HW_TASK},
@@ -217,10 +174,8 @@ static const struct {
     {"\xE3\x83\xAA\xE3\x82\xB9\xE3\x83\x88", HW_LIST},
     {"\xE3\x81\xA8", HW_AND},
     {"\xE3\x81\xAE", HW_FILL},
-    {"\xE5\x8F\x97\xE3\x81\x91\xE5\x85\xA5\xE3\x82\x8C", HW_CHECK},
-    {"\xE5\x8F\x97\xE5\x85\xA5", HW_CHECK},
     /* Korean: 작업, 태스크, 하위, 할 일, 구현, 개발, 계획, 단계, 목록,
-     * 리스트, 및, 인수, 수용 기준 */
+     * 리스트, 및, 수용 기준 */
     {"\xEC\x9E\x91\xEC\x97\x85", HW_TASK},
     {"\xED\x83\x9C\xEC\x8A\xA4\xED\x81\xAC", HW_TASK},
     {"\xED\x95\xA0 \xEC\x9D\xBC", HW_TASK},
@@ -232,9 +187,34 @@ static const struct {
     {"\xEB\xAA\xA9\xEB\xA1\x9D", HW_LIST},
     {"\xEB\xA6\xAC\xEC\x8A\xA4\xED\x8A\xB8", HW_LIST},
     {"\xEB\xB0\x8F", HW_AND},
-    {"\xEC\x9D\xB8\xEC\x88\x98", HW_CHECK},
     {"\xEC\x88\x98\xEC\x9A\xA9 \xEA\xB8\xB0\xEC\xA4\x80", HW_CHECK},
+    /* added for issue 32's real stories: phases, checklists, the
+     * phrases of acceptance criteria and done */
+    {"checklist", HW_CHECKLIST}, /* checklist */
+    {"phase", HW_PLAN}, /* phase */
+    {"phases", HW_PLAN}, /* phases */
+    {"fase", HW_PLAN}, /* fase */
+    {"fases", HW_PLAN}, /* fases */
+    {"phasen", HW_PLAN}, /* phasen */
+    {"\xD1\x8D\xD1\x82\xD0\xB0\xD0\xBF\xD1\x8B", HW_PLAN}, /* этапы */
+    {"\xD1\x84\xD0\xB0\xD0\xB7\xD1\x8B", HW_PLAN}, /* фазы */
+    {"\xE9\x98\xB6\xE6\xAE\xB5", HW_PLAN}, /* 阶段 */
+    {"\xE3\x83\x95\xE3\x82\xA7\xE3\x83\xBC\xE3\x82\xBA", HW_PLAN}, /* フェーズ */
+    {"\xE9\xA0\x86\xE5\xBA\x8F", HW_PLAN}, /* 順序 */
+    {"\xE9\xA1\xBA\xE5\xBA\x8F", HW_PLAN}, /* 顺序 */
+    {"\xE5\xAE\x8C\xE6\x88\x90\xE5\xAE\x9A\xE4\xB9\x89", HW_CHECK}, /* 完成定义 */
+    {"\xE5\xAE\x8C\xE6\x88\x90\xE6\xA0\x87\xE5\x87\x86", HW_CHECK}, /* 完成标准 */
+    {"\xE6\xA3\x80\xE6\x9F\xA5\xE6\xB8\x85\xE5\x8D\x95", HW_CHECKLIST}, /* 检查清单 */
+    {"\xE5\x8F\x97\xE3\x81\x91\xE5\x85\xA5\xE3\x82\x8C\xE5\x9F\xBA\xE6\xBA\x96", HW_CHECK}, /* 受け入れ基準 */
+    {"\xE5\x8F\x97\xE5\x85\xA5\xE5\x9F\xBA\xE6\xBA\x96", HW_CHECK}, /* 受入基準 */
+    {"\xE5\xAE\x8C\xE4\xBA\x86\xE6\x9D\xA1\xE4\xBB\xB6", HW_CHECK}, /* 完了条件 */
+    {"\xE5\xAE\x8C\xE4\xBA\x86\xE3\x81\xAE\xE5\xAE\x9A\xE7\xBE\xA9", HW_CHECK}, /* 完了の定義 */
+    {"\xE3\x83\x81\xE3\x82\xA7\xE3\x83\x83\xE3\x82\xAF\xE3\x83\xAA\xE3\x82\xB9\xE3\x83\x88", HW_CHECKLIST}, /* チェックリスト */
+    {"\xEC\x9D\xB8\xEC\x88\x98 \xEA\xB8\xB0\xEC\xA4\x80", HW_CHECK}, /* 인수 기준 */
+    {"\xEC\x99\x84\xEB\xA3\x8C \xEC\xA1\xB0\xEA\xB1\xB4", HW_CHECK}, /* 완료 조건 */
+    {"\xEC\xB2\xB4\xED\x81\xAC\xEB\xA6\xAC\xEC\x8A\xA4\xED\x8A\xB8", HW_CHECKLIST}, /* 체크리스트 */
 };
+/* clang-format on */
 
 #define NWORDS (sizeof(hword_table) / sizeof(*hword_table))
 
@@ -518,25 +498,46 @@ hwords_lead_tasks(const char *words)
 	return word_at(s, HW_AND, &l) >= 0;
 }
 
+/* Where the first word of a class in mask starts in words (a whole
+ * word; in an unspaced script anywhere in a run), or -1. */
+static long
+word_find(const char *words, unsigned mask)
+{
+	const char *s, *hit;
+	long best = -1;
+	size_t l, i;
+
+	for (s = words; *s != '\0'; s++)
+		if ((s == words || s[-1] == ' ') && word_at(s, mask, &l) >= 0) {
+			best = s - words;
+			break;
+		}
+	for (i = 0; i < NWORDS; i++) {
+		if (!(hword_table[i].cls & mask) ||
+		    !word_unspaced(hword_table[i].word))
+			continue;
+		hit = strstr(words, hword_table[i].word);
+		if (hit != NULL && (best < 0 || hit - words < best))
+			best = hit - words;
+	}
+	return best;
+}
+
+bool
+hwords_checklist(const char *words)
+{
+	long check = word_find(words, HW_CHECK),
+	     task = word_find(words, HW_TASK);
+
+	if (check >= 0 && (task < 0 || check < task))
+		return true;
+	return task < 0 && word_find(words, HW_CHECKLIST) >= 0;
+}
+
 bool
 hwords_has(const char *words, unsigned mask)
 {
-	const char *s;
-	size_t l, i;
-
-	for (s = words; *s != '\0'; s++) {
-		if (s != words && s[-1] == ' ' && word_at(s, mask, &l) >= 0)
-			return true;
-		if (s == words && word_at(s, mask, &l) >= 0)
-			return true;
-	}
-	/* words of unspaced scripts inside a run */
-	for (i = 0; i < NWORDS; i++)
-		if ((hword_table[i].cls & mask) &&
-		    word_unspaced(hword_table[i].word) &&
-		    strstr(words, hword_table[i].word) != NULL)
-			return true;
-	return false;
+	return word_find(words, mask) >= 0;
 }
 
 size_t

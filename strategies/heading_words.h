@@ -26,9 +26,12 @@ enum hword_class {
 	HW_LIST = 8, /* list, breakdown, 列表, 分解 */
 	HW_AND = 16, /* and, &, и, et, y, 和 */
 	HW_FILL = 32, /* of, de, d', sub-, numbers */
-	/* acceptance, criteria, QA, definition of done, 验收: a checklist
-	 * that is not the task list (docs/stories.md) */
+	/* criteria, QA, definition of done, 验收: a checklist that is not
+	 * the task list (docs/stories.md) */
 	HW_CHECK = 64,
+	/* checklist, チェックリスト: a checklist when no task word comes
+	 * with it ("Task Checklist" names a task list) */
+	HW_CHECKLIST = 128,
 };
 
 /* s[0..n) (UTF-8, never trusted) as words, into out (len bytes,
@@ -51,6 +54,12 @@ bool hwords_has(const char *words, unsigned mask);
 /* The words after the numbers they begin with ("4 work items" is
  * "work items"): numbering before a name. */
 const char *hwords_after_numbers(const char *words);
+
+/* Do the words head a checklist of acceptance criteria, QA or done
+ * rather than a task list: a HW_CHECK word before any task word ("功能验收
+ * task 模块", "acceptance criteria"; not "tasks & acceptance criteria"),
+ * or a HW_CHECKLIST word and no task word ("📋 実装チェックリスト")? */
+bool hwords_checklist(const char *words);
 
 /* How many words. */
 size_t hwords_count(const char *words);

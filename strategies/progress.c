@@ -590,6 +590,7 @@ walk_doc(struct walk *w, cmark_node *doc, const char *want)
 	struct progress_cands c;
 	struct head_read start_read;
 	cmark_node *start, *n, *copy_of = NULL;
+	int skip = 0; /* in a checklist subsection of this level */
 	bool in = false;
 	const char *outside = "outside the Tasks section";
 	char why[PROGRESS_WHY_MAX];
@@ -636,6 +637,7 @@ walk_doc(struct walk *w, cmark_node *doc, const char *want)
 			 * section goes on there (docs/stories.md) */
 			bool was = in;
 
+			skip = 0;
 			in = !progress_heading_ends(&start_read, n, want);
 			copy_of = in ? cmark_node_get_user_data(n) : NULL;
 			if (copy_of != NULL) {
@@ -655,9 +657,27 @@ walk_doc(struct walk *w, cmark_node *doc, const char *want)
 			}
 			continue;
 		}
+		if (in && copy_of == NULL && start != NULL &&
+		    cmark_node_get_type(n) == CMARK_NODE_HEADING) {
+			/* a checklist inside the section is no task list
+			 * either (docs/stories.md#the-tasks-section) */
+			if (skip > 0 && cmark_node_get_heading_level(n) <= skip)
+				skip = 0;
+			if (skip == 0 && progress_heading_checklist(n)) {
+				skip = cmark_node_get_heading_level(n);
+				walk_heading(w, n,
+				    "a checklist of acceptance criteria, QA "
+				    "or done: not counted");
+				continue;
+			}
+		}
 		if (in && copy_of != NULL)
 			walk_other(w, n, PROGRESS_ITEM_IGNORED,
 			    "in a copy of the Tasks section: counted once");
+		else if (in && skip > 0)
+			walk_other(w, n, PROGRESS_ITEM_OUTSIDE,
+			    "in a checklist inside the Tasks section: not "
+			    "counted");
 		else if (in)
 			walk_section(w, n);
 		else

@@ -205,6 +205,8 @@ progress_heading_read(struct head_read *r, cmark_node *h, const char *want)
 	r->level = cmark_node_get_heading_level(h);
 	progress_heading_norm(r->norm, sizeof(r->norm), h);
 	progress_inline_text(raw, sizeof(raw), h);
+	hwords_split(words, sizeof(words), raw, strlen(raw));
+	r->checklist = hwords_checklist(words);
 	e = name_end(raw, &mlen);
 	paren_inside(in, sizeof(in), raw);
 	tail = after_dash(raw);
@@ -214,16 +216,25 @@ progress_heading_read(struct head_read *r, cmark_node *h, const char *want)
 	    (in[0] != '\0' && part_names(r->key, in, strlen(in), want, 1)) ||
 	    (tail != NULL && part_names(r->key, tail, strlen(tail), want, 2))) {
 		r->rank = HEAD_NAMED;
+		r->checklist = false;
 		return;
 	}
 	if (want != NULL)
 		return;
-	hwords_split(words, sizeof(words), raw, strlen(raw));
-	r->checklist = hwords_has(words, HW_CHECK);
 	if (hwords_lead_tasks(words))
 		r->rank = HEAD_LEADS;
 	else if (hwords_has(words, HW_TASK))
 		r->rank = HEAD_MENTION;
+}
+
+bool
+progress_heading_checklist(cmark_node *h)
+{
+	char raw[PROGRESS_HEAD_MAX * 2] = "", words[PROGRESS_HEAD_MAX];
+
+	progress_inline_text(raw, sizeof(raw), h);
+	hwords_split(words, sizeof(words), raw, strlen(raw));
+	return hwords_checklist(words) && !hwords_name_tasks(words);
 }
 
 /* Add heading h of rank to c, in document order; when c is full a

@@ -80,6 +80,11 @@ void progress_heading_written(char *out, size_t len, cmark_node *h);
 bool progress_heading_ends(
     const struct head_read *start, cmark_node *h, const char *want);
 
+/* Does heading h head a checklist of acceptance criteria, QA or done
+ * (hwords_checklist())?  Inside the Tasks section such a subsection is
+ * not counted (docs/stories.md#the-tasks-section). */
+bool progress_heading_checklist(cmark_node *h);
+
 /* Is n a task-list item?  Is its box checked? */
 bool progress_is_task(cmark_node *n);
 bool progress_item_checked(cmark_node *n);

@@ -15,12 +15,15 @@
 
 /*
  * The top-level task items of a section, one by one: from the heading
- * that opens a block of it to the next heading of its level or higher.
+ * that opens a block of it to the next heading of its level or higher,
+ * past a checklist subsection (progress_heading_checklist()), as the
+ * walk counts them.
  */
 struct block_iter {
 	cmark_node *next; /* the next block to look in */
 	cmark_node *item; /* the item last returned */
 	int level;
+	int skip; /* in a checklist subsection of this level (0: not) */
 };
 
 static void
@@ -29,6 +32,7 @@ block_open(struct block_iter *it, cmark_node *head)
 	it->next = cmark_node_next(head);
 	it->item = NULL;
 	it->level = cmark_node_get_heading_level(head);
+	it->skip = 0;
 }
 
 static cmark_node *
@@ -46,7 +50,14 @@ block_task(struct block_iter *it)
 			cmark_node_get_heading_level(n) <= it->level))
 			return it->item = NULL;
 		it->next = cmark_node_next(n);
-		n = cmark_node_get_type(n) == CMARK_NODE_LIST
+		if (cmark_node_get_type(n) == CMARK_NODE_HEADING) {
+			if (it->skip > 0 &&
+			    cmark_node_get_heading_level(n) <= it->skip)
+				it->skip = 0;
+			if (it->skip == 0 && progress_heading_checklist(n))
+				it->skip = cmark_node_get_heading_level(n);
+		}
+		n = it->skip == 0 && cmark_node_get_type(n) == CMARK_NODE_LIST
 		    ? cmark_node_first_child(n)
 		    : NULL;
 	}
