@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -89,24 +90,126 @@ static int
 init_stories(json_t *cfg, const struct discovery *d)
 {
 	json_t *files;
+	const char *id;
 	size_t i;
 	int rc = 0;
 
-	if (d->layout == LAYOUT_BMAD_V6)
+	if (d->sprint_status != NULL)
 		return json_object_set_new(cfg, "stories",
 		    json_pack("{s:s}", "sprint_status", d->sprint_status));
-	if (d->layout == LAYOUT_BMAD_V4)
+	if (d->layout != LAYOUT_PLAIN && d->files.n == 0)
 		return json_object_set_new(
 		    cfg, "stories_glob", json_string(d->glob));
 	files = json_array();
-	for (i = 0; files != NULL && i < d->files.n; i++)
-		rc |= json_array_append_new(
-		    files, json_string(d->files.items[i]));
+	for (i = 0; files != NULL && i < d->files.n; i++) {
+		id = i < d->ids.n ? d->ids.items[i] : "";
+		rc |= json_array_append_new(files,
+		    id[0] != '\0' ? json_pack("{s:s, s:s}", "file",
+					d->files.items[i], "id", id)
+				  : json_string(d->files.items[i]));
+	}
 	rc |= json_object_set_new(cfg, "stories", files);
 	if (d->glob != NULL)
 		rc |= json_object_set_new(
 		    cfg, "stories_glob", json_string(d->glob));
 	return rc;
+}
+
+/* buf += the printf of fmt, cut at cap. */
+static void cat(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+cat(char *buf, size_t cap, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, cap - used, fmt, ap);
+	va_end(ap);
+}
+
+/* ", " between the items of a list, none before the first. */
+static const char *
+sep(const char *list)
+{
+	return list[0] != '\0' ? ", " : "";
+}
+
+/*
+ * init's line about what it found and what it passed over, and why
+ * (docs/stories.md "Discovery"): for a sprint status, how many of its
+ * entries have a file and where the files were found, from the config
+ * just loaded (loaded false: what discovery saw only).
+ */
+static void
+init_found_line(char *buf, size_t cap, const struct discovery *d,
+    const struct config *cfg, bool loaded)
+{
+	const struct sprint_found *f = &cfg->sprint_found;
+	char where[512] = "", passed[1536] = "";
+
+	snprintf(buf, cap, "found a %s project: stories from %s",
+	    layout_name(d->layout), d->from);
+	if (d->source[0] != '\0')
+		cat(buf, cap, " (%s)", d->source);
+	if (d->passed[0] != '\0')
+		cat(passed, sizeof(passed), "%s", d->passed);
+	if (d->sprint_status != NULL && loaded) {
+		cat(buf, cap, ": %zu of its %zu story entr%s ha%s a file",
+		    f->listed, f->entries, f->entries == 1 ? "y" : "ies",
+		    f->listed == 1 ? "s" : "ve");
+		if (f->in_sub > 0 && f->nsubs > 1)
+			cat(where, sizeof(where),
+			    "%zu in %zu subfolders, most in %s", f->in_sub,
+			    f->nsubs, f->sub);
+		else if (f->in_sub > 0)
+			cat(where, sizeof(where), "%zu in %s", f->in_sub,
+			    f->sub);
+		if (f->v4 > 0)
+			cat(where, sizeof(where), "%s%zu with v4 names",
+			    sep(where), f->v4);
+		if (f->beside > 0)
+			cat(where, sizeof(where),
+			    "%s%zu beside sprint-status.yaml", sep(where),
+			    f->beside);
+		if (where[0] != '\0')
+			cat(buf, cap, " (%s)", where);
+		if (f->location_note[0] != '\0')
+			cat(passed, sizeof(passed), "%s%s", sep(passed),
+			    f->location_note);
+		if (f->missing > 0) {
+			cat(passed, sizeof(passed),
+			    "%s%zu entr%s without a story file", sep(passed),
+			    f->missing, f->missing == 1 ? "y" : "ies");
+			if (f->backlog > 0 || f->renamed > 0)
+				cat(passed, sizeof(passed), " (");
+			if (f->backlog > 0)
+				cat(passed, sizeof(passed), "%zu backlog",
+				    f->backlog);
+			if (f->renamed > 0)
+				cat(passed, sizeof(passed),
+				    "%s%zu with a file of their number under "
+				    "another title",
+				    f->backlog > 0 ? "; " : "", f->renamed);
+			if (f->backlog > 0 || f->renamed > 0)
+				cat(passed, sizeof(passed), ")");
+		}
+		if (f->ambiguous > 0)
+			cat(passed, sizeof(passed),
+			    "%s%zu entr%s two files match alike", sep(passed),
+			    f->ambiguous, f->ambiguous == 1 ? "y" : "ies");
+		if (f->farther > 0)
+			cat(passed, sizeof(passed),
+			    "%s%zu farther cop%s of a story file (%s)",
+			    sep(passed), f->farther,
+			    f->farther == 1 ? "y" : "ies", f->farther_ex);
+	}
+	if (passed[0] != '\0')
+		cat(buf, cap, "; passed over %s", passed);
 }
 
 /* A path as a JSON string: JSON strings are UTF-8, a path need not be;
@@ -207,6 +310,7 @@ init_summary(
 {
 	struct config cfg;
 	struct sc_err e;
+	char line[3072];
 	bool loaded;
 	int rc = 0;
 
@@ -217,9 +321,10 @@ init_summary(
 		rc = init_print_json(cli, d, &cfg, loaded, &e, err);
 		goto out;
 	}
-	if (d->layout != LAYOUT_PLAIN)
-		fprintf(cli->out, "found a %s project: stories from %s\n",
-		    layout_name(d->layout), d->from);
+	if (d->layout != LAYOUT_PLAIN) {
+		init_found_line(line, sizeof(line), d, &cfg, loaded);
+		fprintf(cli->out, "%s\n", line);
+	}
 	if (!loaded) {
 		fprintf(cli->out,
 		    "wrote %s (primary claude, fallback codex) and ignored "

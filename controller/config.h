@@ -139,6 +139,29 @@ struct executor_conf {
 	struct strlist cancel; /* argv, may be empty; the same placeholders */
 };
 
+/*
+ * How the entries of stories.sprint_status found their files
+ * (docs/stories.md#bmad-v6-sprint-statusyaml): what init says in one
+ * line, what check says when none has one.
+ */
+struct sprint_found {
+	size_t entries; /* story entries in the file */
+	size_t listed; /* of them, listed with a file */
+	size_t in_sub; /* files in a subfolder of where they were looked for */
+	char sub[96]; /* the subfolder most of those are in ("stories/") */
+	size_t nsubs; /* in how many subfolders */
+	size_t v4; /* files under a BMAD v4 name (1.1.story.md) */
+	size_t beside; /* files beside sprint-status.yaml, not story_location */
+	size_t farther; /* copies passed over for a nearer one */
+	char farther_ex[160]; /* the first of them */
+	size_t missing; /* entries without a file (backlog included) */
+	size_t backlog; /* of them, backlog */
+	size_t renamed; /* of them, with a file of their number, other title */
+	size_t ambiguous; /* entries two files match alike: skipped */
+	/* why story_location was not used ("" when it was) */
+	char location_note[192];
+};
+
 struct config {
 	/* Absolute path of the config file; NULL for built-in defaults. */
 	char *path;
@@ -156,6 +179,8 @@ struct config {
 	/* entries of sprint_status that are not listed, each "ID: why"
 	 * ("2-3-edit: backlog, no story file yet"): run prints them */
 	struct strlist stories_skipped;
+	/* where the sprint status's files were found, for init and check */
+	struct sprint_found sprint_found;
 	/* stories.tasks_heading: the heading whose section holds the tasks
 	 * (docs/stories.md); NULL = the default rule */
 	char *tasks_heading;

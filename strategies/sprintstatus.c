@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <yaml.h>
 
@@ -96,6 +97,107 @@ sprint_status_is_story_key(const char *key)
 		return false;
 	return !(n >= sizeof(retro) - 1 &&
 	    strcmp(key + n - (sizeof(retro) - 1), retro) == 0);
+}
+
+/* --- story numbers and file names (docs/stories.md "BMAD v6") --- */
+
+static bool
+is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * The number s starts with into buf ("" when fewer than two parts or
+ * too long); *end is where it stops.  A part is a run of digits that
+ * ends the string or is followed by '.', '-' or '_' ("1-10-2fa" is
+ * 1.10: "2fa" is a word); the separator before a part is '.' or '-', so
+ * "1.1.story" stops before ".story" and "1-1-login" before "-login".
+ * A part's leading zeros are dropped ("01" is 1, "0" stays 0).
+ */
+static void
+number_prefix(char *buf, const char *s, const char **end)
+{
+	const char *p = s, *d;
+	size_t o = 0, parts = 0, len;
+
+	*end = s;
+	while (is_digit(*p)) {
+		d = p;
+		while (*d == '0' && is_digit(d[1]))
+			d++;
+		while (is_digit(*p))
+			p++;
+		if (*p != '\0' && strchr(".-_", *p) == NULL)
+			break; /* "2fa": not a part */
+		len = (size_t)(p - d);
+		if (o + len + 2 > STORY_NUMBER_MAX) {
+			parts = 0;
+			break;
+		}
+		if (parts++ > 0)
+			buf[o++] = '.';
+		memcpy(buf + o, d, len);
+		o += len;
+		*end = p;
+		if ((*p != '.' && *p != '-') || !is_digit(p[1]))
+			break;
+		p++;
+	}
+	buf[o] = '\0';
+	if (parts < 2) {
+		buf[0] = '\0';
+		*end = s;
+	}
+}
+
+bool
+sprint_key_number(char *buf, const char *key)
+{
+	const char *end;
+
+	number_prefix(buf, key, &end);
+	return buf[0] != '\0';
+}
+
+enum story_name
+story_name_number(char *buf, const char *name)
+{
+	const char *rest;
+	size_t n;
+
+	number_prefix(buf, name, &rest);
+	n = strlen(rest);
+	if (buf[0] == '\0' || n < 3 || strcmp(rest + n - 3, ".md") != 0) {
+		buf[0] = '\0';
+		return STORY_NAME_OTHER;
+	}
+	n -= 3; /* rest[0..n): what lies between the number and ".md" */
+	if (n == 0 ||
+	    (n == 6 && strchr(".-_", rest[0]) != NULL &&
+		strncasecmp(rest + 1, "story", 5) == 0))
+		return STORY_NAME_V4;
+	if (n >= 2 && strchr(".-_", rest[0]) != NULL)
+		return STORY_NAME_NUMBERED;
+	buf[0] = '\0';
+	return STORY_NAME_OTHER;
+}
+
+enum sprint_match
+sprint_name_match(const char *key, const char *name)
+{
+	char want[STORY_NUMBER_MAX], got[STORY_NUMBER_MAX];
+	size_t n = strlen(key);
+	enum story_name kind;
+
+	if (strncmp(name, key, n) == 0 && strcmp(name + n, ".md") == 0)
+		return SPRINT_MATCH_EXACT;
+	if (!sprint_key_number(want, key))
+		return SPRINT_MATCH_NONE;
+	kind = story_name_number(got, name);
+	if (kind == STORY_NAME_OTHER || strcmp(want, got) != 0)
+		return SPRINT_MATCH_NONE;
+	return kind == STORY_NAME_V4 ? SPRINT_MATCH_V4 : SPRINT_MATCH_NUMBER;
 }
 
 static int

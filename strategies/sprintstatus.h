@@ -51,6 +51,49 @@ void sprint_status_release(struct sprint_status *s); /* no-op on zeroed */
 bool sprint_status_is_story_key(const char *key);
 
 /*
+ * Story file names (docs/stories.md#bmad-v6-sprint-statusyaml).  A
+ * story's number is the run of numbers its name starts with, each
+ * followed by '.' or '-' and the next number, joined with dots and
+ * without leading zeros: the key "1-1-user-auth" is 1.1, "3-2-1-api"
+ * is 3.2.1, the files "1.1.story.md" and "01-01.md" are 1.1.  Fewer
+ * than two numbers is no number.
+ */
+#define STORY_NUMBER_MAX 32
+
+/* The number of a development_status key into buf (STORY_NUMBER_MAX
+ * bytes); false when it has none. */
+bool sprint_key_number(char *buf, const char *key);
+
+enum story_name {
+	STORY_NAME_OTHER, /* no number, or not a .md file */
+	/* BMAD v4's names, the number alone: 1.1.story.md, 1.1.md,
+	 * 2.6-story.md, 1.1_story.md, 1-1.md, 1-1.story.md ("story" in
+	 * any case) */
+	STORY_NAME_V4,
+	/* a number and a title, as v6 names its files: 1-5-login.md */
+	STORY_NAME_NUMBERED,
+};
+
+/* What a file name (no directory) says of its number, the number into
+ * buf (STORY_NUMBER_MAX bytes; "" for STORY_NAME_OTHER). */
+enum story_name story_name_number(char *buf, const char *name);
+
+enum sprint_match {
+	SPRINT_MATCH_NONE,
+	SPRINT_MATCH_EXACT, /* "<key>.md" */
+	SPRINT_MATCH_V4, /* a v4 name with the key's number: 1.1.story.md */
+	/* a v6 name with the key's number and another title: not the
+	 * entry's file, but worth naming when it has none */
+	SPRINT_MATCH_NUMBER,
+};
+
+/* How the file name (no directory) relates to a development_status
+ * key: "1-1-user-auth" is matched exactly by "1-1-user-auth.md", by
+ * the v4 names "1.1.story.md", "1.1.md", "1.1-story.md", "1-1.md", and
+ * by number only by "1-1-login.md". */
+enum sprint_match sprint_name_match(const char *key, const char *name);
+
+/*
  * The string value of key in the top-level map of a YAML document
  * (BMAD v4's .bmad-core/core-config.yaml: devStoryLocation), malloc'd
  * into *out; *out NULL when the key is absent or its value is not a

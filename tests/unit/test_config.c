@@ -816,6 +816,101 @@ test_sprint_status_location(void **state)
 	config_release(&c);
 }
 
+/* Where an entry's file is found (docs/stories.md "BMAD v6"): in
+ * story_location, its subfolders (two levels), under a v4 name, beside
+ * sprint-status.yaml; the nearest wins, two alike are neither, a v4
+ * name two entries share is neither's. */
+static void
+test_sprint_status_search(void **state)
+{
+	static const char *const dirs[] = {"docs", "docs/stories",
+	    "docs/stories/stories", "docs/stories/archive", "docs/stories/x",
+	    "docs/stories/y", "docs/stories/e5", "docs/stories/e5/stories",
+	    "docs/stories/e5/stories/old", "docs/stories/.hidden",
+	    "docs/sprint", NULL};
+	static const char *const files[] = {
+	    "docs/stories/stories/1-1-a.md", /* one folder down */
+	    "docs/stories/1.2.story.md", /* v4 name */
+	    "docs/stories/1-3-c.md", /* nearest of two */
+	    "docs/stories/archive/1-3-c.md",
+	    "docs/stories/x/1-4-d.md", /* two alike */
+	    "docs/stories/y/1-4-d.md",
+	    "docs/stories/2.1.story.md", /* 2-1-e's and 2-1-f's number */
+	    "docs/stories/2-2-old-title.md", /* 2-2-g renamed */
+	    "docs/stories/e5/stories/5-1-h.md", /* two folders down */
+	    "docs/stories/e5/stories/old/5-2-i.md", /* three: too far */
+	    "docs/stories/.hidden/5-3-j.md", /* hidden: not searched */
+	    "docs/sprint/6-1-k.md", /* beside sprint-status.yaml */
+	    "docs/stories/2.6-story.md", /* v4 with a dash */
+	    "docs/stories/6-2-l.md", /* exact before the v4 name */
+	    "docs/sprint/6.2.story.md", NULL};
+	struct tmp *t = *state;
+	const struct sprint_found *f;
+	struct config c;
+	struct sc_err err;
+	size_t i;
+
+	for (i = 0; dirs[i] != NULL; i++)
+		make_dir(t->dir, dirs[i]);
+	for (i = 0; files[i] != NULL; i++)
+		write_file(t->dir, files[i], "");
+	write_file(t->dir, "docs/sprint/sprint-status.yaml",
+	    "story_location: docs/stories\n"
+	    "development_status:\n"
+	    "  1-1-a: done\n  1-2-b: done\n  1-3-c: review\n"
+	    "  1-4-d: ready-for-dev\n  2-1-e: done\n  2-1-f: backlog\n"
+	    "  2-2-g: done\n  2-6-m: done\n  5-1-h: done\n"
+	    "  5-2-i: ready-for-dev\n  5-3-j: ready-for-dev\n"
+	    "  6-1-k: in-progress\n  6-2-l: done\n");
+	if (load_text(&c, &err, t,
+		"{\"stories\": {\"sprint_status\": "
+		"\"docs/sprint/sprint-status.yaml\"}}") != 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(c.nstories, 7);
+	assert_string_equal(c.stories[0].id, "1-1-a");
+	assert_string_equal(c.stories[0].file, "docs/stories/stories/1-1-a.md");
+	assert_string_equal(c.stories[1].id, "1-2-b");
+	assert_string_equal(c.stories[1].file, "docs/stories/1.2.story.md");
+	assert_string_equal(c.stories[2].file, "docs/stories/1-3-c.md");
+	assert_string_equal(c.stories[3].id, "2-6-m");
+	assert_string_equal(c.stories[3].file, "docs/stories/2.6-story.md");
+	assert_string_equal(
+	    c.stories[4].file, "docs/stories/e5/stories/5-1-h.md");
+	assert_string_equal(c.stories[5].file, "docs/sprint/6-1-k.md");
+	assert_string_equal(c.stories[6].file, "docs/stories/6-2-l.md");
+	assert_int_equal(c.stories_skipped.n, 6);
+	assert_string_equal(c.stories_skipped.items[0],
+	    "1-4-d: docs/stories/x/1-4-d.md and docs/stories/y/1-4-d.md "
+	    "both match it alike (rename or move one)");
+	assert_string_equal(c.stories_skipped.items[1],
+	    "2-1-e: done, but docs/stories/2.1.story.md has the number 2.1 "
+	    "of more than one entry, so it is not taken for either");
+	assert_non_null(strstr(c.stories_skipped.items[2], "2-1-f: backlog"));
+	assert_string_equal(c.stories_skipped.items[3],
+	    "2-2-g: done, but its file docs/stories/2-2-g.md is missing "
+	    "(docs/stories/2-2-old-title.md has its number under another "
+	    "title)");
+	assert_string_equal(c.stories_skipped.items[4],
+	    "5-2-i: ready-for-dev, but its file docs/stories/5-2-i.md is "
+	    "missing");
+	assert_non_null(strstr(c.stories_skipped.items[5], "5-3-j: "));
+	f = &c.sprint_found;
+	assert_int_equal(f->entries, 13);
+	assert_int_equal(f->listed, 7);
+	assert_int_equal(f->in_sub, 2);
+	assert_int_equal(f->nsubs, 2);
+	assert_int_equal(f->v4, 2);
+	assert_int_equal(f->beside, 1);
+	assert_int_equal(f->farther, 2); /* archive/1-3-c.md, 6.2.story.md */
+	assert_string_equal(f->farther_ex, "docs/stories/archive/1-3-c.md");
+	assert_int_equal(f->missing, 5);
+	assert_int_equal(f->backlog, 1);
+	assert_int_equal(f->renamed, 1);
+	assert_int_equal(f->ambiguous, 1);
+	assert_string_equal(f->location_note, "");
+	config_release(&c);
+}
+
 /* A sprint-status.yaml that cannot be used is an error naming it. */
 static void
 test_sprint_status_errors(void **state)
@@ -1387,6 +1482,8 @@ main(void)
 		test_sprint_status, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_sprint_status_location, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_sprint_status_search, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_sprint_status_errors, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(

@@ -186,6 +186,110 @@ test_top_scalar(void **state)
 	assert_int_equal(yaml_top_scalar(&v, "- x\n", 4, "a", &err), SC_EDATA);
 }
 
+/* A key's number: its leading numbers (docs/stories.md "BMAD v6"). */
+static void
+test_key_number(void **state)
+{
+	static const char *const tab[] = {"1-1-user-auth", "1.1",
+	    "3-2-1-update-api", "3.2.1", "1-10-2fa-setup", "1.10", "01-02-x",
+	    "1.2", "0-1-package-scaffold", "0.1", "12-3", "12.3", "epic-1",
+	    NULL, "1-foo", NULL, "2fa-1-x", NULL, "tech-spec", NULL,
+	    "1-23456789012345678901234567890123456789-x", NULL, NULL, NULL};
+	char buf[STORY_NUMBER_MAX];
+	size_t i;
+
+	for (i = 0; tab[i] != NULL; i += 2) {
+		if (tab[i + 1] == NULL) {
+			if (sprint_key_number(buf, tab[i]))
+				fail_msg("%s: got %s, want none", tab[i], buf);
+			assert_string_equal(buf, "");
+			continue;
+		}
+		if (!sprint_key_number(buf, tab[i]))
+			fail_msg("%s: no number", tab[i]);
+		assert_string_equal(buf, tab[i + 1]);
+	}
+}
+
+/* What a file name says of its number: BMAD v4's names, v6's. */
+static void
+test_name_number(void **state)
+{
+	static const struct {
+		const char *name;
+		enum story_name kind;
+		const char *num;
+	} tab[] = {
+	    {"1.1.story.md", STORY_NAME_V4, "1.1"},
+	    {"2.6-story.md", STORY_NAME_V4, "2.6"},
+	    {"1.1_Story.md", STORY_NAME_V4, "1.1"},
+	    {"1.1.md", STORY_NAME_V4, "1.1"},
+	    {"1-1.md", STORY_NAME_V4, "1.1"},
+	    {"1-1.STORY.md", STORY_NAME_V4, "1.1"},
+	    {"3.2.1.story.md", STORY_NAME_V4, "3.2.1"},
+	    {"10.02.story.md", STORY_NAME_V4, "10.2"},
+	    {"1-1-user-auth.md", STORY_NAME_NUMBERED, "1.1"},
+	    {"1.1.login.md", STORY_NAME_NUMBERED, "1.1"},
+	    {"3-2-1-update-api.md", STORY_NAME_NUMBERED, "3.2.1"},
+	    {"1.1.story.txt", STORY_NAME_OTHER, ""},
+	    {"1.story.md", STORY_NAME_OTHER, ""},
+	    {"1.1story.md", STORY_NAME_OTHER, ""},
+	    {"epic-1-retro.md", STORY_NAME_OTHER, ""},
+	    {"README.md", STORY_NAME_OTHER, ""},
+	    {"1.1.md.bak", STORY_NAME_OTHER, ""},
+	    {"1.1-.md", STORY_NAME_OTHER, ""},
+	};
+	char buf[STORY_NUMBER_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++) {
+		if (story_name_number(buf, tab[i].name) != tab[i].kind)
+			fail_msg("%s: kind %d, want %d", tab[i].name,
+			    (int)story_name_number(buf, tab[i].name),
+			    (int)tab[i].kind);
+		assert_string_equal(buf, tab[i].num);
+	}
+}
+
+/* A key and a file name: exact, v4 with its number, its number under
+ * another title, none. */
+static void
+test_name_match(void **state)
+{
+	static const struct {
+		const char *key, *name;
+		enum sprint_match want;
+	} tab[] = {
+	    {"1-1-user-auth", "1-1-user-auth.md", SPRINT_MATCH_EXACT},
+	    {"1-1-user-auth", "1.1.story.md", SPRINT_MATCH_V4},
+	    {"1-1-user-auth", "1.1.md", SPRINT_MATCH_V4},
+	    {"1-1-user-auth", "1.1-story.md", SPRINT_MATCH_V4},
+	    {"1-1-user-auth", "1-1.md", SPRINT_MATCH_V4},
+	    {"1-1-user-auth", "01.01.story.md", SPRINT_MATCH_V4},
+	    {"2-6-export", "2.6-story.md", SPRINT_MATCH_V4},
+	    {"1-1-user-auth", "1-1-login.md", SPRINT_MATCH_NUMBER},
+	    {"1-1-user-auth", "1.10.story.md", SPRINT_MATCH_NONE},
+	    {"1-1-user-auth", "11.story.md", SPRINT_MATCH_NONE},
+	    {"1-1-user-auth", "1.1.1.story.md", SPRINT_MATCH_NONE},
+	    {"1-1-user-auth", "1-1-user-auth.md.bak", SPRINT_MATCH_NONE},
+	    {"1-1-user-auth", "1-1-user-auth", SPRINT_MATCH_NONE},
+	    {"3-2-1-update-api", "3.2.1.story.md", SPRINT_MATCH_V4},
+	    {"3-2-1-update-api", "3.2.story.md", SPRINT_MATCH_NONE},
+	    {"3-2-jd-parsing", "3.2.story.md", SPRINT_MATCH_V4},
+	    {"3-2-jd-parsing", "3.2.1.story.md", SPRINT_MATCH_NONE},
+	    {"setup", "setup.md", SPRINT_MATCH_EXACT},
+	    {"setup", "1.1.story.md", SPRINT_MATCH_NONE},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(tab) / sizeof(tab[0]); i++)
+		if (sprint_name_match(tab[i].key, tab[i].name) != tab[i].want)
+			fail_msg("%s ~ %s: %d, want %d", tab[i].key,
+			    tab[i].name,
+			    (int)sprint_name_match(tab[i].key, tab[i].name),
+			    (int)tab[i].want);
+}
+
 int
 main(void)
 {
@@ -195,6 +299,9 @@ main(void)
 	    cmocka_unit_test(test_cases),
 	    cmocka_unit_test(test_story_keys),
 	    cmocka_unit_test(test_top_scalar),
+	    cmocka_unit_test(test_key_number),
+	    cmocka_unit_test(test_name_number),
+	    cmocka_unit_test(test_name_match),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
