@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "controller/cli.h"
@@ -37,8 +38,15 @@ report_write(const struct cli *cli, const char *path, const char *buf,
 		tmp = NULL;
 		return err_set(err, SC_EOS, "out of memory");
 	}
+	/* 0600: the report may hold agent output, as the logs do
+	 * (docs/report.md); fchmod for a temporary file left by a crash */
 	fd = open(
-	    tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	    tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd >= 0 && fchmod(fd, 0600) != 0) {
+		rc = err_set(err, SC_EIO, "report: cannot write %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
 	if (fd < 0) {
 		rc = err_set(err, SC_EIO, "report: cannot write %s: %s", path,
 		    strerror(errno));

@@ -366,7 +366,10 @@ failure_time_parse(int64_t *ms, const char *s)
 		return -1;
 	t = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
 	t = (t - (int64_t)east * 60) * 1000 + frac;
-	if (t <= 0)
+	/* after 1970 and before the year 10000, read in UTC: a leap second
+	 * or an offset must not carry 9999-12-31 into a year no RFC 3339
+	 * date-time can show (docs/api.md#the-body-of-a-post) */
+	if (t <= 0 || t >= FAILURE_TIME_END_MS)
 		return -1;
 	*ms = t;
 	return 0;

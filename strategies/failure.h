@@ -53,10 +53,15 @@ int failure_parse(struct failure_report *out, const char *body, size_t len,
 
 /*
  * An RFC 3339 date-time, "YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)"
- * ('t' and 'z' in lower case too), of the years 1970 to 9999, as epoch
- * milliseconds (the fraction cut to milliseconds).  0 and *ms set, or -1
- * when s is not one (*ms untouched).
+ * ('t' and 'z' in lower case too), of the years 1970 to 9999 in UTC
+ * (after the epoch, before FAILURE_TIME_END_MS), as epoch milliseconds
+ * (the fraction cut to milliseconds).  0 and *ms set, or -1 when s is
+ * not one (*ms untouched).
  */
 int failure_time_parse(int64_t *ms, const char *s);
+
+/* 10000-01-01T00:00:00Z in epoch milliseconds: no time at or after it
+ * can be shown as an RFC 3339 date-time. */
+#define FAILURE_TIME_END_MS 253402300800000LL
 
 #endif

@@ -174,6 +174,36 @@ text_json_depth_ok(const char *s, size_t n, int max_depth)
 	return true;
 }
 
+/*
+ * The invisible format characters text_clean() drops
+ * (docs/reliability.md, "control characters"): the bidi controls that
+ * reorder what a terminal shows (U+202A..U+202E, U+2066..U+2069,
+ * U+200E, U+200F, U+061C), and the invisible ones that hide or split a
+ * word (U+200B, U+2060..U+2064, U+FEFF, U+00AD, U+180E).  The joiners
+ * U+200C and U+200D stay: emoji and several scripts need them.  Their
+ * length in bytes, 0 when s does not start with one.
+ */
+static size_t
+text_invisible_len(const unsigned char *s, size_t n)
+{
+	if (n >= 2 &&
+	    ((s[0] == 0xd8 && s[1] == 0x9c) || (s[0] == 0xc2 && s[1] == 0xad)))
+		return 2;
+	if (n < 3)
+		return 0;
+	if (s[0] == 0xe2 && s[1] == 0x80 &&
+	    (s[2] == 0x8b || s[2] == 0x8e || s[2] == 0x8f ||
+		(s[2] >= 0xaa && s[2] <= 0xae)))
+		return 3;
+	if (s[0] == 0xe2 && s[1] == 0x81 &&
+	    ((s[2] >= 0xa0 && s[2] <= 0xa4) || (s[2] >= 0xa6 && s[2] <= 0xa9)))
+		return 3;
+	if ((s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf) ||
+	    (s[0] == 0xe1 && s[1] == 0xa0 && s[2] == 0x8e))
+		return 3;
+	return 0;
+}
+
 /* How many bytes at s[0..n) are one control (or escape sequence) that
  * text_clean() drops, 0 when s starts with a visible character. */
 static size_t
@@ -206,6 +236,12 @@ text_clean(
 	if (cut != NULL)
 		*cut = false;
 	while (i < n) {
+		/* invisible: dropped, never a space ("in\u200Bvisible" is one
+		 * word) */
+		if ((k = text_invisible_len(s + i, n - i)) > 0) {
+			i += k;
+			continue;
+		}
 		k = text_control_len(s + i, n - i, flags);
 		if (k > 0 || (collapse && s[i] == ' ')) {
 			i += k > 0 ? k : 1;

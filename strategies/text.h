@@ -109,8 +109,10 @@ enum {
  * (docs/reliability.md "control characters"): copy the visible text of
  * src[0..n) to dst (at most cap - 1 bytes and a NUL; cap > 0).  Escape
  * sequences (text_esc_len), C0 controls other than tab (and newline
- * with TEXT_KEEP_NL), DEL and the C1 controls U+0080..U+009F are
- * dropped (or spaced, see the flags); a byte that is not well-formed
+ * with TEXT_KEEP_NL), DEL, the C1 controls U+0080..U+009F, the bidi
+ * controls and the invisible format characters (U+202E, U+200B,
+ * U+FEFF, ...; docs/reliability.md) are dropped (or
+ * spaced, see the flags); a byte that is not well-formed
  * UTF-8 is dropped (or '?').  Only whole characters are copied.  *cut
  * (may be NULL) tells whether visible text was left out for want of
  * room.  Returns the length written.

@@ -96,6 +96,10 @@ post /v1/stories/s2/failures "$WKEY" '{"error_code": "BROKEN"}'
 expect_http "an error code storyctl does not have: 422" 422 '(.error.message | test("BROKEN is not an error code"))'
 post /v1/stories/s2/failures "$WKEY" '[]'
 expect_http "a body that is not an object: 422" 422 '.error.code == "invalid"'
+# a leap second on the last day of 9999 is the year 10000 in UTC: a time
+# no answer could show (issue 33)
+post /v1/stories/s2/failures "$WKEY" '{"error_code": "CRASH", "retry_scheduled_at": "9999-12-31T23:59:60Z"}'
+expect_http "a time past the year 9999: 422" 422 '(.error.message | test("retry_scheduled_at: 9999-12-31T23:59:60Z is not an RFC 3339"))'
 req PUT /v1/stories/s2/failures "$WKEY" --data-binary '{}'
 expect_http "PUT on failures: 405" 405 '.error.code == "method_not_allowed"'
 check "... with Allow: GET, POST" grep -qi '^Allow: GET, POST' <<<"$H_HEAD"

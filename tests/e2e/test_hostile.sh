@@ -199,20 +199,23 @@ new_story "$P" h2 2 \
 	'<!-- sim *: exit 1 -->'
 commit_all
 run_sc -C "$P" run
-controls() { LC_ALL=C grep -c -P '\xc2[\x80-\x9f]|\x1b|\x7f|[\x00-\x7f]\x9b'; }
+# C1, ESC, DEL, a raw 0x9B, and (issue 33) the bidi controls U+202A..E,
+# U+2066..9 and the invisible U+200B and U+FEFF
+CTRL_RE='\xc2[\x80-\x9f]|\x1b|\x7f|[\x00-\x7f]\x9b|\xe2\x80[\x8b\xaa-\xae]|\xe2\x81[\xa6-\xa9]|\xef\xbb\xbf'
+controls() { LC_ALL=C grep -c -P "$CTRL_RE"; }
 no_controls() {
 	local n
 	n=$(printf '%s' "$2" | controls)
 	if [ "$n" = 0 ]; then ok "$1"; else
 		not_ok "$1 ($n lines)"
-		printf '%s' "$2" | LC_ALL=C grep -P '\xc2[\x80-\x9f]|\x1b|\x7f|[\x00-\x7f]\x9b' |
+		printf '%s' "$2" | LC_ALL=C grep -P "$CTRL_RE" |
 			cat -v | head -3 | sed 's/^/# /'
 	fi
 }
 T_OUT=$(attempt_json h1)
 h1=$T_OUT
 expect_json "C1: the error keeps its words" \
-	'.attempts[0].error_message | test("ECONNREFUSED") and test("red") and test("next") and test("end")'
+	'.attempts[0].error_message | test("ECONNREFUSED") and test("red") and test("next") and test("end") and test("lrt invisible iso")'
 # the final message is in the database only (show leaves it out)
 expect_match "C1: the final message keeps its words" \
 	"$(sqlite3 "$P/.storyctl/state.db" "SELECT result_text FROM attempts WHERE story_id = 'h1'")" \

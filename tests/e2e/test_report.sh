@@ -22,8 +22,12 @@ expect_match "no batch yet" "$T_OUT" '^# storyctl: no batch yet'
 
 run_sc -C "$P" run
 expect_rc "the night" 3
-run_sc -C "$P" report --md "$T_TMP/r.md" --html "$T_TMP/r.html"
+(umask 022 && "$STORYCTL" -C "$P" report --md "$T_TMP/r.md" --html "$T_TMP/r.html") >/dev/null 2>&1
+T_RC=$?
 expect_rc "both formats at once" 0
+# it may hold agent output: the owner's alone, whatever the umask (issue 33)
+check "the html report is 0600" [ "$(stat -c %a "$T_TMP/r.html")" = 600 ]
+check "the markdown report is 0600" [ "$(stat -c %a "$T_TMP/r.md")" = 600 ]
 MD=$(cat "$T_TMP/r.md")
 expect_match "the markdown names the batch and its state" "$MD" '^# storyctl: batch 1'
 expect_match "the escalated story needs you, with its reason" "$MD" \
