@@ -22,11 +22,13 @@
 #include "strategies/agentout.h"
 
 static void
-copy_redacted(char *dst, size_t len, const char *src)
+copy_redacted(
+    char *dst, size_t len, const char *src, const struct attempt_run *ar)
 {
 	/* cut at a character boundary: the marks redaction puts in can
-	 * make the text longer than dst */
-	redact_copy(dst, len, src);
+	 * make the text longer than dst; the values storyctl gave the
+	 * agent go too (docs/reliability.md#redaction) */
+	redact_text_copy(ar->b->secrets, dst, len, src);
 }
 
 /* r's end time, exit and progress from the agent's result and the
@@ -44,7 +46,7 @@ row_from_result(struct attempt_row *r, const struct attempt_run *ar)
 	r->subtasks_completed = ar->end.subtasks_completed;
 	r->subtasks_total = ar->end.subtasks_total;
 	copy_redacted(
-	    r->stalled_task, sizeof(r->stalled_task), ar->end.stalled_task);
+	    r->stalled_task, sizeof(r->stalled_task), ar->end.stalled_task, ar);
 }
 
 /* The one reader over the agent's output: outcome, code, message, wait
@@ -106,21 +108,23 @@ classify_spawn_failed(struct classification *cls, const struct attempt_run *ar)
  * with what the runner saw (a signal, a failed log) added. */
 static void
 row_from_report(struct attempt_row *r, const struct agent_report *rep,
-    const struct runner_result *res)
+    const struct attempt_run *ar)
 {
 	const struct classification *cls = &rep->verdict;
 	const struct agent_output *ao = &rep->output;
+	const struct runner_result *res = &ar->agent_res;
 	size_t used;
 
 	if (ao->has_cost)
 		r->cost_usd = ao->cost_usd;
 	if (ao->result_text[0] != '\0')
-		r->result_text =
-		    redact_secrets(ao->result_text, strlen(ao->result_text));
-	copy_redacted(r->session_id, sizeof(r->session_id), ao->session_id);
+		r->result_text = redact_text(ar->b->secrets, ao->result_text,
+		    strlen(ao->result_text), NULL);
+	copy_redacted(r->session_id, sizeof(r->session_id), ao->session_id, ar);
 	r->outcome = cls->outcome;
 	r->error_code = cls->code;
-	copy_redacted(r->error_message, sizeof(r->error_message), cls->message);
+	copy_redacted(
+	    r->error_message, sizeof(r->error_message), cls->message, ar);
 	if (r->error_message[0] == '\0' && res->term_signal != 0)
 		snprintf(r->error_message, sizeof(r->error_message),
 		    "killed by signal %d (%s)", res->term_signal,
@@ -169,7 +173,7 @@ session_from_log_head(char *dst, size_t len, const struct attempt_run *ar)
 		got += (size_t)n;
 	}
 	agentout_parse(ao, buf, got);
-	copy_redacted(dst, len, ao->session_id);
+	copy_redacted(dst, len, ao->session_id, ar);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -209,7 +213,7 @@ attempt_end_read(struct agent_report *rep, int64_t *hint_ms,
 	if (cls->hint.kind != WAITHINT_NONE &&
 	    waithint_resolve(hint_ms, &cls->hint, r->ended_ms, NULL) < 0)
 		*hint_ms = -1;
-	row_from_report(r, rep, &ar->agent_res);
+	row_from_report(r, rep, ar);
 	session_from_log_head(r->session_id, sizeof(r->session_id), ar);
 }
 

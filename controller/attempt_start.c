@@ -119,7 +119,8 @@ on_tail(void *ctx, const char *tail, size_t len)
 }
 
 static int
-argv_json(char **out, const struct strlist *argv)
+argv_json(
+    char **out, const struct strlist *argv, const struct redact_values *secrets)
 {
 	json_t *arr = json_array();
 	char *text = NULL;
@@ -133,7 +134,7 @@ argv_json(char **out, const struct strlist *argv)
 	json_decref(arr);
 	if (text == NULL)
 		return SC_EOS;
-	*out = redact_secrets(text, strlen(text));
+	*out = redact_text(secrets, text, strlen(text), NULL);
 	free(text);
 	return *out == NULL ? SC_EOS : 0;
 }
@@ -503,7 +504,7 @@ begin_row(struct attempt_run *ar, const struct next_attempt *nx,
 	ar->r.role = nx->role;
 	snprintf(ar->r.agent, sizeof(ar->r.agent), "%s",
 	    b->cfg->agents[nx->role].name);
-	if (argv_json(&ar->r.argv_json, &ar->argv) < 0)
+	if (argv_json(&ar->r.argv_json, &ar->argv, b->secrets) < 0)
 		return err_set(err, SC_EOS, "out of memory");
 	ar->r.controller_pid = getpid();
 	ar->r.exit_code = -1;

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "controller/agentenv.h"
 #include "controller/agentmark.h"
 #include "controller/attempt.h"
 #include "controller/batch_notify.h"
@@ -177,12 +178,20 @@ batch_run(
     struct batch_result *out, const struct batch_opts *o, struct sc_err *err)
 {
 	struct batch b;
+	const struct strlist *adds[2];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&b, 0, sizeof(b));
 	b.o = o;
 	b.cfg = o->cfg;
+	/* before anything is read back or stored: reconcile stores the
+	 * messages of attempts a dead controller left */
+	adds[0] = &o->cfg->agents[0].env;
+	adds[1] = &o->cfg->agents[1].env;
+	rc = agentenv_secrets(&b.secrets, adds, 2, environ, err);
+	if (rc < 0)
+		goto out;
 	snprintf(
 	    out->state_dir, sizeof(out->state_dir), "%s", o->cfg->state_dir);
 	snprintf(
@@ -244,5 +253,6 @@ out:
 	gitstate_free(b.gs);
 	db_close(b.db);
 	lock_release(b.lock);
+	redact_values_free(b.secrets);
 	return rc;
 }

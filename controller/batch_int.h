@@ -13,6 +13,7 @@
 #include "state/db.h"
 #include "state/gitstate.h"
 #include "state/lock.h"
+#include "state/redact.h"
 #include "state/statebranch.h"
 #include "strategies/breaker.h"
 
@@ -78,6 +79,9 @@ struct batch {
 	 * behind it when batch_notify_open() started one */
 	struct notify_ops notify;
 	struct notifier *notifier;
+	/* the secrets redacted by value from everything stored or sent
+	 * (agentenv_secrets(), docs/reliability.md#redaction); NULL: none */
+	struct redact_values *secrets;
 };
 
 /* Does each story work in its own worktree on storyctl/story/<id>: with

@@ -78,16 +78,18 @@ notify_wanted(const struct batch *b, enum notify_event e)
 
 /* buf holding s redacted, or NULL when s is. */
 static const char *
-redacted(char *buf, size_t cap, const char *s)
+redacted(
+    char *buf, size_t cap, const char *s, const struct redact_values *secrets)
 {
 	if (s == NULL)
 		return NULL;
-	redact_copy(buf, cap, s);
+	redact_text_copy(secrets, buf, cap, s);
 	return buf;
 }
 
 char *
-notify_json_redacted(const struct notify_msg *raw)
+notify_json_redacted(
+    const struct notify_msg *raw, const struct redact_values *secrets)
 {
 	char story[160], when[64], reason[1024], error[600], agent[128];
 	char act[256], root[1024], status[32];
@@ -95,14 +97,15 @@ notify_json_redacted(const struct notify_msg *raw)
 
 	/* every string the receiver gets passes the record's redaction
 	 * (docs/reliability.md#security), which also makes it UTF-8 */
-	m.story_id = redacted(story, sizeof(story), raw->story_id);
-	m.time = redacted(when, sizeof(when), raw->time);
-	m.reason = redacted(reason, sizeof(reason), raw->reason);
-	m.error = redacted(error, sizeof(error), raw->error);
-	m.agent = redacted(agent, sizeof(agent), raw->agent);
-	m.command = redacted(act, sizeof(act), raw->command);
-	m.root = redacted(root, sizeof(root), raw->root);
-	m.batch_status = redacted(status, sizeof(status), raw->batch_status);
+	m.story_id = redacted(story, sizeof(story), raw->story_id, secrets);
+	m.time = redacted(when, sizeof(when), raw->time, secrets);
+	m.reason = redacted(reason, sizeof(reason), raw->reason, secrets);
+	m.error = redacted(error, sizeof(error), raw->error, secrets);
+	m.agent = redacted(agent, sizeof(agent), raw->agent, secrets);
+	m.command = redacted(act, sizeof(act), raw->command, secrets);
+	m.root = redacted(root, sizeof(root), raw->root, secrets);
+	m.batch_status =
+	    redacted(status, sizeof(status), raw->batch_status, secrets);
 	return notify_msg_json(&m);
 }
 
@@ -152,7 +155,7 @@ batch_notify(struct batch *b, const struct notify_msg *ev,
 		    ? "stopped"
 		    : "finished";
 	}
-	json = notify_json_redacted(&m);
+	json = notify_json_redacted(&m, b->secrets);
 	if (json == NULL) {
 		notify_log(b, "out of memory building an event");
 		return;

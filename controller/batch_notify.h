@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "state/redact.h"
 #include "strategies/notifyev.h"
 
 struct batch; /* controller/batch_int.h */
@@ -38,9 +39,11 @@ void batch_notify_open(struct batch *b);
 void batch_notify(struct batch *b, const struct notify_msg *ev,
     const struct batch_result *res);
 /* The JSON of raw (strings as found, NULL or not) with every string
- * passed through redact_copy() (state/redact.h): what a receiver gets.
- * malloc'd; NULL when out of memory. */
-char *notify_json_redacted(const struct notify_msg *raw);
+ * passed through redact_text_copy() with secrets (state/redact.h; NULL:
+ * the patterns only): what a receiver gets.  malloc'd; NULL when out of
+ * memory. */
+char *notify_json_redacted(
+    const struct notify_msg *raw, const struct redact_values *secrets);
 /* Record the failures the notifier reported since the last call. */
 void batch_notify_poll(struct batch *b);
 /* The batch has ended (res filled): batch_end, and stopped when stories

@@ -22,7 +22,7 @@
 
 /* The last max bytes of s, redacted; malloc'd. */
 static char *
-tail_redacted(const char *s, size_t len, size_t max)
+tail_redacted(const struct batch *b, const char *s, size_t len, size_t max)
 {
 	if (s == NULL)
 		return NULL;
@@ -30,7 +30,7 @@ tail_redacted(const char *s, size_t len, size_t max)
 		s += len - max;
 		len = max;
 	}
-	return redact_secrets(s, len);
+	return redact_text(b->secrets, s, len, NULL);
 }
 
 static void
@@ -246,7 +246,7 @@ gate_service(
 	    res->term_signal || res->timed_out ? -1 : res->exit_code;
 	free(ar->r.gate_output);
 	ar->r.gate_output =
-	    tail_redacted(res->tail, res->tail_len, GATE_OUTPUT_MAX);
+	    tail_redacted(b, res->tail, res->tail_len, GATE_OUTPUT_MAX);
 	console_line(b, "%s: attempt %d: gate %s failed (%s %d)",
 	    ar->r.story_id, ar->r.attempt, g->name,
 	    res->timed_out ? "timed out," : "exit",
@@ -363,7 +363,8 @@ review_conclude(
 		snprintf(ar->r.gate, sizeof(ar->r.gate), "review");
 		ar->r.gate_exit = -1;
 		free(ar->r.review_notes);
-		ar->r.review_notes = redact_secrets(reasons, strlen(reasons));
+		ar->r.review_notes =
+		    redact_text(b->secrets, reasons, strlen(reasons), NULL);
 		*verdict = -1;
 	}
 	free(votes);

@@ -250,9 +250,7 @@ run_serve_start(struct serve **s, struct serve_listen *l, const struct cli *cli,
 		rc = serve_start(s, &port, cli, cfg->state_dir, l, err);
 	if (rc < 0)
 		return rc;
-	fprintf(cli->out, "serving on port %d (%s%s)\n", port, l->spec,
-	    l->tls_cert != NULL ? ", https" : "");
-	fflush(cli->out);
+	serve_listen_announce(cli->out, stderr, port, l);
 	return 0;
 }
 

@@ -64,9 +64,7 @@ cmd_serve(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = serve_start(&s, &port, cli, cfg.state_dir, &l, err);
 	if (rc < 0)
 		goto out;
-	fprintf(cli->out, "serving on port %d (%s%s)\n", port, l.spec,
-	    l.tls_cert != NULL ? ", https" : "");
-	fflush(cli->out);
+	serve_listen_announce(cli->out, stderr, port, &l);
 	sigwait(&set, &sig);
 	serve_stop(s);
 out:

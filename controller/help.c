@@ -435,7 +435,7 @@ const struct cli_help help_serve = {
     "/v1/stories/ID/failures lists and records failures, and\n"
     "/v1/stories/ID/requeue requeues; /v1/events?after=SEQ and\n"
     "/v1/events/stream are the event log; / is the live dashboard\n"
-    "(open /?key=KEY once).  Every request needs a key in X-API-Key\n"
+    "(sign in once with a key).  Every request needs a key in X-API-Key\n"
     "(storyctl key add); a read key can only GET.  It reads the\n"
     "database beside a running controller and never blocks it.  With\n"
     "--tls-cert and --tls-key it serves HTTPS.  It prints the port it\n"

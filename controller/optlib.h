@@ -51,6 +51,7 @@
 	X(MHD_create_response_from_callback) \
 	X(MHD_destroy_response) \
 	X(MHD_get_connection_info) \
+	X(MHD_get_connection_values) \
 	X(MHD_get_daemon_info) \
 	X(MHD_http_unescape) \
 	X(MHD_is_feature_supported) \

@@ -17,6 +17,7 @@
 	(optlib_mhd()->MHD_create_response_from_callback)
 #define MHD_destroy_response (optlib_mhd()->MHD_destroy_response)
 #define MHD_get_connection_info (optlib_mhd()->MHD_get_connection_info)
+#define MHD_get_connection_values (optlib_mhd()->MHD_get_connection_values)
 #define MHD_get_daemon_info (optlib_mhd()->MHD_get_daemon_info)
 #define MHD_http_unescape (optlib_mhd()->MHD_http_unescape)
 #define MHD_is_feature_supported (optlib_mhd()->MHD_is_feature_supported)

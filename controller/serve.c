@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+
+#include <sodium.h>
 
 #include "controller/optlib_mhd.h"
 #include "controller/config.h"
@@ -24,8 +27,10 @@
 #include "controller/serve_listen.h"
 #include "controller/serve_page.h"
 #include "controller/serve_failures.h"
+#include "controller/serve_frame.h"
 #include "controller/serve_guard.h"
 #include "controller/serve_policy.h"
+#include "controller/serve_session.h"
 #include "controller/view.h"
 #include "controller/views.h"
 #include "state/apikey.h"
@@ -42,6 +47,12 @@ struct serve {
 	char *state_dir;
 	struct serve_events *ev;
 	bool tls; /* the page's cookie is Secure */
+	/* bytes of request bodies held (or promised by a Content-Length)
+	 * across connections, at most SERVE_BODY_BUDGET; the polling
+	 * thread's only (docs/api.md#limits) */
+	size_t body_held;
+	/* the dashboard's sessions (serve_session.c) */
+	struct serve_sessions *sessions;
 };
 
 /* What a request is, found from its method, path and headers before the
@@ -58,20 +69,27 @@ enum route {
 	ROUTE_FAILURES, /* GET, POST /v1/stories/ID/failures */
 	ROUTE_REQUEUE, /* POST /v1/stories/ID/requeue */
 	ROUTE_PAGE, /* GET / : the live dashboard (serve_page.c) */
+	ROUTE_SESSION, /* POST /session: the dashboard's sign-in */
 };
 
 struct req {
 	enum route route;
 	char id[128];
 	char key_name[DB_KEY_NAME_MAX];
-	/* a key that came as /?key=: the page sets it as its cookie */
-	char query_key[160];
+	/* / with ?key=: answered 400, the key never read */
+	bool key_in_url;
 	int status; /* an error found from the headers, or 0 */
 	char code[32];
 	char msg[300];
 	char *body;
 	size_t len;
 	bool too_large;
+	bool over_budget; /* a chunked body past SERVE_BODY_BUDGET */
+	size_t held; /* this request's part of serve.body_held */
+	/* the request line as it came, before the library decoded it
+	 * (serve_uri_log, serve_frame.h) */
+	struct serve_raw raw;
+	bool started; /* the handler has seen the headers */
 	/* the key check's read-only handle, which a GET's views share
 	 * (serve_config.h); NULL once the request is answered */
 	struct db *db;
@@ -195,6 +213,7 @@ route_allow(enum route route)
 	case ROUTE_FAILURES:
 		return "GET, POST";
 	case ROUTE_REQUEUE:
+	case ROUTE_SESSION:
 		return "POST";
 	default:
 		return "GET";
@@ -202,29 +221,44 @@ route_allow(enum route route)
 }
 
 /* The key's scope: 1 write, 0 read, -1 no such key.  Every stored hash
- * is compared in constant time (state/apikey.c).  r->db keeps the
- * handle opened for it when keep (a GET: its views read with it). */
+ * is compared in constant time (state/apikey.c).  With sess instead of a
+ * key, the session's key: still stored (not revoked, nor revoked and
+ * added again under its name), and then 0 whatever its scope
+ * (docs/api.md#the-dashboard).  who, when not NULL, gets the row's name
+ * and hash.  r->db keeps the handle opened for it when keep (a GET: its
+ * views read with it). */
 static int
-serve_key_scope(
-    const struct serve *s, struct req *r, const char *key, bool keep)
+serve_key_scope(const struct serve *s, struct req *r, const char *key,
+    const struct serve_session_key *sess, struct serve_session_key *who,
+    bool keep)
 {
 	struct db *db = NULL;
 	struct key_row *rows = NULL;
 	struct stat sb;
 	char path[4096];
-	size_t n = 0;
+	size_t k, n = 0;
 	int i = -1, scope = -1;
 
 	snprintf(path, sizeof(path), "%s/state.db", s->state_dir);
-	if (key == NULL || stat(path, &sb) < 0 ||
+	if ((key == NULL && sess == NULL) || stat(path, &sb) < 0 ||
 	    db_open_readonly(&db, s->state_dir, NULL) < 0)
 		goto out;
-	if (db_key_list(db, &rows, &n, NULL) == 0)
+	if (db_key_list(db, &rows, &n, NULL) == 0 && key != NULL)
 		i = apikey_match(rows, n, key);
+	for (k = 0; sess != NULL && k < n && i < 0; k++)
+		if (strcmp(rows[k].sha256, sess->sha256) == 0 &&
+		    strcmp(rows[k].name, sess->name) == 0)
+			i = (int)k;
 	if (i >= 0) {
-		scope = rows[i].write ? 1 : 0;
+		scope = rows[i].write && sess == NULL ? 1 : 0;
 		/* the name, never the key, goes with an override stored */
 		snprintf(r->key_name, sizeof(r->key_name), "%s", rows[i].name);
+		if (who != NULL) {
+			snprintf(
+			    who->name, sizeof(who->name), "%s", rows[i].name);
+			snprintf(who->sha256, sizeof(who->sha256), "%s",
+			    rows[i].sha256);
+		}
 	}
 out:
 	free(rows);
@@ -246,19 +280,51 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
 	bool policy_method =
 	    get || strcmp(method, "PUT") == 0 || strcmp(method, "DELETE") == 0;
-	bool from_query;
-	/* X-API-Key, or for a GET the page's cookie (serve_page.c) */
-	const char *key = serve_page_key(c, url, get, &from_query);
+	const char *key =
+	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-Key");
+	/* for a GET without a key, the dashboard's session: never a key,
+	 * never a write (docs/api.md#the-dashboard) */
+	const char *sid = key == NULL && get ? serve_page_session(c) : NULL;
+	struct serve_session_key sk;
+	int scope = -1;
+
+	if (strcmp(url, "/session") == 0) {
+		/* the sign-in: the key comes in the body */
+		r->route = ROUTE_SESSION;
+		if (strcmp(method, "POST") != 0)
+			req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "method_not_allowed", "this route takes POST");
+		else if (!serve_page_signin_allowed(c))
+			req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
+			    "a sign-in from another site's page is refused");
+		else if (cl != NULL &&
+		    strtoull(cl, NULL, 10) > SERVE_SIGNIN_MAX)
+			req_fail(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+			    "a sign-in body is at most 4 KiB");
+		return;
+	}
+	if (get && serve_page_key_in_url(c, url)) {
+		/* a key in an address is not read, right or wrong */
+		r->route = ROUTE_PAGE;
+		r->key_in_url = true;
+		return;
+	}
 	/* a body may take its time: a request with one does not keep the
 	 * handle (and writes open their own) */
-	int scope = serve_key_scope(s, r, key, get);
-
-	if (scope >= 0 && from_query)
-		snprintf(r->query_key, sizeof(r->query_key), "%s", key);
-
+	if (sid == NULL)
+		scope = serve_key_scope(s, r, key, NULL, NULL, get);
+	else if (serve_session_find(s->sessions, &sk, sid, time(NULL)) == 0) {
+		scope = serve_key_scope(s, r, NULL, &sk, NULL, get);
+		if (scope < 0) /* its key was revoked: it ends now */
+			serve_session_drop(s->sessions, sid);
+	}
+	sodium_memzero(&sk, sizeof(sk));
 	if (scope < 0) {
 		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
 		    key ? "the X-API-Key is not a key of this storyctl"
+			: sid
+			? "the dashboard's session has ended (expired, "
+			  "or its key revoked): sign in again at /"
 			: "send a key in X-API-Key (storyctl key add NAME)");
 		return;
 	}
@@ -272,6 +338,11 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 		return;
 	if (r->route == ROUTE_NONE)
 		req_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "no such route");
+	else if (sid != NULL && r->route != ROUTE_PAGE &&
+	    r->route != ROUTE_EVENTS_STREAM)
+		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
+		    "a dashboard session reads the page and its event stream "
+		    "only: send a key in X-API-Key");
 	else if (!get && scope == 0)
 		req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
 		    "a read key can only GET");
@@ -373,7 +444,8 @@ serve_events(const struct serve *s, struct MHD_Connection *c, struct req *r)
 	    serve_events_page(&j, &status, s->cli, c) < 0)
 		return MHD_NO;
 	if (r->route == ROUTE_EVENTS_STREAM &&
-	    serve_events_stream(&resp, &j, &status, s->ev, s->cli, c) < 0)
+	    serve_events_stream(
+		&resp, &j, &status, s->ev, s->cli, c, r->key_name) < 0)
 		return MHD_NO;
 	if (resp == NULL)
 		return serve_send_json(c, status, j, NULL);
@@ -398,15 +470,37 @@ serve_failures(const struct serve *s, struct MHD_Connection *c, struct req *r,
 	return serve_send_json(c, status, j, NULL);
 }
 
+/* Hold up to want bytes more of r's body within SERVE_BODY_BUDGET,
+ * across every connection: false when they do not fit. */
+static bool
+serve_hold(struct serve *s, struct req *r, size_t want)
+{
+	if (want > SERVE_BODY_BUDGET - s->body_held)
+		return false;
+	s->body_held += want;
+	r->held += want;
+	return true;
+}
+
 /* Keep up to SERVE_BODY_MAX bytes of the body (for the write routes to
- * come); beyond that only remember that it was too large. */
+ * come); beyond that only remember that it was too large.  A chunked
+ * body is held as it comes, within SERVE_BODY_BUDGET; one with a
+ * Content-Length was held whole before (docs/api.md#limits). */
 static void
-serve_body(struct req *r, const char *data, size_t size)
+serve_body(struct serve *s, struct req *r, const char *data, size_t size)
 {
 	char *p;
 
-	if (r->too_large || r->len + size > SERVE_BODY_MAX) {
-		r->too_large = true;
+	/* the sign-in's body comes before any key is checked: a form of
+	 * one key, never more than SERVE_SIGNIN_MAX */
+	if (r->too_large || r->over_budget || r->len + size > SERVE_BODY_MAX ||
+	    (r->route == ROUTE_SESSION && r->len + size > SERVE_SIGNIN_MAX)) {
+		r->too_large = !r->over_budget;
+		return;
+	}
+	if (r->len + size > r->held &&
+	    !serve_hold(s, r, r->len + size - r->held)) {
+		r->over_budget = true;
 		return;
 	}
 	if ((p = realloc(r->body, r->len + size + 1)) == NULL) {
@@ -419,6 +513,31 @@ serve_body(struct req *r, const char *data, size_t size)
 	r->body[r->len] = '\0';
 }
 
+/* POST /session: the key of the form exchanged for a session, a 303 to
+ * / with its cookie; a key that is not one is the form again, 401, and
+ * no cookie (docs/api.md#the-dashboard). */
+static enum MHD_Result
+serve_signin(const struct serve *s, struct MHD_Connection *c, struct req *r)
+{
+	struct serve_session_key who;
+	struct sc_err err = {0};
+	char key[APIKEY_MAX + 1], id[SERVE_SESSION_ID_LEN + 1];
+	enum MHD_Result ret;
+
+	if (serve_page_form_key(key, sizeof(key), r->body, r->len) < 0 ||
+	    serve_key_scope(s, r, key, NULL, &who, false) < 0)
+		ret = serve_page_signin_failed(c);
+	else if (serve_session_add(s->sessions, id, &who, time(NULL), &err) < 0)
+		ret = serve_send_error(
+		    c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", err.msg);
+	else
+		ret = serve_page_signed_in(c, id, s->tls);
+	sodium_memzero(key, sizeof(key));
+	sodium_memzero(id, sizeof(id));
+	sodium_memzero(&who, sizeof(who));
+	return ret;
+}
+
 /* The request, whole and accepted: its answer. */
 static enum MHD_Result
 serve_answer(const struct serve *s, struct MHD_Connection *c, struct req *r,
@@ -426,17 +545,57 @@ serve_answer(const struct serve *s, struct MHD_Connection *c, struct req *r,
 {
 	if (r->too_large)
 		return serve_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE,
-		    "too_large", "a request body is at most 1 MiB");
+		    "too_large",
+		    r->route == ROUTE_SESSION
+			? "a sign-in body is at most 4 KiB"
+			: "a request body is at most 1 MiB");
 	if (r->route == ROUTE_POLICY)
 		return serve_policy(s, c, r, method);
 	if (r->route == ROUTE_EVENTS || r->route == ROUTE_EVENTS_STREAM)
 		return serve_events(s, c, r);
 	if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
 		return serve_failures(s, c, r, method);
+	if (r->route == ROUTE_PAGE && r->key_in_url)
+		return serve_page_key_refused(c);
 	if (r->route == ROUTE_PAGE)
-		return serve_page(c, s->cli,
-		    r->query_key[0] != '\0' ? r->query_key : NULL, s->tls);
+		return serve_page(c, s->cli);
+	if (r->route == ROUTE_SESSION)
+		return serve_signin(s, c, r);
 	return serve_view(s, c, r);
+}
+
+/* The request's framing, before its key or route
+ * (serve_frame_check()): 400 bad_request when it is refused. */
+static void
+serve_frame(struct req *r, struct MHD_Connection *c, const char *url,
+    const char *method, const char *version)
+{
+	const char *why = serve_frame_check(c, &r->raw, url, method, version);
+
+	if (why != NULL)
+		req_fail(r, MHD_HTTP_BAD_REQUEST, "bad_request", why);
+}
+
+/* 503 busy with Retry-After: the bodies held are at the budget. */
+static enum MHD_Result
+serve_send_busy(struct MHD_Connection *c)
+{
+	static const char text[] =
+	    "{\n  \"error\": {\n    \"code\": \"busy\",\n    \"message\": "
+	    "\"the server holds as many request bodies as it may; try "
+	    "again shortly\"\n  }\n}\n";
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer_with_free_callback(
+		sizeof(text) - 1, (void *)text, NULL);
+	enum MHD_Result ret;
+
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Retry-After", "1");
+	ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, resp);
+	MHD_destroy_response(resp);
+	return ret;
 }
 
 static enum MHD_Result
@@ -444,15 +603,30 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *upload_data,
     size_t *upload_data_size, void **con_cls)
 {
-	const struct serve *s = cls;
+	struct serve *s = cls;
 	struct req *r = *con_cls;
+	const char *cl;
 	enum MHD_Result ret;
 
-	if (r == NULL) {
-		if ((r = calloc(1, sizeof(*r))) == NULL)
-			return MHD_NO;
-		*con_cls = r;
-		serve_check(s, r, c, url, method);
+	/* serve_uri_log made r; without it (out of memory) no answer */
+	if (r == NULL)
+		return MHD_NO;
+	if (!r->started) {
+		r->started = true;
+		/* a malformed request first, then its key and route */
+		serve_frame(r, c, url, method, version);
+		if (r->status == 0)
+			serve_check(s, r, c, url, method);
+		cl = MHD_lookup_connection_value(
+		    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		/* only an accepted write's body is held, and only within
+		 * the budget of all connections (docs/api.md#limits) */
+		if (r->status == 0 && cl != NULL &&
+		    !serve_hold(s, r, (size_t)strtoull(cl, NULL, 10))) {
+			req_fail(r, MHD_HTTP_SERVICE_UNAVAILABLE, "busy",
+			    "the bodies held are at the budget");
+			return serve_send_busy(c);
+		}
 		/* refused from its headers: answered before any body is
 		 * read */
 		if (r->status == MHD_HTTP_UNAUTHORIZED && strcmp(url, "/") == 0)
@@ -471,10 +645,12 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 		return MHD_YES;
 	}
 	if (*upload_data_size > 0) {
-		serve_body(r, upload_data, *upload_data_size);
+		serve_body(s, r, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (r->over_budget)
+		return serve_send_busy(c);
 	/* the request is whole: from here only the library's idle timeout
 	 * holds (docs/api.md#limits) */
 	serve_guard_arrived(s->guard, c);
@@ -487,6 +663,24 @@ serve_handle(void *cls, struct MHD_Connection *c, const char *url,
 	db_close(r->db);
 	r->db = NULL;
 	return ret;
+}
+
+/* MHD_OPTION_URI_LOG_CALLBACK: the request line has just been split,
+ * nothing decoded yet.  The request's state starts here, with the
+ * target's length as a C string (serve_frame compares it with where the
+ * version begins: a raw NUL cut it), and whether its path holds a space
+ * or an encoded slash, which would change the route once decoded
+ * (docs/api.md#ids). */
+static void *
+serve_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	(void)cls;
+	(void)c;
+	if (r != NULL && uri != NULL)
+		serve_frame_raw(&r->raw, uri);
+	return r;
 }
 
 /* The library's own %HH decoding, except that a %00 becomes DEL (0x7f),
@@ -508,12 +702,14 @@ static void
 serve_done(void *cls, struct MHD_Connection *c, void **con_cls,
     enum MHD_RequestTerminationCode toe)
 {
-	const struct serve *s = cls;
+	struct serve *s = cls;
 	struct req *r = *con_cls;
 
 	if (r != NULL) {
 		free(r->body);
 		db_close(r->db);
+		/* its part of the budget is free for the next body */
+		s->body_held -= r->held;
 	}
 	free(r);
 	*con_cls = NULL;
@@ -546,6 +742,7 @@ serve_daemon(struct serve *s, const struct serve_listen *l)
 	    (unsigned int)SERVE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned int)SERVE_CONN_MAX, MHD_OPTION_NOTIFY_COMPLETED,
 	    serve_done, s, MHD_OPTION_UNESCAPE_CALLBACK, serve_unescape, NULL,
+	    MHD_OPTION_URI_LOG_CALLBACK, serve_uri_log, NULL,
 	    MHD_OPTION_NOTIFY_CONNECTION, serve_guard_notify, s->guard,
 	    MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 }
@@ -578,6 +775,8 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	rc = serve_config_new(&s->conf, err);
 	s->cli_copy.serve = s->conf;
+	if (rc == 0)
+		rc = serve_sessions_new(&s->sessions, err);
 	if (rc == 0)
 		rc = serve_events_new(&s->ev, state_dir, err);
 	if (rc == 0)
@@ -619,6 +818,7 @@ serve_stop(struct serve *s)
 	/* after the daemon: its last connections are told closed first */
 	serve_guard_stop(s->guard);
 	serve_config_free(s->conf);
+	serve_sessions_free(s->sessions);
 	free(s->state_dir);
 	free(s);
 }

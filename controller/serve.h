@@ -17,6 +17,13 @@
 
 /* A request body larger than this is refused with 413. */
 #define SERVE_BODY_MAX (1024 * 1024)
+/* POST /session's body, read before any key is checked: one key in a
+ * form (docs/api.md#the-dashboard) */
+#define SERVE_SIGNIN_MAX 4096
+/* Request bodies held at once across every connection (a write's
+ * Content-Length counts from its headers); a write past it is answered
+ * 503 busy with Retry-After (docs/api.md#limits). */
+#define SERVE_BODY_BUDGET (8 * 1024 * 1024)
 /* A connection idle this long is closed, and so is one whose request has
  * not arrived whole this long after the server began waiting for it
  * (serve_guard.h): slow clients do not keep a slot. */

@@ -25,6 +25,7 @@
 #include "controller/clock.h"
 #include "controller/config.h"
 #include "controller/serve_events.h"
+#include "controller/serve_guard.h"
 #include "controller/view.h"
 #include "controller/views.h"
 #include "state/db.h"
@@ -33,6 +34,9 @@
 #define STREAM_BATCH 256
 /* How long serve_events_drain() waits for the streams to end. */
 #define DRAIN_MS 3000
+/* How often a stream looks at its key again: a revoked key ends it
+ * within this and a tick of the ticker (docs/api.md#limits). */
+#define KEY_CHECK_MS 500
 
 struct stream {
 	struct serve_events *ev;
@@ -45,6 +49,11 @@ struct stream {
 	char *buf; /* what is still to send: buf[off..len) */
 	size_t len, off, cap;
 	int64_t last_sent_ms; /* clock_mono_ms() */
+	/* the key it was opened with: its name, and its hash once read */
+	char key_name[DB_KEY_NAME_MAX];
+	char key_sha256[65];
+	int64_t key_checked_ms;
+	unsigned char client[SERVE_CLIENT_LEN]; /* serve_client_of() */
 };
 
 struct serve_events {
@@ -298,6 +307,41 @@ out:
 	return ret;
 }
 
+/* Whether s's key is still stored: the row of its name, with the hash
+ * it had when the stream began (a key revoked and added again under
+ * the same name is another key).  Looked at every KEY_CHECK_MS; a
+ * database that cannot be read keeps the last answer. */
+static bool
+stream_key_alive(struct stream *s)
+{
+	struct key_row *rows = NULL;
+	struct sc_err err = {0};
+	size_t n = 0, i;
+	bool alive = false;
+	int64_t now = clock_mono_ms();
+
+	if (s->key_sha256[0] != '\0' && now - s->key_checked_ms < KEY_CHECK_MS)
+		return true;
+	if (s->db == NULL &&
+	    db_open_readonly(&s->db, s->ev->state_dir, &err) < 0)
+		return true;
+	if (db_key_list(s->db, &rows, &n, &err) < 0) {
+		free(rows);
+		return true;
+	}
+	for (i = 0; i < n && !alive; i++) {
+		if (strcmp(rows[i].name, s->key_name) != 0)
+			continue;
+		if (s->key_sha256[0] == '\0')
+			snprintf(s->key_sha256, sizeof(s->key_sha256), "%s",
+			    rows[i].sha256);
+		alive = strcmp(rows[i].sha256, s->key_sha256) == 0;
+	}
+	free(rows);
+	s->key_checked_ms = now;
+	return alive;
+}
+
 /* Copy what is pending into buf. */
 static ssize_t
 stream_take(struct stream *s, char *buf, size_t max)
@@ -320,6 +364,10 @@ stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	bool stopping;
 	long got;
 
+	/* a revoked key ends its streams, before any event more
+	 * (docs/api.md#limits) */
+	if (!stream_key_alive(s))
+		return MHD_CONTENT_READER_END_OF_STREAM;
 	if (s->off < s->len)
 		return stream_take(s, buf, max);
 	pthread_mutex_lock(&ev->mu);
@@ -370,11 +418,28 @@ stream_free(void *cls)
 	free(s);
 }
 
-/* A new stream of p, registered; NULL when SERVE_STREAMS_MAX are open
- * (*full) or out of memory. */
+/* Whether another stream may open for s's client: under
+ * SERVE_STREAMS_MAX in all and SERVE_CLIENT_STREAMS_MAX for the client.
+ * ev->mu held. */
+static bool
+stream_room(const struct serve_events *ev, const struct stream *s)
+{
+	const struct stream *o;
+	size_t same = 0;
+
+	if (ev->nstreams >= SERVE_STREAMS_MAX || ev->stopping)
+		return false;
+	for (o = ev->streams; o != NULL; o = o->next)
+		if (memcmp(o->client, s->client, sizeof(s->client)) == 0)
+			same++;
+	return same < SERVE_CLIENT_STREAMS_MAX;
+}
+
+/* A new stream of p for the key key_name, registered; NULL when no
+ * more may open (*full, stream_room()) or out of memory. */
 static struct stream *
 stream_new(struct serve_events *ev, struct MHD_Connection *c,
-    const struct params *p, bool *full)
+    const struct params *p, const char *key_name, bool *full)
 {
 	struct stream *s = calloc(1, sizeof(*s));
 
@@ -383,6 +448,8 @@ stream_new(struct serve_events *ev, struct MHD_Connection *c,
 		return NULL;
 	s->ev = ev;
 	s->c = c;
+	snprintf(s->key_name, sizeof(s->key_name), "%s", key_name);
+	serve_client_of(s->client, c);
 	snprintf(s->story, sizeof(s->story), "%s", p->story);
 	s->q = (struct event_query){
 	    p->after, p->batch, s->story[0] ? s->story : NULL, STREAM_BATCH};
@@ -393,7 +460,7 @@ stream_new(struct serve_events *ev, struct MHD_Connection *c,
 		return NULL;
 	}
 	pthread_mutex_lock(&ev->mu);
-	*full = ev->nstreams >= SERVE_STREAMS_MAX || ev->stopping;
+	*full = !stream_room(ev, s);
 	if (!*full) {
 		s->next = ev->streams;
 		ev->streams = s;
@@ -410,7 +477,8 @@ stream_new(struct serve_events *ev, struct MHD_Connection *c,
 
 int
 serve_events_stream(struct MHD_Response **resp, json_t **out, int *status,
-    struct serve_events *ev, const struct cli *cli, struct MHD_Connection *c)
+    struct serve_events *ev, const struct cli *cli, struct MHD_Connection *c,
+    const char *key_name)
 {
 	struct params p;
 	struct stream *s;
@@ -421,11 +489,11 @@ serve_events_stream(struct MHD_Response **resp, json_t **out, int *status,
 	if (!params_parse(&p, out, status, cli, c, true) ||
 	    !params_story_known(out, status, cli, &p))
 		goto out;
-	if ((s = stream_new(ev, c, &p, &full)) == NULL && full) {
+	if ((s = stream_new(ev, c, &p, key_name, &full)) == NULL && full) {
 		*status = MHD_HTTP_SERVICE_UNAVAILABLE;
 		*out = error_json("busy",
-		    "too many event streams are open; try again later "
-		    "(docs/api.md#limits)");
+		    "too many event streams are open (or this client has "
+		    "its share open); try again later (docs/api.md#limits)");
 		goto out;
 	}
 	if (s == NULL)

@@ -21,6 +21,9 @@
 
 /* Streams open at once; one more is refused with 503 (docs/api.md#limits). */
 #define SERVE_STREAMS_MAX 32
+/* Streams of one client (address) at once; one more is refused with
+ * 503, so one client cannot hold every stream. */
+#define SERVE_CLIENT_STREAMS_MAX 8
 /* How often a stream looks for new events. */
 #define SERVE_EVENTS_POLL_MS 300
 /* A stream with nothing to say sends a comment this often, well inside
@@ -51,8 +54,10 @@ int serve_events_page(
     json_t **out, int *status, const struct cli *cli, struct MHD_Connection *c);
 /* GET /v1/events/stream (same parameters but limit; Last-Event-ID wins
  * over after): *resp, the stream (the caller queues it with 200 and
- * destroys it), or *out and *status, the error. */
+ * destroys it), or *out and *status, the error.  key_name: the key the
+ * request came with; the stream ends once it is revoked. */
 int serve_events_stream(struct MHD_Response **resp, json_t **out, int *status,
-    struct serve_events *ev, const struct cli *cli, struct MHD_Connection *c);
+    struct serve_events *ev, const struct cli *cli, struct MHD_Connection *c,
+    const char *key_name);
 
 #endif

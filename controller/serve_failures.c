@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "controller/agentenv.h"
 #include "controller/requeue.h"
 #include "controller/serve_failures.h"
 #include "controller/view.h"
@@ -167,12 +169,23 @@ out:
 	failure_rows_free(fl, nf);
 }
 
-/* The row of report r for story st, its message redacted. */
+/* The row of report r for story st, its message redacted: by pattern,
+ * and by value with the secrets of cfg's agents and of this process's
+ * environment, as a batch redacts (docs/reliability.md#redaction).  The
+ * set is built for the one POST and wiped: a failure is rare, and the
+ * config may have changed since the last one. */
 static int
 row_of(struct failure_row *f, const struct failure_report *r,
-    const struct story_row *st, const char *key_name)
+    const struct story_row *st, const char *key_name, const struct config *cfg)
 {
+	const struct strlist *adds[2] = {
+	    &cfg->agents[ROLE_PRIMARY].env, &cfg->agents[ROLE_FALLBACK].env};
+	struct redact_values *secrets = NULL;
+	struct sc_err err;
+
 	memset(f, 0, sizeof(*f));
+	if (agentenv_secrets(&secrets, adds, 2, environ, &err) < 0)
+		return SC_EOS;
 	f->batch_id = st->batch_id;
 	snprintf(f->story_id, sizeof(f->story_id), "%s", st->id);
 	f->created_ms = view_now_ms();
@@ -185,8 +198,9 @@ row_of(struct failure_row *f, const struct failure_report *r,
 	f->exit_code = r->exit_code;
 	f->signal = r->signal;
 	/* a CI log excerpt may carry a token */
-	f->error_message =
-	    redact_secrets(r->error_message, strlen(r->error_message));
+	f->error_message = redact_text(
+	    secrets, r->error_message, strlen(r->error_message), NULL);
+	redact_values_free(secrets);
 	return f->error_message != NULL ? 0 : SC_EOS;
 }
 
@@ -257,7 +271,7 @@ answer_post(struct answer *a, struct view *v, struct story_row *st,
 		    "story of a batch (storyctl run)");
 		goto out;
 	}
-	if (row_of(&f, &rep, st, key_name) < 0) {
+	if (row_of(&f, &rep, st, key_name, &v->cfg) < 0) {
 		answer_error(a, 500, "internal", "out of memory");
 		goto out;
 	}

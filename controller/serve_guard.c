@@ -1,9 +1,12 @@
 /* serve_guard.c - see serve_guard.h: a request that has not arrived
- * whole within the deadline has its socket shut down
+ * whole within the deadline has its socket shut down, and a client over
+ * its share of connections loses its oldest idle one
  * (docs/api.md#limits). */
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -21,6 +24,8 @@ struct slot {
 	int fd;
 	int64_t since_ms; /* when the server began waiting for a request */
 	bool waiting; /* its request has not arrived whole yet */
+	bool cut; /* shut down: closing, no longer counted */
+	unsigned char client[SERVE_CLIENT_LEN]; /* serve_client_of() */
 };
 
 struct serve_guard {
@@ -45,7 +50,73 @@ guard_sweep(struct serve_guard *g, int64_t now)
 			 * and closes the connection itself */
 			shutdown(s->fd, SHUT_RDWR);
 			s->waiting = false;
+			s->cut = true;
 		}
+}
+
+/* A new connection n (at the list's head) over a share: the client's
+ * own when same, else the server's.  The oldest connection still
+ * waiting for its request (idle, or slow) in that share is shut down;
+ * with none, n itself is.  So idle sockets never keep a client that
+ * sends its request at once waiting in the kernel's backlog
+ * (docs/api.md#limits).  Called with mu held. */
+static void
+guard_evict(struct serve_guard *g, struct slot *n, bool same)
+{
+	struct slot *s, *oldest = NULL;
+
+	for (s = n->next; s != NULL; s = s->next)
+		if (s->waiting && !s->cut &&
+		    (!same ||
+			memcmp(s->client, n->client, sizeof(n->client)) == 0))
+			oldest = s; /* the list is newest first */
+	if (oldest == NULL)
+		oldest = n;
+	shutdown(oldest->fd, SHUT_RDWR);
+	oldest->waiting = false;
+	oldest->cut = true;
+}
+
+/* Count the connections not shut down: the server's and n's client's
+ * (n included); evict over either cap.  Called with mu held. */
+static void
+guard_admit(struct serve_guard *g, struct slot *n)
+{
+	struct slot *s;
+	size_t all = 0, same = 0;
+
+	for (s = g->head; s != NULL; s = s->next) {
+		if (s->cut)
+			continue;
+		all++;
+		if (memcmp(s->client, n->client, sizeof(n->client)) == 0)
+			same++;
+	}
+	if (same > SERVE_CLIENT_CONN_MAX)
+		guard_evict(g, n, true);
+	else if (all > SERVE_EVICT_AT)
+		guard_evict(g, n, false);
+}
+
+void
+serve_client_of(unsigned char out[SERVE_CLIENT_LEN], struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *info =
+	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = info != NULL ? info->client_addr : NULL;
+
+	/* IPv4 as its IPv4-mapped IPv6 address: one form for both */
+	memset(out, 0, SERVE_CLIENT_LEN);
+	if (sa != NULL && sa->sa_family == AF_INET) {
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12,
+		    &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+		    4);
+	} else if (sa != NULL && sa->sa_family == AF_INET6) {
+		memcpy(out,
+		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+		    16);
+	}
 }
 
 static void *
@@ -135,11 +206,13 @@ serve_guard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 		s->fd = fd->connect_fd;
 		s->since_ms = clock_mono_ms();
 		s->waiting = true;
+		serve_client_of(s->client, c);
 		s->next = g->head;
 		if (g->head != NULL)
 			g->head->prev = s;
 		g->head = s;
 		*socket_context = s;
+		guard_admit(g, s);
 	} else if (code == MHD_CONNECTION_NOTIFY_CLOSED && s != NULL) {
 		/* before the library closes the socket: never shut down
 		 * a number another connection has been given since */

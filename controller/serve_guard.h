@@ -10,6 +10,13 @@
  * deadline has its socket shut down, which the library's own thread then
  * sees and closes.
  *
+ * It also keeps each client's share: a connection that takes a client
+ * (an address) over SERVE_CLIENT_CONN_MAX, or the server over
+ * SERVE_EVICT_AT, shuts down the oldest connection of that share still
+ * waiting for its request (idle sockets, slow requests), or itself when
+ * none is: a client that sends its request at once is answered at once
+ * however many idle sockets are open.
+ *
  * One thread of the guard's wakes up every quarter of a second; the
  * library's thread only marks the connections.  Every entry is removed
  * when the library tells the connection closed, before it closes the
@@ -24,7 +31,22 @@
 
 #include "common/err.h"
 
+/* A client, as serve_client_of() gives it: its address (IPv4 mapped
+ * into IPv6). */
+#define SERVE_CLIENT_LEN 16
+/* Connections of one client at once; one more shuts down its oldest
+ * idle one (docs/api.md#limits). */
+#define SERVE_CLIENT_CONN_MAX 128
+/* Connections of all clients past which a new one shuts down the
+ * oldest idle one: below the library's limit (SERVE_CONN_MAX, serve.h),
+ * so that a new client is always accepted. */
+#define SERVE_EVICT_AT 224
+
 struct serve_guard;
+
+/* c's client: its address, IPv4 mapped into IPv6; zeros when unknown. */
+void serve_client_of(
+    unsigned char out[SERVE_CLIENT_LEN], struct MHD_Connection *c);
 
 /* Start the guard's thread: a request must arrive whole within
  * deadline_ms.  *out is the caller's, to serve_guard_stop(). */

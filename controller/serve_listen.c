@@ -174,6 +174,7 @@ serve_listen_prepare(struct serve_listen *out, const struct serve_args *a,
 	memset(out, 0, sizeof(*out));
 	snprintf(out->spec, sizeof(out->spec), "%s", a->listen);
 	rc = listen_parse_addr(&out->addr, &loopback, a->listen, cmd, err);
+	out->loopback = loopback;
 	if (rc == 0)
 		rc = listen_tls(out, a, cmd, err);
 	if (rc == 0)
@@ -186,6 +187,27 @@ serve_listen_prepare(struct serve_listen *out, const struct serve_args *a,
 	if (rc < 0)
 		serve_listen_release(out);
 	return rc;
+}
+
+void
+serve_listen_announce(
+    FILE *out, FILE *err, int port, const struct serve_listen *l)
+{
+	fprintf(out, "serving on port %d (%s%s)\n", port, l->spec,
+	    l->tls_cert != NULL ? ", https" : "");
+	fflush(out);
+	/* keys, sessions and the record would cross the network in the
+	 * clear: allowed (a trusted network, a proxy on the same host),
+	 * never silent */
+	if (!l->loopback && l->tls_cert == NULL) {
+		fprintf(err,
+		    "warning: serving plain HTTP on %s, which is not "
+		    "loopback: keys, sessions and the record cross the "
+		    "network unencrypted (--tls-cert and --tls-key, or a "
+		    "TLS proxy in front)\n",
+		    l->spec);
+		fflush(err);
+	}
 }
 
 void

@@ -8,6 +8,7 @@
 #define STORYCTL_SERVE_LISTEN_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "common/err.h"
@@ -26,6 +27,7 @@ struct serve_listen {
 	char spec[96]; /* ADDR:PORT as given, for the line printed */
 	char *tls_cert;
 	char *tls_key;
+	bool loopback; /* the address is 127.0.0.0/8 or ::1 */
 };
 
 /* --tls-cert FILE or --tls-key FILE at argv[*i]: 1 and a set, 0 when
@@ -38,6 +40,11 @@ int serve_args_tls(
  * command in messages ("serve", "run --serve"). */
 int serve_listen_prepare(struct serve_listen *out, const struct serve_args *a,
     const char *state_dir, const char *cmd, struct sc_err *err);
+/* The line that says where it serves, to out ("serving on port N
+ * (ADDR[, https])"), and to err a warning when it serves plain HTTP on
+ * an address that is not loopback (docs/api.md#serve). */
+void serve_listen_announce(
+    FILE *out, FILE *err, int port, const struct serve_listen *l);
 /* Free the PEM texts (wiped first: the key is a secret).  A zeroed l
  * is fine. */
 void serve_listen_release(struct serve_listen *l);

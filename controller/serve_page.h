@@ -1,30 +1,53 @@
 /*
  * serve_page.h - the live dashboard of `storyctl serve` at /
  * (docs/report.md#live, docs/api.md#the-dashboard): the report's page
- * with its script, the key a browser brings in a cookie.
+ * with its script, the sign-in form, the session cookie a browser
+ * brings (never a key).
  */
 #ifndef STORYCTL_SERVE_PAGE_H
 #define STORYCTL_SERVE_PAGE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "controller/optlib.h" /* libmicrohttpd's types */
 
 #include "controller/cli.h"
 
-/* The key of a request: X-API-Key; for GET and HEAD only, else the
- * ?key= of / (*from_query true: the page then sets the cookie) or the
- * cookie.  NULL when none; the string is the library's. */
-const char *serve_page_key(
-    struct MHD_Connection *c, const char *url, bool get, bool *from_query);
+/* The session id the request's cookie for this server's port holds
+ * (storyctl_session_PORT), or NULL: none, or a request another site's
+ * page made (Sec-Fetch-Site other than same-origin or none).  The
+ * string is the library's. */
+const char *serve_page_session(struct MHD_Connection *c);
 
-/* Answer GET /: with query_key (a key just checked, from ?key=), a 303
- * to / that sets the cookie; else the live page, or its <main> alone
- * for ?part=main.  tls: the cookie is Secure. */
-enum MHD_Result serve_page(struct MHD_Connection *c, const struct cli *cli,
-    const char *query_key, bool tls);
+/* Whether the request is / with a ?key= (refused: keys never go in
+ * addresses). */
+bool serve_page_key_in_url(struct MHD_Connection *c, const char *url);
 
-/* The 401 of /, in words a person reads in a browser. */
+/* Whether a sign-in may come from where this one does: a browser's must
+ * be same-origin (Sec-Fetch-Site; without it, an Origin other than
+ * "null" against Host); a client that sends neither header is not a
+ * browser another site drives. */
+bool serve_page_signin_allowed(struct MHD_Connection *c);
+
+/* The value of "key" in a form body (application/x-www-form-urlencoded)
+ * of len bytes into out (size bytes): 0, or -1 when there is none, it is
+ * empty, holds a NUL or does not fit (out is then zeroed). */
+int serve_page_form_key(char *out, size_t size, const char *body, size_t len);
+
+/* Answer GET /: the live page, or its <main> alone for ?part=main. */
+enum MHD_Result serve_page(struct MHD_Connection *c, const struct cli *cli);
+
+/* The 401 of /: the sign-in form, in words a person reads. */
 enum MHD_Result serve_page_unauthorized(struct MHD_Connection *c);
+/* The 401 of a sign-in with a key that is not one: the form again. */
+enum MHD_Result serve_page_signin_failed(struct MHD_Connection *c);
+/* The 400 of /?key=: the form, and why a key never goes in an address
+ * (the key is not echoed). */
+enum MHD_Result serve_page_key_refused(struct MHD_Connection *c);
+/* The 303 to / of a sign-in that made session id: its cookie (Secure
+ * when tls). */
+enum MHD_Result serve_page_signed_in(
+    struct MHD_Connection *c, const char *id, bool tls);
 
 #endif

@@ -16,21 +16,15 @@
 #include <string.h>
 
 #include "state/redact.h"
+#include "state/redact_int.h"
 #include "strategies/text.h"
 
 #define REDACT_MIN_VALUE 8 /* shorter values are placeholders, not keys */
 #define REDACT_MIN_BEARER 16 /* a bare "Bearer x" in prose is not a key */
 #define REDACT_PEM_LINE 100 /* how far to look for "PRIVATE KEY-----" */
 
-struct rbuf {
-	char *p;
-	size_t n;
-	size_t alloc;
-	int oom;
-};
-
-static void
-rbuf_put(struct rbuf *b, const char *s, size_t len)
+void
+redact_rbuf_put(struct rbuf *b, const char *s, size_t len)
 {
 	size_t want;
 	char *np;
@@ -55,8 +49,8 @@ rbuf_put(struct rbuf *b, const char *s, size_t len)
 }
 
 /* A "word" character: what provider keys and key names are made of. */
-static int
-is_word(unsigned char c)
+int
+redact_is_word(unsigned char c)
 {
 	return text_is_alnum(c) || c == '_' || c == '-';
 }
@@ -88,8 +82,8 @@ has_prefix(const char *s, size_t n, const char *p)
 }
 
 /* Does [s, s+n) end with lowercase suffix p, ignoring case? */
-static int
-has_suffix_ci(const char *s, size_t n, const char *p)
+int
+redact_has_suffix_ci(const char *s, size_t n, const char *p)
 {
 	size_t pl = strlen(p), i;
 
@@ -101,10 +95,10 @@ has_suffix_ci(const char *s, size_t n, const char *p)
 	return 1;
 }
 
-static int
-equals_ci(const char *s, size_t n, const char *p)
+int
+redact_equals_ci(const char *s, size_t n, const char *p)
 {
-	return strlen(p) == n && has_suffix_ci(s, n, p);
+	return strlen(p) == n && redact_has_suffix_ci(s, n, p);
 }
 
 static int
@@ -141,7 +135,8 @@ enum key_body {
 	KB_DIGIT, /* at least one digit */
 	KB_ALNUM, /* letters and digits only */
 	KB_IDENT, /* letters, digits and '_' */
-	KB_UPPER_DIGIT /* capitals and digits only */
+	KB_UPPER_DIGIT, /* capitals and digits only */
+	KB_CAPITAL /* at least one capital */
 };
 
 /* Provider key prefixes, tried in order; the first that starts the word
@@ -183,6 +178,9 @@ static const struct {
     {"ASIA", 16, 16, KB_UPPER_DIGIT},
     {"hf_", 30, 0, KB_ALNUM},
     {"npm_", 36, 0, KB_ALNUM},
+    /* storyctl's own API keys: "sc_" + 32 random bytes in base64url
+     * (state/apikey.h); a capital tells them from a snake_case name */
+    {"sc_", 43, 43, KB_CAPITAL},
 };
 
 static int
@@ -197,6 +195,11 @@ body_ok(const char *b, size_t n, enum key_body kb)
 		return all_of(b, n, text_is_ident);
 	case KB_UPPER_DIGIT:
 		return all_of(b, n, is_upper_or_digit);
+	case KB_CAPITAL:
+		for (; n > 0; n--, b++)
+			if (*b >= 'A' && *b <= 'Z')
+				return 1;
+		return 0;
 	case KB_ANY:
 	default:
 		return 1;
@@ -235,12 +238,12 @@ match_jwt(const char *s, size_t len, size_t i, size_t e, size_t *end)
 	j = e + 1;
 	if (!has_prefix(s + j, len - j, "eyJ"))
 		return 0;
-	while (j < len && is_word((unsigned char)s[j]))
+	while (j < len && redact_is_word((unsigned char)s[j]))
 		j++;
 	if (j >= len || s[j] != '.')
 		return 0;
 	j++;
-	while (j < len && is_word((unsigned char)s[j]))
+	while (j < len && redact_is_word((unsigned char)s[j]))
 		j++;
 	*end = j;
 	return 1;
@@ -298,7 +301,7 @@ match_bearer(
 {
 	size_t j, v;
 
-	if (!equals_ci(s + i, e - i, "bearer") || e >= len ||
+	if (!redact_equals_ci(s + i, e - i, "bearer") || e >= len ||
 	    (s[e] != ' ' && s[e] != '\t'))
 		return 0;
 	j = v = skip_blanks(s, len, e);
@@ -333,7 +336,7 @@ secret_key(const char *s, size_t n)
 	size_t k;
 
 	for (k = 0; k < sizeof(secret_keys) / sizeof(secret_keys[0]); k++)
-		if (has_suffix_ci(s, n, secret_keys[k]))
+		if (redact_has_suffix_ci(s, n, secret_keys[k]))
 			return 1;
 	return 0;
 }
@@ -382,12 +385,12 @@ skip_scheme(const char *s, size_t len, size_t j)
 	    "bearer", "basic", "token", "bot", "digest"};
 	size_t w, k;
 
-	for (w = j; w < len && is_word((unsigned char)s[w]); w++)
+	for (w = j; w < len && redact_is_word((unsigned char)s[w]); w++)
 		;
 	if (w >= len || (s[w] != ' ' && s[w] != '\t'))
 		return j;
 	for (k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
-		if (equals_ci(s + j, w - j, schemes[k]))
+		if (redact_equals_ci(s + j, w - j, schemes[k]))
 			return skip_blanks(s, len, w);
 	return j;
 }
@@ -444,7 +447,7 @@ match_keyvalue(
 
 	if (!secret_key(s + i, e - i))
 		return 0;
-	auth = has_suffix_ci(s + i, e - i, "authorization");
+	auth = redact_has_suffix_ci(s + i, e - i, "authorization");
 	v = skip_separator(s, len, e, &quote);
 	if (v == 0)
 		return 0;
@@ -515,6 +518,39 @@ match_webhook(const char *s, size_t len, size_t i, size_t *rs, size_t *re)
 }
 
 /*
+ * A Cookie or Set-Cookie header at word [i, e), any case, as a header
+ * line or a quoted key: the value, to the end of the line or its
+ * closing quote, is [*rs, *re).  It must hold a '=' (a cookie is
+ * name=value), so prose such as "Cookie: none" is left alone.
+ */
+static int
+match_cookie(
+    const char *s, size_t len, size_t i, size_t e, size_t *rs, size_t *re)
+{
+	size_t v, j;
+	char quote;
+	int eq = 0;
+
+	if (!redact_equals_ci(s + i, e - i, "cookie") &&
+	    !redact_equals_ci(s + i, e - i, "set-cookie"))
+		return 0;
+	v = skip_separator(s, len, e, &quote);
+	if (v == 0)
+		return 0;
+	for (j = v; j < len && s[j] != '\n' && s[j] != '\r' && s[j] != '\\' &&
+	     s[j] != '"' && s[j] != '\'';
+	     j++)
+		eq |= s[j] == '=';
+	while (j > v && (s[j - 1] == ' ' || s[j - 1] == '\t'))
+		j--;
+	if (!eq)
+		return 0;
+	*rs = v;
+	*re = j;
+	return 1;
+}
+
+/*
  * Try every matcher at position i.  Returns 1 with the span to replace
  * in [*rs, *re) or 0; either way *next (> i, and >= *re on a match) is
  * where the scan goes on.
@@ -527,7 +563,7 @@ scan_at(
 	size_t e, end = 0;
 
 	*next = i + 1;
-	if (!is_word(c)) {
+	if (!redact_is_word(c)) {
 		if (c == ':' &&
 		    (match_webhook(s, len, i, rs, re) ||
 			match_url(s, len, i, rs, re))) {
@@ -536,9 +572,9 @@ scan_at(
 		}
 		return 0;
 	}
-	if (i > 0 && is_word((unsigned char)s[i - 1]))
+	if (i > 0 && redact_is_word((unsigned char)s[i - 1]))
 		return 0; /* inside a word: only word starts count */
-	for (e = i; e < len && is_word((unsigned char)s[e]); e++)
+	for (e = i; e < len && redact_is_word((unsigned char)s[e]); e++)
 		;
 	*next = e;
 	if (match_pem(s, len, i, e, &end) || match_jwt(s, len, i, e, &end)) {
@@ -551,7 +587,8 @@ scan_at(
 		*re = e;
 		return 1;
 	}
-	if (match_bearer(s, len, i, e, rs, re) ||
+	if (match_cookie(s, len, i, e, rs, re) ||
+	    match_bearer(s, len, i, e, rs, re) ||
 	    match_keyvalue(s, len, i, e, rs, re)) {
 		*next = *re;
 		return 1;
@@ -559,38 +596,77 @@ scan_at(
 	return 0;
 }
 
-char *
-redact_secrets(const char *raw, size_t len)
+/* The joiners U+200C and U+200D (E2 80 8C/8D) that text_clean() keeps:
+ * dropped, in place, where they touch an ASCII character (no script
+ * joins ASCII), so "sk\u200C-ant" reads as one word.  Returns the new
+ * length. */
+static size_t
+drop_ascii_joiners(char *s, size_t len)
 {
-	struct rbuf b = {NULL, 0, 0, 0};
-	size_t i = 0, copied = 0, rs = 0, re = 0, next = 0;
+	size_t i = 0, o = 0;
+
+	while (i < len) {
+		if (i + 2 < len && (unsigned char)s[i] == 0xe2 &&
+		    (unsigned char)s[i + 1] == 0x80 &&
+		    ((unsigned char)s[i + 2] == 0x8c ||
+			(unsigned char)s[i + 2] == 0x8d) &&
+		    ((o > 0 && (unsigned char)s[o - 1] < 0x80) ||
+			(i + 3 < len && (unsigned char)s[i + 3] < 0x80))) {
+			i += 3;
+			continue;
+		}
+		s[o++] = s[i++];
+	}
+	s[o] = '\0';
+	return o;
+}
+
+char *
+redact_text(
+    const struct redact_values *rv, const char *raw, size_t len, size_t *steps)
+{
+	struct rbuf b = {NULL, 0, 0, 0}, vb = {NULL, 0, 0, 0};
+	size_t i = 0, copied = 0, rs = 0, re = 0, next = 0, nsteps = 0;
 	char *s = NULL;
 
 	if (raw == NULL)
 		len = 0;
 	/* The text as a terminal shows it, before the scan: a key that an
-	 * escape sequence or a NUL splits reads whole on screen, so it is
-	 * matched (and redacted) whole; and nothing that could drive a
-	 * terminal reaches the record (docs/reliability.md).  Cleaning
-	 * never makes text longer. */
+	 * escape sequence, a NUL or an invisible character splits reads
+	 * whole on screen, so it is matched (and redacted) whole; and
+	 * nothing that could drive a terminal reaches the record
+	 * (docs/reliability.md#redaction).  Cleaning never makes text
+	 * longer. */
 	if ((s = malloc(len + 1)) == NULL)
 		goto out;
 	len = text_clean(s, len + 1, raw != NULL ? raw : "", len,
 	    TEXT_KEEP_NL | TEXT_MARK_INVALID, NULL);
+	len = drop_ascii_joiners(s, len);
+	/* the values first, so that a value that is also a provider key is
+	 * marked with the name it was given by */
+	if (redact_values_count(rv) > 0 && len > 0) {
+		redact_values_pass(&vb, rv, s, len, &nsteps);
+		if (vb.oom || vb.p == NULL)
+			goto out;
+		free(s);
+		s = vb.p;
+		len = vb.n;
+		vb.p = NULL;
+	}
 	/* output is usually the input's size; reserve it up front */
 	if ((b.p = malloc(len + 1)) == NULL)
 		goto out;
 	b.alloc = len + 1;
 	while (i < len) {
 		if (scan_at(s, len, i, &rs, &re, &next)) {
-			rbuf_put(&b, s + copied, rs - copied);
-			rbuf_put(&b, REDACT_MARK, strlen(REDACT_MARK));
+			redact_rbuf_put(&b, s + copied, rs - copied);
+			redact_rbuf_put(&b, REDACT_MARK, strlen(REDACT_MARK));
 			copied = re;
 		}
 		i = next;
 	}
 	if (copied < len)
-		rbuf_put(&b, s + copied, len - copied);
+		redact_rbuf_put(&b, s + copied, len - copied);
 	if (b.oom) {
 		free(b.p);
 		b.p = NULL;
@@ -598,14 +674,24 @@ redact_secrets(const char *raw, size_t len)
 	}
 	b.p[b.n] = '\0';
 out:
+	if (steps != NULL)
+		*steps = nsteps;
+	free(vb.p);
 	free(s);
 	return b.p;
 }
 
-size_t
-redact_copy(char *dst, size_t cap, const char *src)
+char *
+redact_secrets(const char *raw, size_t len)
 {
-	char *r = redact_secrets(src, src != NULL ? strlen(src) : 0);
+	return redact_text(NULL, raw, len, NULL);
+}
+
+size_t
+redact_text_copy(
+    const struct redact_values *rv, char *dst, size_t cap, const char *src)
+{
+	char *r = redact_text(rv, src, src != NULL ? strlen(src) : 0, NULL);
 	size_t n = 0;
 
 	dst[0] = '\0';
@@ -613,4 +699,10 @@ redact_copy(char *dst, size_t cap, const char *src)
 		n = text_clean(dst, cap, r, strlen(r), TEXT_KEEP_NL, NULL);
 	free(r);
 	return n;
+}
+
+size_t
+redact_copy(char *dst, size_t cap, const char *src)
+{
+	return redact_text_copy(NULL, dst, cap, src);
 }

@@ -73,6 +73,7 @@ check "the database keeps a SHA-256 per key, in hex" \
 
 # --- serve: before any batch ---------------------------------------------------
 check "serve starts and prints its port" serve_up
+check "on loopback it gives no plain-HTTP warning" bash -c '! grep -q "plain HTTP" "$1"' _ "$T_TMP/srv.err"
 req GET /v1/status ""
 expect_http "no key: 401" 401 '.error.code == "unauthorized" and (.error.message | type) == "string"'
 req GET /v1/status "sc_wrong"
@@ -101,7 +102,7 @@ expect_http "no such story: 404" 404 '.error.code == "not_found" and (.error.mes
 req GET /v1/stories/.. "$RKEY" --path-as-is
 expect_http "the id '..': 400" 400 '.error.code == "bad_id" and (.error.message | type) == "string"'
 req GET /v1/stories/s1%2F..%2Fs2 "$RKEY"
-expect_http "an encoded slash in an id: 404" 404 '.error.code == "not_found" and (.error.message | type) == "string"'
+expect_http "an encoded slash in an id: 400 (docs/api.md#ids)" 400 '.error.code == "bad_request" and (.error.message | type) == "string"'
 req GET "/v1/stories/$(printf 'a%.0s' $(seq 1 200))" "$RKEY"
 expect_http "an id of 200 characters: 400" 400 '.error.code == "bad_id" and (.error.message | type) == "string"'
 head -c 1100000 /dev/zero | tr '\0' 'x' >"$T_TMP/big"
@@ -140,6 +141,9 @@ check "the state branch exists (the search above looked at something)" \
 pid=$!
 for _ in $(seq 1 100); do grep -q '^serving on port' "$T_TMP/any.out" && break; sleep 0.1; done
 check "serve on 0.0.0.0 with a key: it listens" grep -q '^serving on port' "$T_TMP/any.out"
+# plain HTTP off loopback is allowed, never silent (issue 33)
+check "... and warns that it is plain HTTP off loopback" \
+	grep -q '^warning: serving plain HTTP on 0\.0\.0\.0:0, which is not loopback' "$T_TMP/any.out"
 kill -INT "$pid"
 wait "$pid"
 check "SIGINT stops serve with exit 0" test $? = 0

@@ -245,7 +245,7 @@ test_json_redacted(void **state)
 	m.error = "login failed password=hunter2hunter2 \xff";
 	m.root = "/home/u/ghp_abcdefghijklmnopqrstuvwxyz0123456789/p";
 	m.command = "storyctl requeue s1";
-	text = notify_json_redacted(&m);
+	text = notify_json_redacted(&m, NULL);
 	assert_non_null(text);
 	assert_null(strstr(text, "Zq8xWv4Lr7Tn2Kp9"));
 	assert_null(strstr(text, "hunter2hunter2"));

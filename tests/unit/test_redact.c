@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "controller/agentenv.h"
+#include "controller/capture.h"
 #include "state/redact.h"
 
 struct rcase {
@@ -115,6 +117,36 @@ static const struct rcase secret_cases[] = {
     {"OPENAI_API_KEY=\xc2\x9b"
      "abcd1234efgh5678",
 	"OPENAI_API_KEY=[REDACTED]"},
+    /* issue 33: storyctl's own API keys (state/apikey.h), bare */
+    {"error: key sc_Qm9vYmFyQmF6MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG0 refused",
+	"error: key [REDACTED] refused"},
+    {"(sc_-_Abcdefghijklmnopqrstuvwxyz0123456789_-xyz)", "([REDACTED])"},
+    /* ... also split by invisible characters: U+200B, U+FEFF, U+00AD,
+     * U+2060, and the joiners U+200C, U+200D next to ASCII */
+    {"sc_Qm9vYmFyQmF6MTIz\xe2\x80\x8bNDU2Nzg5MGFiY2RlZmdoaWprbG0",
+	"[REDACTED]"},
+    {"sc_Qm9vYmFyQmF6\xef\xbb\xbfMTIzNDU2Nzg5MGFi\xc2\xad"
+     "Y2RlZmdoaWprbG0 x",
+	"[REDACTED] x"},
+    {"sc_Qm9vYmFyQmF6\xe2\x80\x8cMTIzNDU2Nzg5\xe2\x81\xa0"
+     "MGFi\xe2\x80\x8dY2RlZmdoaWprbG0",
+	"[REDACTED]"},
+    {"ghp_16C7e42F292c6912\xe2\x80\x8b"
+     "E7710c838347Ae178B4a",
+	"[REDACTED]"},
+    /* cookies and authorization headers, any case */
+    {"Cookie: session=abc; theme=dark\nnext", "Cookie: [REDACTED]\nnext"},
+    {"set-cookie: sid=31d4d96e407aad42; Path=/; Secure\r\n",
+	"set-cookie: [REDACTED]\n"},
+    {"COOKIE:a=b", "COOKIE:[REDACTED]"},
+    {"{\"Cookie\": \"session=s3cr3t-value; x=1\", \"n\": 2}",
+	"{\"Cookie\": \"[REDACTED]\", \"n\": 2}"},
+    {"-H 'Cookie: session=abcdef' url", "-H 'Cookie: [REDACTED]' url"},
+    {"Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==",
+	"Proxy-Authorization: Basic [REDACTED]"},
+    {"AUTHORIZATION: Bearer abcdefghijklmnop",
+	"AUTHORIZATION: Bearer [REDACTED]"},
+    {"X-API-Key: 0123456789abcdef", "X-API-Key: [REDACTED]"},
     {NULL, NULL},
 };
 
@@ -138,6 +170,12 @@ static const char *const ordinary[] = {
     "docs/stories/1-1.md: 3/9 tasks",
     "password = self.config.password",
     "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+    /* issue 33: what the new rules must leave alone */
+    "sc_this_is_a_long_snake_case_identifier_name_x",
+    "sc_Qm9vYmFy",
+    "Cookie: none",
+    "the cookie jar is empty",
+    "family \xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9 joined",
 };
 
 static void
@@ -364,6 +402,296 @@ test_copy_cut(void **state)
 	}
 }
 
+/* issue 33: redaction by value (docs/reliability.md#redaction). */
+static struct redact_values *
+values_of(const char *const *pairs)
+{
+	struct redact_values *rv = redact_values_new();
+	struct sc_err err;
+	size_t i;
+
+	assert_non_null(rv);
+	for (i = 0; pairs[i] != NULL; i += 2)
+		assert_int_equal(
+		    redact_values_add(rv, pairs[i], pairs[i + 1], &err), 0);
+	return rv;
+}
+
+static const char *const test_values[] = {
+    "MY_AGENT_SECRET",
+    "hunter2-value-XYZ",
+    "EXAMPLE_API_TOKEN",
+    "tok3n-example-42",
+    "ANTHROPIC_API_KEY",
+    "sk-ant-api03-abcDEF123456ghiJKL789012mnoPQR",
+    "OVERLAP_A",
+    "abcdefgh12",
+    "OVERLAP_B",
+    "fgh12wxyz9",
+    "SAME_AGAIN",
+    "hunter2-value-XYZ", /* a value known already */
+    "FLAG",
+    "true", /* too short: never redacted */
+    "PORT",
+    "123456789", /* all digits: never redacted */
+    "BAD NAME\x1b[31m",
+    "weird-name-value-7",
+    NULL,
+};
+
+static const struct rcase value_cases[] = {
+    {"printed hunter2-value-XYZ here",
+	"printed [REDACTED MY_AGENT_SECRET] here"},
+    {"a=tok3n-example-42;b=tok3n-example-42",
+	"a=[REDACTED EXAMPLE_API_TOKEN];b=[REDACTED EXAMPLE_API_TOKEN]"},
+    /* inside a key/value shape: the value's mark, not [REDACTED] */
+    {"MY_AGENT_SECRET=hunter2-value-XYZ",
+	"MY_AGENT_SECRET=[REDACTED MY_AGENT_SECRET]"},
+    {"{\"password\": \"hunter2-value-XYZ\"}",
+	"{\"password\": \"[REDACTED MY_AGENT_SECRET]\"}"},
+    /* a value that is also a provider key keeps its name */
+    {"key sk-ant-api03-abcDEF123456ghiJKL789012mnoPQR.",
+	"key [REDACTED ANTHROPIC_API_KEY]."},
+    /* split by invisible characters: U+200B, U+FEFF, U+00AD, U+2060,
+     * U+200D, an escape sequence */
+    {"x hunter2-\xe2\x80\x8bvalue-XYZ y", "x [REDACTED MY_AGENT_SECRET] y"},
+    {"h\xe2\x80\x8bu\xe2\x80\x8bn\xe2\x80\x8bt\xe2\x80\x8b"
+     "er2-value-XYZ",
+	"[REDACTED MY_AGENT_SECRET]"},
+    {"hunter2\xef\xbb\xbf-value\xc2\xad-XYZ", "[REDACTED MY_AGENT_SECRET]"},
+    {"tok3n\xe2\x81\xa0-exam\xe2\x80\x8dple-42",
+	"[REDACTED EXAMPLE_API_TOKEN]"},
+    {"tok3n-\x1b[1mexample-42", "[REDACTED EXAMPLE_API_TOKEN]"},
+    /* overlapping values: their union, one mark */
+    {"<abcdefgh12wxyz9>", "<[REDACTED OVERLAP_A]>"},
+    {"abcdefgh12abcdefgh12", "[REDACTED OVERLAP_A][REDACTED OVERLAP_A]"},
+    /* the name is cleaned for the mark */
+    {"weird-name-value-7", "[REDACTED BADNAME31m]"},
+    /* short and all-digit values are left alone */
+    {"true 123456789 hunter2-value-XY", "true 123456789 hunter2-value-XY"},
+    {"", ""},
+    {NULL, NULL},
+};
+
+static void
+test_by_value(void **state)
+{
+	struct redact_values *rv = values_of(test_values);
+	size_t i, steps;
+
+	(void)state;
+	assert_int_equal(redact_values_count(rv), 6);
+	for (i = 0; value_cases[i].in != NULL; i++) {
+		const char *in = value_cases[i].in;
+		char *out = redact_text(rv, in, strlen(in), &steps);
+		char *again;
+
+		assert_non_null(out);
+		if (strcmp(out, value_cases[i].want) != 0)
+			fail_msg(
+			    "value case %zu:\n in:   %s\n got:  %s\n want: "
+			    "%s",
+			    i, in, out, value_cases[i].want);
+		assert_true(steps <= 2 * strlen(in));
+		/* a mark is never redacted again */
+		again = redact_text(rv, out, strlen(out), NULL);
+		assert_non_null(again);
+		assert_string_equal(again, out);
+		free(again);
+		free(out);
+	}
+	redact_values_free(rv);
+}
+
+/* redact_text_copy(): the marks cut to fit like redact_copy()'s. */
+static void
+test_by_value_copy(void **state)
+{
+	struct redact_values *rv = values_of(test_values);
+	char buf[32];
+
+	(void)state;
+	assert_int_equal(
+	    redact_text_copy(rv, buf, sizeof(buf), "is hunter2-value-XYZ"),
+	    strlen("is [REDACTED MY_AGENT_SECRET]"));
+	assert_string_equal(buf, "is [REDACTED MY_AGENT_SECRET]");
+	redact_text_copy(rv, buf, 12, "hunter2-value-XYZ");
+	assert_null(strstr(buf, "hunter2"));
+	redact_values_free(rv);
+}
+
+struct name_case {
+	const char *name;
+	bool secret;
+};
+
+static const struct name_case name_cases[] = {
+    {"ANTHROPIC_API_KEY", true},
+    {"GITHUB_TOKEN", true},
+    {"EXAMPLE_API_TOKEN", true},
+    {"aws_secret_access_key", true},
+    {"DB_PASSWORD", true},
+    {"MYSQL_PASSWD", true},
+    {"GOOGLE_APPLICATION_CREDENTIALS", true},
+    {"NPM_AUTH", true},
+    {"authToken", true},
+    {"Proxy-Authorization", true},
+    {"HTTP_AUTHORISATION", true},
+    {"GIT_AUTHOR_NAME", false},
+    {"GIT_AUTHOR_EMAIL", false},
+    {"HOME", false},
+    {"PATH", false},
+    {"LANG", false},
+    {"EDITOR", false},
+    {"STORYCTL_ATTEMPT", false},
+};
+
+static void
+test_name_rule(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(name_cases) / sizeof(name_cases[0]); i++)
+		if (redact_name_secret(name_cases[i].name) !=
+		    name_cases[i].secret)
+			fail_msg("name %s: want %s", name_cases[i].name,
+			    name_cases[i].secret ? "secret" : "not secret");
+}
+
+static const struct name_case worth_cases[] = {
+    {"", false},
+    {"1", false},
+    {"true", false},
+    {"1234567", false}, /* 7 bytes: under REDACT_VALUE_MIN */
+    {"12345678", false}, /* all digits */
+    {"disabled", false},
+    {"Production", false},
+    {"abcdefgh", true},
+    {"hunter2-value-XYZ", true},
+    {"/home/someone/project", true},
+};
+
+static void
+test_value_worth(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(worth_cases) / sizeof(worth_cases[0]); i++)
+		if (redact_value_worth(worth_cases[i].name) !=
+		    worth_cases[i].secret)
+			fail_msg("value \"%s\": want %s", worth_cases[i].name,
+			    worth_cases[i].secret ? "worth" : "not worth");
+}
+
+/* What start-up collects (controller/agentenv.c): the agents' env
+ * values, and the controller's variables the name rule picks. */
+static void
+test_agentenv_secrets(void **state)
+{
+	struct strlist a1 = {0}, a2 = {0};
+	const struct strlist *adds[] = {&a1, &a2, NULL};
+	char *envp[] = {"EXAMPLE_API_TOKEN=tok3n-example-42",
+	    "HOME=/home/someone/very/long", "GIT_AUTHOR_NAME=Some Longname",
+	    "GITHUB_TOKEN=short", "NOEQUALS", NULL};
+	struct redact_values *rv = NULL;
+	struct sc_err err;
+	const char *in = "hunter2-value-XYZ /home/someone/very/long "
+			 "tok3n-example-42 Some Longname plain-but-long-value";
+	char *out;
+
+	(void)state;
+	assert_int_equal(
+	    strlist_push(&a1, "MY_AGENT_SECRET=hunter2-value-XYZ"), 0);
+	assert_int_equal(strlist_push(&a1, "FLAG=true"), 0);
+	assert_int_equal(strlist_push(&a2, "PLAIN=plain-but-long-value"), 0);
+	assert_int_equal(agentenv_secrets(&rv, adds, 3, envp, &err), 0);
+	assert_int_equal(redact_values_count(rv), 3);
+	out = redact_text(rv, in, strlen(in), NULL);
+	assert_non_null(out);
+	assert_string_equal(out,
+	    "[REDACTED MY_AGENT_SECRET] /home/someone/very/long "
+	    "[REDACTED EXAMPLE_API_TOKEN] Some Longname [REDACTED PLAIN]");
+	free(out);
+	redact_values_free(rv);
+	strlist_release(&a1);
+	strlist_release(&a2);
+}
+
+/* Agent output reaches the redactor as the capture's tail, put back in
+ * order from its ring (controller/capture.c): a value written in two
+ * chunks, across the ring's wrap, is whole in the text redacted. */
+static void
+test_value_across_chunks(void **state)
+{
+	struct redact_values *rv = values_of(test_values);
+	struct capture c;
+	struct sc_err err;
+	char *tail, *out;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(capture_open(&c, NULL, 64, &err), 0);
+	capture_add(
+	    &c, "0123456789012345678901234567890123456789012345678", 49);
+	capture_add(&c, "..hunter2-val", 13); /* the ring wraps after "val" */
+	capture_add(&c, "ue-XYZ..", 8);
+	tail = capture_tail(&c, &len);
+	assert_non_null(tail);
+	assert_non_null(strstr(tail, "hunter2-value-XYZ"));
+	out = redact_text(rv, tail, len, NULL);
+	assert_non_null(out);
+	assert_null(strstr(out, "hunter2"));
+	assert_non_null(strstr(out, "..[REDACTED MY_AGENT_SECRET].."));
+	free(out);
+	free(tail);
+	capture_release(&c);
+	redact_values_free(rv);
+}
+
+/* 50 MB of near-matches of every value: the automaton's moves are
+ * bounded by twice the input's length (each byte one move forward, at
+ * most one failure move back), whatever the values. */
+static void
+test_values_linear(void **state)
+{
+	static const char *const near[] = {
+	    "MANY_A",
+	    "aaaaaaaaaaaaaaaaaaaaaaab",
+	    "ABAB",
+	    "ababababababababX",
+	    "PREFIX",
+	    "hunter2-value-XYZ",
+	    "ALMOST",
+	    "hunter2-value-XY!",
+	    NULL,
+	};
+	static const char *const units[] = {
+	    "a",
+	    "hunter2-value-"
+	    "XYaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaabababababababababab",
+	};
+	const size_t total = 50u * 1024 * 1024;
+	struct redact_values *rv = values_of(near);
+	size_t i, steps;
+
+	(void)state;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		char *in = repeat(units[i], total);
+		char *out = redact_text(rv, in, total, &steps);
+
+		assert_non_null(out);
+		assert_true(steps >= total);
+		if (steps > 2 * total)
+			fail_msg("unit \"%s\": %zu moves for %zu bytes",
+			    units[i], steps, total);
+		free(out);
+		free(in);
+	}
+	redact_values_free(rv);
+}
+
 int
 main(void)
 {
@@ -376,6 +704,13 @@ main(void)
 	    cmocka_unit_test(test_adversarial_inputs_finish),
 	    cmocka_unit_test(test_unterminated_pem_to_end),
 	    cmocka_unit_test(test_copy_cut),
+	    cmocka_unit_test(test_by_value),
+	    cmocka_unit_test(test_by_value_copy),
+	    cmocka_unit_test(test_name_rule),
+	    cmocka_unit_test(test_value_worth),
+	    cmocka_unit_test(test_agentenv_secrets),
+	    cmocka_unit_test(test_value_across_chunks),
+	    cmocka_unit_test(test_values_linear),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

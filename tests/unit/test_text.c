@@ -46,12 +46,14 @@ static const struct ccase cases[] = {
 	false},
     /* issue 33: what reorders or hides text in a terminal */
     {"bidi overrides and isolates dropped",
-	"\xe2\x80\xaeevil\xe2\x80\xac \xe2\x81\xa6x\xe2\x81\xa9 "
+	"\xe2\x80\xae"
+	"evil\xe2\x80\xac \xe2\x81\xa6x\xe2\x81\xa9 "
 	"\xe2\x80\x8fy\xd8\x9c",
 	TEXT_COLLAPSE, 64, "evil x y", false},
     {"invisible characters dropped, never a space",
-	"in\xe2\x80\x8bvis\xef\xbb\xbfi\xc2\xadble\xe2\x81\xa0!", TEXT_COLLAPSE,
-	64, "invisible!", false},
+	"in\xe2\x80\x8bvis\xef\xbb\xbfi\xc2\xad"
+	"ble\xe2\x81\xa0!",
+	TEXT_COLLAPSE, 64, "invisible!", false},
     {"joiners kept: emoji need them",
 	"\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb", 0, 64,
 	"\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb", false},
