@@ -111,7 +111,7 @@ report_args(const char **html, const char **md, int argc, char **argv,
 int
 cmd_report(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
-	struct report_html_opts o = {false, false};
+	struct report_html_opts o = {false, false, NULL, NULL};
 	struct view v;
 	const char *html = NULL, *md = NULL;
 	json_t *model = NULL;

@@ -34,6 +34,11 @@ struct report_html_opts {
 	/* Only the <main> element, which the live page fetches again
 	 * after an event and swaps in. */
 	bool fragment;
+	/* When not NULL, the HTML of the <main> element in place of the
+	 * model's (model may then be NULL), and the page's title: the
+	 * dashboard's sign-in shell (docs/api.md#the-dashboard). */
+	const char *main;
+	const char *title;
 };
 
 /* The page for model, NUL-terminated, into *out (the caller's, free()).
@@ -46,6 +51,10 @@ int report_html(char **out, const json_t *model,
  * "sha256-BASE64" of its text, into buf: the page may run that script
  * and no other.  -1 when buf is too small. */
 int report_live_script_hash(char *buf, size_t len);
+
+/* The live page's script itself, which the dashboard's sign-in pages
+ * run too (docs/api.md#the-dashboard). */
+const char *report_live_script(void);
 
 /* The same report as markdown, into *out (the caller's, free()). */
 int report_md(char **out, const json_t *model, struct sc_err *err);

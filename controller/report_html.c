@@ -362,26 +362,66 @@ html_stories(FILE *f, const json_t *model)
 }
 
 /*
- * The live page's script (docs/report.md#live): after each event of the
- * stream, fetch the page's main part again (at most one fetch at a
- * time, a burst of events gives one) and swap it in; without the
- * stream (an old browser, a proxy that cuts it) it polls every 5 s.
+ * The live page's script (docs/report.md#live, docs/api.md#the-dashboard),
+ * one for every page of the dashboard, allowed by its hash:
+ * - on the page of a sign-in (an element #session with the id in
+ *   data-id), it keeps the id in sessionStorage (this origin's, its port
+ *   included, under a name with the port) and goes on to / with
+ *   location.replace, so the sign-in is not in the history;
+ * - with a session held, it fetches the page's main part with the id in
+ *   X-Storyctl-Session and swaps it in (the sign-in's shell at / holds
+ *   the form in its place), again after each event of the stream (at
+ *   most one fetch at a time, a burst of events gives one);
+ * - the stream is read with fetch, which can send the header (an
+ *   EventSource cannot): "data:" lines end an event, "id:" is kept for
+ *   Last-Event-ID when it reconnects (after 2 s, as the stream's retry
+ *   says); while it is down the page is polled every 5 s;
+ * - a 401 with a session drops it and puts the sign-in form back.
+ * No cookie is read or written.
  */
 static const char live_js[] =
-    "(function(){var busy=false,again=false;"
-    "function load(){if(busy){again=true;return}busy=true;"
-    "fetch(location.pathname+'?part=main',{credentials:'same-origin',"
-    "cache:'no-store'}).then(function(r){if(!r.ok)throw r.status;"
-    "return r.text()}).then(function(t){var m=document.getElementById("
-    "'report');if(m)m.outerHTML=t;document.body.setAttribute("
-    "'data-updated',String(Date.now()))}).catch(function(){}).then("
-    "function(){busy=false;if(again){again=false;load()}})}"
-    "var poll=null;function fallback(){if(!poll)poll=setInterval(load,"
-    "5000)}"
-    "if(window.EventSource){var es=new EventSource('/v1/events/stream');"
-    "es.onmessage=load;es.onopen=function(){document.body.setAttribute("
-    "'data-live','1')};es.onerror=function(){fallback()}}else fallback();"
-    "})();";
+    "(function(){var n='storyctl_session_'+location.port,st=null,s=null,"
+    "g=document.getElementById('session'),sh=document.getElementById("
+    "'signin'),form=sh?document.getElementById('report').outerHTML:'';"
+    "try{st=window.sessionStorage;if(g){st.setItem(n,g.getAttribute("
+    "'data-id'));location.replace('/');return}s=st.getItem(n)}catch(e){}"
+    "if(!s)return;"
+    "var busy=false,again=false,over=false,poll=null,last=null;"
+    "function hd(){var h={'X-Storyctl-Session':s};if(last!==null)"
+    "h['Last-Event-ID']=last;return h}"
+    "function end(){over=true;try{st.removeItem(n)}catch(e){}"
+    "clearInterval(poll);var m=document.getElementById('report');"
+    "if(m&&sh){m.outerHTML=form;document.title='storyctl: sign in';"
+    "document.getElementById('signin').textContent='The session has "
+    "ended (expired, or its key revoked): sign in again.'}}"
+    "function get(u){return fetch(u,{headers:hd(),cache:'no-store',"
+    "credentials:'omit'}).then(function(r){if(r.status==401){end();"
+    "throw 401}if(!r.ok)throw r.status;return r})}"
+    "function load(){if(over)return;if(busy){again=true;return}busy=true;"
+    "get('/?part=main').then(function(r){return r.text()}).then("
+    "function(t){var m=document.getElementById('report');if(m&&!over){"
+    "m.outerHTML=t;document.title='storyctl report';document.body."
+    "setAttribute('data-updated',String(Date.now()))}}).catch("
+    "function(){}).then(function(){busy=false;if(again){again=false;"
+    "load()}})}"
+    "function fallback(){if(!poll&&!over)poll=setInterval(load,5000)}"
+    "function stream(){if(over)return;get('/v1/events/stream').then("
+    "function(r){var rd=r.body.getReader(),dec=new TextDecoder(),b='',"
+    "d=false;document.body.setAttribute('data-live','1');"
+    "function more(){return rd.read().then(function(x){if(x.done)return;"
+    "b+=dec.decode(x.value,{stream:true});var i,l;while((i=b.indexOf("
+    "'\\n'))>=0){l=b.slice(0,i).replace(/\\r$/,'');b=b.slice(i+1);"
+    "if(l===''){if(d)load();d=false}else if(l.indexOf('data:')==0)d=true;"
+    "else if(l.indexOf('id:')==0)last=l.slice(3).trim()}return more()})}"
+    "return more()}).catch(function(){fallback()}).then(function(){"
+    "if(!over)setTimeout(stream,2000)})}"
+    "load();stream()})();";
+
+const char *
+report_live_script(void)
+{
+	return live_js;
+}
 
 int
 report_live_script_hash(char *buf, size_t len)
@@ -432,12 +472,17 @@ report_html(char **out, const json_t *model, const struct report_html_opts *o,
 	fputs("<!doctype html>\n<html lang=\"en\"><head><meta "
 	      "charset=\"utf-8\"><meta name=\"viewport\" "
 	      "content=\"width=device-width, initial-scale=1\">"
-	      "<meta name=\"color-scheme\" content=\"light\"><title>storyctl "
-	      "report</title><style>\n",
+	      "<meta name=\"color-scheme\" content=\"light\"><title>",
 	    f);
+	/* a title of the caller's is its own text, already HTML */
+	fputs(o->title != NULL ? o->title : "storyctl report", f);
+	fputs("</title><style>\n", f);
 	fputs(page_css, f);
 	fputs("</style></head><body>\n", f);
-	html_main(f, model);
+	if (o->main != NULL)
+		fprintf(f, "<main id=\"report\">%s</main>\n", o->main);
+	else
+		html_main(f, model);
 	if (o->live) {
 		fputs("<script>", f);
 		fputs(live_js, f);

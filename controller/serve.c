@@ -46,7 +46,6 @@ struct serve {
 	struct serve_config *conf;
 	char *state_dir;
 	struct serve_events *ev;
-	bool tls; /* the page's cookie is Secure */
 	/* bytes of request bodies held (or promised by a Content-Length)
 	 * across connections, at most SERVE_BODY_BUDGET; the polling
 	 * thread's only (docs/api.md#limits) */
@@ -78,6 +77,8 @@ struct req {
 	char key_name[DB_KEY_NAME_MAX];
 	/* / with ?key=: answered 400, the key never read */
 	bool key_in_url;
+	/* / with neither key nor session: the sign-in's shell, 200 */
+	bool shell;
 	int status; /* an error found from the headers, or 0 */
 	char code[32];
 	char msg[300];
@@ -282,8 +283,9 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 	    get || strcmp(method, "PUT") == 0 || strcmp(method, "DELETE") == 0;
 	const char *key =
 	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-Key");
-	/* for a GET without a key, the dashboard's session: never a key,
-	 * never a write (docs/api.md#the-dashboard) */
+	/* for a GET without a key, the dashboard's session, from its header
+	 * only (never a cookie): never a key, never a write
+	 * (docs/api.md#the-dashboard) */
 	const char *sid = key == NULL && get ? serve_page_session(c) : NULL;
 	struct serve_session_key sk;
 	int scope = -1;
@@ -307,6 +309,13 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 		/* a key in an address is not read, right or wrong */
 		r->route = ROUTE_PAGE;
 		r->key_in_url = true;
+		return;
+	}
+	if (get && key == NULL && sid == NULL && serve_page_is_shell(c, url)) {
+		/* the shell shows nothing of the batch: its script fetches
+		 * the report with the tab's session */
+		r->route = ROUTE_PAGE;
+		r->shell = true;
 		return;
 	}
 	/* a body may take its time: a request with one does not keep the
@@ -513,9 +522,9 @@ serve_body(struct serve *s, struct req *r, const char *data, size_t size)
 	r->body[r->len] = '\0';
 }
 
-/* POST /session: the key of the form exchanged for a session, a 303 to
- * / with its cookie; a key that is not one is the form again, 401, and
- * no cookie (docs/api.md#the-dashboard). */
+/* POST /session: the key of the form exchanged for a session, a page
+ * whose script keeps its id in the tab (no cookie); a key that is not
+ * one is the form again, 401 (docs/api.md#the-dashboard). */
 static enum MHD_Result
 serve_signin(const struct serve *s, struct MHD_Connection *c, struct req *r)
 {
@@ -531,7 +540,7 @@ serve_signin(const struct serve *s, struct MHD_Connection *c, struct req *r)
 		ret = serve_send_error(
 		    c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", err.msg);
 	else
-		ret = serve_page_signed_in(c, id, s->tls);
+		ret = serve_page_signed_in(c, id);
 	sodium_memzero(key, sizeof(key));
 	sodium_memzero(id, sizeof(id));
 	sodium_memzero(&who, sizeof(who));
@@ -557,6 +566,8 @@ serve_answer(const struct serve *s, struct MHD_Connection *c, struct req *r,
 		return serve_failures(s, c, r, method);
 	if (r->route == ROUTE_PAGE && r->key_in_url)
 		return serve_page_key_refused(c);
+	if (r->route == ROUTE_PAGE && r->shell)
+		return serve_page_shell(c);
 	if (r->route == ROUTE_PAGE)
 		return serve_page(c, s->cli);
 	if (r->route == ROUTE_SESSION)
@@ -765,7 +776,6 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 	}
 	s->cli_copy = *cli;
 	s->cli = &s->cli_copy;
-	s->tls = l->tls_cert != NULL;
 	/* the threads started here take no signal: the command's own
 	 * thread handles them (serve's sigwait, run's handlers) */
 	sigemptyset(&block);

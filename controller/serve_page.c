@@ -2,41 +2,26 @@
  * serve_page.c - see serve_page.h: the live dashboard at / (docs/report.md#live,
  * docs/api.md#the-dashboard).
  *
- * A browser cannot put a header on the requests of an EventSource, so
- * the page is read with a cookie; the cookie never holds a key.  The
- * key is typed once into the sign-in form (POST /session, never an
- * address) and exchanged for a random session id (serve_session.c) kept
- * in a cookie named after the server's port (HttpOnly, SameSite=Strict,
- * Secure under TLS).  A session reads the page and its event stream,
- * nothing else: a write always needs X-API-Key, so that no page can make
- * the browser write.
+ * No cookie: a browser sends its cookies for a host to every port of it,
+ * so another app on 127.0.0.1 would get one.  The key is typed once into
+ * the sign-in form (POST /session, never an address) and exchanged for a
+ * random session id (serve_session.c); the answer's script keeps the id
+ * in sessionStorage, which is the page's origin's alone (its port
+ * included), and the page's own script sends it in X-Storyctl-Session,
+ * a header no other origin's page can make the browser send here.  A
+ * session reads the page and its event stream, nothing else: a write
+ * always needs X-API-Key, so that no page can make the browser write.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "controller/optlib_mhd.h"
 #include "controller/report.h"
 #include "controller/serve_page.h"
-#include "controller/serve_session.h"
 #include "controller/view.h"
-
-/* The session cookie's name: this prefix and the server's port, so that
- * two dashboards on one host keep a session each. */
-#define PAGE_COOKIE "storyctl_session_"
-
-/* The port the connection came in on: the daemon's. */
-static unsigned int
-page_port(struct MHD_Connection *c)
-{
-	const union MHD_ConnectionInfo *ci =
-	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
-	const union MHD_DaemonInfo *di = ci != NULL
-	    ? MHD_get_daemon_info(ci->daemon, MHD_DAEMON_INFO_BIND_PORT)
-	    : NULL;
-
-	return di != NULL ? di->port : 0;
-}
 
 /* Sec-Fetch-Site as browsers send it; NULL (a client that is not a
  * browser, or an old one) is allowed by the callers. */
@@ -51,16 +36,25 @@ const char *
 serve_page_session(struct MHD_Connection *c)
 {
 	const char *site = page_fetch_site(c);
-	char name[64];
 
-	/* the page's own requests are same-origin, a typed address or a
-	 * bookmark "none"; another site's page (another port of this host
-	 * is "same-site") gets no session used for it */
-	if (site != NULL && strcmp(site, "same-origin") != 0 &&
-	    strcmp(site, "none") != 0)
+	/* only the page's own script sends the header, same-origin; a
+	 * request another origin's page makes is not read with one (and a
+	 * browser would not send it there without a CORS preflight, which
+	 * this server never allows) */
+	if (site != NULL && strcmp(site, "same-origin") != 0)
 		return NULL;
-	snprintf(name, sizeof(name), PAGE_COOKIE "%u", page_port(c));
-	return MHD_lookup_connection_value(c, MHD_COOKIE_KIND, name);
+	return MHD_lookup_connection_value(
+	    c, MHD_HEADER_KIND, SERVE_PAGE_SESSION_HEADER);
+}
+
+bool
+serve_page_is_shell(struct MHD_Connection *c, const char *url)
+{
+	const char *part =
+	    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "part");
+
+	return strcmp(url, "/") == 0 &&
+	    (part == NULL || strcmp(part, "main") != 0);
 }
 
 bool
@@ -172,8 +166,7 @@ page_headers(struct MHD_Response *resp, const char *type)
 }
 
 static enum MHD_Result
-page_send(struct MHD_Connection *c, unsigned int status, char *text,
-    const char *set_cookie, const char *location)
+page_send(struct MHD_Connection *c, unsigned int status, char *text)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -185,10 +178,6 @@ page_send(struct MHD_Connection *c, unsigned int status, char *text,
 		return MHD_NO;
 	}
 	page_headers(resp, "text/html; charset=utf-8");
-	if (set_cookie != NULL)
-		MHD_add_response_header(resp, "Set-Cookie", set_cookie);
-	if (location != NULL)
-		MHD_add_response_header(resp, "Location", location);
 	ret = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
@@ -206,7 +195,7 @@ page_send(struct MHD_Connection *c, unsigned int status, char *text,
  * sign-in form after the words when form. */
 static enum MHD_Result
 page_words(struct MHD_Connection *c, unsigned int status, const char *title,
-    const char *text, bool form, const char *set_cookie, const char *location)
+    const char *text, bool form)
 {
 	char *html = NULL;
 
@@ -218,25 +207,59 @@ page_words(struct MHD_Connection *c, unsigned int status, const char *title,
 		"<p>%s</p>%s</body></html>\n",
 		title, title, text, form ? PAGE_FORM : "") < 0)
 		return MHD_NO;
-	return page_send(c, status, html, set_cookie, location);
+	return page_send(c, status, html);
+}
+
+/* A page of the report's frame (its styles, the live script) around
+ * main_html, with title: the sign-in's shell and the page of a sign-in
+ * (docs/api.md#the-dashboard). */
+static enum MHD_Result
+page_framed(struct MHD_Connection *c, unsigned int status, const char *title,
+    const char *main_html)
+{
+	struct report_html_opts o = {true, false, main_html, title};
+	struct sc_err err = {0};
+	char *html = NULL;
+
+	if (report_html(&html, NULL, &o, &err) < 0)
+		return MHD_NO;
+	return page_send(c, status, html);
+}
+
+/* The shell of /: the form in the place of the report's <main>, and the
+ * script, which shows the dashboard instead when the tab holds a
+ * session; #signin is the paragraph it rewrites when one has ended. */
+#define PAGE_SHELL(why) \
+	"<h1>storyctl: sign in</h1><p id=\"signin\">" why "</p>" \
+	"<noscript><p>The dashboard needs script: the page's own script " \
+	"keeps the tab's session and shows the batch. Without it the form " \
+	"signs in, but nothing is shown.</p></noscript>" PAGE_FORM
+
+enum MHD_Result
+serve_page_shell(struct MHD_Connection *c)
+{
+	return page_framed(c, MHD_HTTP_OK, "storyctl: sign in",
+	    PAGE_SHELL("Sign in with a key of this storyctl (<code>storyctl "
+		       "key add NAME</code> prints one). This tab keeps a "
+		       "read-only session for 12 hours in its own storage "
+		       "for this address and port: never the key, and no "
+		       "cookie."));
 }
 
 enum MHD_Result
 serve_page_unauthorized(struct MHD_Connection *c)
 {
-	return page_words(c, MHD_HTTP_UNAUTHORIZED, "sign in",
-	    "Sign in with a key of this storyctl (<code>storyctl key add "
-	    "NAME</code> prints one). The browser keeps a read-only session "
-	    "for 12 hours, never the key.",
-	    true, NULL, NULL);
+	return page_framed(c, MHD_HTTP_UNAUTHORIZED, "storyctl: sign in",
+	    PAGE_SHELL("Not signed in, or the session has ended (expired, "
+		       "or its key revoked): sign in with a key of this "
+		       "storyctl."));
 }
 
 enum MHD_Result
 serve_page_signin_failed(struct MHD_Connection *c)
 {
 	return page_words(c, MHD_HTTP_UNAUTHORIZED, "sign in",
-	    "That is not a key of this storyctl (wrong, or revoked).", true,
-	    NULL, NULL);
+	    "That is not a key of this storyctl (wrong, or revoked).", true);
 }
 
 enum MHD_Result
@@ -247,27 +270,35 @@ serve_page_key_refused(struct MHD_Connection *c)
 	    "<code>/?key=</code> is not read: sign in with the form below, "
 	    "which sends the key once and keeps a read-only session "
 	    "instead.",
-	    true, NULL, NULL);
+	    true);
 }
 
 enum MHD_Result
-serve_page_signed_in(struct MHD_Connection *c, const char *id, bool tls)
+serve_page_signed_in(struct MHD_Connection *c, const char *id)
 {
-	char cookie[256];
+	char *main_html = NULL;
+	enum MHD_Result ret;
 
-	/* an id is 64 hex digits: nothing in it can end the value */
-	snprintf(cookie, sizeof(cookie),
-	    PAGE_COOKIE "%u=%s; Path=/; Max-Age=%d; HttpOnly; "
-			"SameSite=Strict%s",
-	    page_port(c), id, SERVE_SESSION_TTL_S, tls ? "; Secure" : "");
-	return page_words(c, MHD_HTTP_SEE_OTHER, "signed in",
-	    "<a href=\"/\">Go on to the dashboard</a>.", false, cookie, "/");
+	/* an id is 64 hex digits: nothing in it ends the attribute; the
+	 * answer is no-store (page_headers), and the script leaves it with
+	 * location.replace, out of the history */
+	if (asprintf(&main_html,
+		"<h1>storyctl: signed in</h1><p id=\"session\" "
+		"data-id=\"%s\">On to <a href=\"/\">the dashboard</a>.</p>"
+		"<noscript><p>The dashboard needs script: this tab keeps its "
+		"session with it.</p></noscript>",
+		id) < 0)
+		return MHD_NO;
+	ret = page_framed(c, MHD_HTTP_OK, "storyctl: signed in", main_html);
+	sodium_memzero(main_html, strlen(main_html));
+	free(main_html);
+	return ret;
 }
 
 enum MHD_Result
 serve_page(struct MHD_Connection *c, const struct cli *cli)
 {
-	struct report_html_opts o = {true, false};
+	struct report_html_opts o = {true, false, NULL, NULL};
 	struct sc_err err = {0};
 	struct view v;
 	const char *part =
@@ -290,6 +321,6 @@ serve_page(struct MHD_Connection *c, const struct cli *cli)
 		    "cannot read the batch",
 		    "The config or the database cannot be read; "
 		    "<code>storyctl status</code> says why.",
-		    false, NULL, NULL);
-	return page_send(c, MHD_HTTP_OK, html, NULL, NULL);
+		    false);
+	return page_send(c, MHD_HTTP_OK, html);
 }

@@ -1,8 +1,8 @@
 /*
  * serve_page.h - the live dashboard of `storyctl serve` at /
  * (docs/report.md#live, docs/api.md#the-dashboard): the report's page
- * with its script, the sign-in form, the session cookie a browser
- * brings (never a key).
+ * with its script, the sign-in form and its shell, the session a tab
+ * holds (never a key, never a cookie).
  */
 #ifndef STORYCTL_SERVE_PAGE_H
 #define STORYCTL_SERVE_PAGE_H
@@ -14,11 +14,18 @@
 
 #include "controller/cli.h"
 
-/* The session id the request's cookie for this server's port holds
- * (storyctl_session_PORT), or NULL: none, or a request another site's
- * page made (Sec-Fetch-Site other than same-origin or none).  The
- * string is the library's. */
+/* The header the dashboard's own script sends its session id in; the
+ * only place a session is read from (no cookie, no query parameter). */
+#define SERVE_PAGE_SESSION_HEADER "X-Storyctl-Session"
+
+/* The session id of the request's X-Storyctl-Session, or NULL: none, or
+ * a request another origin's page made (Sec-Fetch-Site other than
+ * same-origin).  The string is the library's. */
 const char *serve_page_session(struct MHD_Connection *c);
+
+/* Whether the request is for the shell of / (not ?part=main): what a
+ * browser without a session header gets, 200, the form and the script. */
+bool serve_page_is_shell(struct MHD_Connection *c, const char *url);
 
 /* Whether the request is / with a ?key= (refused: keys never go in
  * addresses). */
@@ -38,16 +45,18 @@ int serve_page_form_key(char *out, size_t size, const char *body, size_t len);
 /* Answer GET /: the live page, or its <main> alone for ?part=main. */
 enum MHD_Result serve_page(struct MHD_Connection *c, const struct cli *cli);
 
-/* The 401 of /: the sign-in form, in words a person reads. */
+/* The shell of / (200): the sign-in form where the report goes, and the
+ * script that shows the report instead when the tab holds a session. */
+enum MHD_Result serve_page_shell(struct MHD_Connection *c);
+/* The 401 of /: the shell, saying the session has ended or was none. */
 enum MHD_Result serve_page_unauthorized(struct MHD_Connection *c);
 /* The 401 of a sign-in with a key that is not one: the form again. */
 enum MHD_Result serve_page_signin_failed(struct MHD_Connection *c);
 /* The 400 of /?key=: the form, and why a key never goes in an address
  * (the key is not echoed). */
 enum MHD_Result serve_page_key_refused(struct MHD_Connection *c);
-/* The 303 to / of a sign-in that made session id: its cookie (Secure
- * when tls). */
-enum MHD_Result serve_page_signed_in(
-    struct MHD_Connection *c, const char *id, bool tls);
+/* The 200 of a sign-in that made session id: a page whose script keeps
+ * the id in sessionStorage and replaces itself with /.  No cookie. */
+enum MHD_Result serve_page_signed_in(struct MHD_Connection *c, const char *id);
 
 #endif

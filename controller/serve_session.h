@@ -1,7 +1,8 @@
 /*
  * serve_session.h - the dashboard's sessions (docs/api.md#the-dashboard):
  * a key is exchanged once, by POST /session, for a random session id the
- * browser keeps in its cookie; the server keeps the id with the name and
+ * browser's tab keeps in its sessionStorage and sends in
+ * X-Storyctl-Session (no cookie); the server keeps the id with the name and
  * stored hash of the key, never the key.  A session reads only, expires,
  * and ends when its key is revoked (the caller checks the key at every
  * use).

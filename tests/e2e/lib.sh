@@ -136,6 +136,18 @@ sql() {
 	sqlite3 "$P/.storyctl/state.db" "$1"
 }
 
+# wait_port FILE: the port a `serving on port N` line in FILE names
+# (bounded); empty when none came.
+wait_port() {
+	local port=
+	for _ in $(seq 1 300); do
+		port=$(sed -n 's/^serving on port \([0-9]*\) .*/\1/p' "$1")
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	printf '%s' "$port"
+}
+
 # serve_up: start `storyctl serve` in $P on a free loopback port; sets
 # SRV_PID and SRV_PORT (what the server printed), 1 if it never said.
 serve_up() {

@@ -43,17 +43,6 @@ same() {
 		diff <(printf '%s\n' "$2") <(printf '%s\n' "$3") | head -10 | sed 's/^/# /'
 	fi
 }
-# wait_port FILE: the port a `serving on port N` line in FILE names
-# (bounded); empty when none came.
-wait_port() {
-	local port=
-	for _ in $(seq 1 300); do
-		port=$(sed -n 's/^serving on port \([0-9]*\) .*/\1/p' "$1")
-		[ -n "$port" ] && break
-		sleep 0.1
-	done
-	printf '%s' "$port"
-}
 # wait_gone PID SECONDS: until the process ends (bounded); 1 if it did not.
 wait_gone() {
 	local i

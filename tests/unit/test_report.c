@@ -91,7 +91,7 @@ model(void)
 static char *
 html(const json_t *m, bool live, bool fragment)
 {
-	struct report_html_opts o = {live, fragment};
+	struct report_html_opts o = {live, fragment, NULL, NULL};
 	struct sc_err err = {0};
 	char *out = NULL;
 
@@ -209,7 +209,12 @@ test_self_contained_and_live(void **state)
 	assert_null(strstr(h, "@import"));
 	assert_null(strstr(h, "url("));
 	assert_int_equal(count(h, "http"), 1); /* xmlns of the SVG */
-	assert_non_null(strstr(live, "new EventSource('/v1/events/stream')"));
+	/* the stream is read with fetch, which sends the session's header
+	 * (docs/api.md#the-dashboard); no cookie is touched */
+	assert_non_null(strstr(live, "get('/v1/events/stream')"));
+	assert_non_null(strstr(live, "'X-Storyctl-Session'"));
+	assert_null(strstr(live, "EventSource"));
+	assert_null(strstr(live, "cookie"));
 	assert_int_equal(count(live, "<script>"), 1);
 	/* the fragment is the <main> alone, which the script swaps in */
 	assert_int_equal(strncmp(frag, "<main id=\"report\">", 18), 0);
