@@ -15,9 +15,11 @@ start=$(date +%s%N)
 run_sc -C "$P" run -j 3
 took=$(( ($(date +%s%N) - start) / 1000000 ))
 expect_rc "-j 3 runs the batch (exit 0)" 0
-check "three 3-second stories finish together (< 8 s, not 9 s)" test "$took" -lt 8000
+# that they ran together is read from the record, not from a stopwatch
+# that load can break (issue 34): each pair of the three overlapped
+echo "# three 3-second stories took $took ms (9000 one after another)"
 overlap=$(sql "SELECT count(*) FROM attempts a JOIN attempts b ON a.id < b.id WHERE a.started_ms < b.ended_ms AND b.started_ms < a.ended_ms")
-check "their attempts overlapped in time" test "$overlap" -ge 3
+check "their attempts overlapped in time, each pair" test "$overlap" -ge 3
 for s in p1 p2 p3; do
 	check "story $s has its own branch" git -C "$P" rev-parse -q --verify "refs/heads/storyctl/story/$s"
 	check "its work is committed there (boxes checked)" bash -c 'git -C "$1" show "storyctl/story/$2:docs/stories/$2.md" | grep -q "^- \[x\] Task 2"' _ "$P" "$s"
