@@ -26,75 +26,12 @@
 #include "controller/serve_events.h"
 #include "controller/serve_listen.h"
 #include "controller/serve_page.h"
-#include "controller/serve_failures.h"
 #include "controller/serve_frame.h"
 #include "controller/serve_guard.h"
-#include "controller/serve_policy.h"
+#include "controller/serve_int.h"
 #include "controller/serve_session.h"
-#include "controller/view.h"
-#include "controller/views.h"
 #include "state/apikey.h"
 #include "state/db.h"
-
-struct serve {
-	struct MHD_Daemon *d;
-	struct serve_guard *guard; /* the deadline of a request's arrival */
-	/* the command's cli with .serve set: what the handlers pass on */
-	struct cli cli_copy;
-	const struct cli *cli;
-	/* the kept config, the request's handle (serve_config.c) */
-	struct serve_config *conf;
-	char *state_dir;
-	struct serve_events *ev;
-	/* bytes of request bodies held (or promised by a Content-Length)
-	 * across connections, at most SERVE_BODY_BUDGET; the polling
-	 * thread's only (docs/api.md#limits) */
-	size_t body_held;
-	/* the dashboard's sessions (serve_session.c) */
-	struct serve_sessions *sessions;
-};
-
-/* What a request is, found from its method, path and headers before the
- * body is read (docs/api.md#errors). */
-enum route {
-	ROUTE_NONE,
-	ROUTE_STATUS,
-	ROUTE_STORIES,
-	ROUTE_STORY,
-	ROUTE_POLICY, /* the batch's, or id's when id[0] != '\0' */
-	ROUTE_STATS,
-	ROUTE_EVENTS, /* serve_events.c */
-	ROUTE_EVENTS_STREAM,
-	ROUTE_FAILURES, /* GET, POST /v1/stories/ID/failures */
-	ROUTE_REQUEUE, /* POST /v1/stories/ID/requeue */
-	ROUTE_PAGE, /* GET / : the live dashboard (serve_page.c) */
-	ROUTE_SESSION, /* POST /session: the dashboard's sign-in */
-};
-
-struct req {
-	enum route route;
-	char id[128];
-	char key_name[DB_KEY_NAME_MAX];
-	/* / with ?key=: answered 400, the key never read */
-	bool key_in_url;
-	/* / with neither key nor session: the sign-in's shell, 200 */
-	bool shell;
-	int status; /* an error found from the headers, or 0 */
-	char code[32];
-	char msg[300];
-	char *body;
-	size_t len;
-	bool too_large;
-	bool over_budget; /* a chunked body past SERVE_BODY_BUDGET */
-	size_t held; /* this request's part of serve.body_held */
-	/* the request line as it came, before the library decoded it
-	 * (serve_uri_log, serve_frame.h) */
-	struct serve_raw raw;
-	bool started; /* the handler has seen the headers */
-	/* the key check's read-only handle, which a GET's views share
-	 * (serve_config.h); NULL once the request is answered */
-	struct db *db;
-};
 
 static void
 req_fail(struct req *r, int status, const char *code, const char *msg)
@@ -105,7 +42,7 @@ req_fail(struct req *r, int status, const char *code, const char *msg)
 }
 
 /* Send j (consumed) with status, as the CLI prints it. */
-static enum MHD_Result
+enum MHD_Result
 serve_send_json(
     struct MHD_Connection *c, int status, json_t *j, const char *allow)
 {
@@ -143,7 +80,7 @@ serve_send_json(
 }
 
 /* {"error": {"code", "message"}} (docs/api.md#errors). */
-static enum MHD_Result
+enum MHD_Result
 serve_send_error(
     struct MHD_Connection *c, int status, const char *code, const char *msg)
 {
@@ -374,111 +311,6 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 		    "this route takes GET");
 }
 
-/* GET /v1/stats[?batch=ID | ?all=1]: stats --json's selection; a bad
- * query is 400, no such batch 404 (docs/api.md#stats). */
-static int
-serve_stats(json_t **j, int *status, struct view *v, struct MHD_Connection *c,
-    struct sc_err *err)
-{
-	const char *all =
-	    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "all");
-	int64_t batch;
-	int rc;
-
-	*status = MHD_HTTP_BAD_REQUEST;
-	rc = views_stats_select(&batch,
-	    MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "batch"),
-	    all != NULL && strcmp(all, "0") != 0, err);
-	if (rc < 0)
-		return rc;
-	*status = MHD_HTTP_NOT_FOUND;
-	return views_stats_json(j, v, batch, err);
-}
-
-/* The read views: the JSON of status, list, show and stats --json. */
-static enum MHD_Result
-serve_view(const struct serve *s, struct MHD_Connection *c, struct req *r)
-{
-	struct view v;
-	struct sc_err err = {0};
-	json_t *j = NULL;
-	int rc, usage = MHD_HTTP_NOT_FOUND;
-
-	rc = view_open(&v, s->cli, false, &err);
-	if (rc == 0 && r->route == ROUTE_STATS)
-		rc = serve_stats(&j, &usage, &v, c, &err);
-	else if (rc == 0 && r->route == ROUTE_STATUS)
-		rc = views_status_json(&j, &v, &err);
-	else if (rc == 0 && r->route == ROUTE_STORIES)
-		rc = views_list_json(&j, &v, NULL, &err);
-	else if (rc == 0)
-		rc = views_show_json(&j, &v, r->id, &err);
-	view_close(&v);
-	if (rc == SC_EUSAGE &&
-	    (r->route == ROUTE_STORY || r->route == ROUTE_STATS))
-		return serve_send_error(c, usage,
-		    usage == MHD_HTTP_NOT_FOUND ? "not_found" : "bad_query",
-		    err.msg);
-	if (rc < 0)
-		return serve_send_error(
-		    c, MHD_HTTP_INTERNAL_SERVER_ERROR, "internal", err.msg);
-	return serve_send_json(c, MHD_HTTP_OK, j, NULL);
-}
-
-/* The retry-policy routes (docs/api.md#retry-policy). */
-static enum MHD_Result
-serve_policy(const struct serve *s, struct MHD_Connection *c, struct req *r,
-    const char *method)
-{
-	json_t *j = NULL;
-	int status = 500;
-
-	if (serve_policy_answer(&j, &status, s->cli, method,
-		r->id[0] != '\0' ? r->id : NULL, r->body, r->len,
-		r->key_name) < 0)
-		return MHD_NO;
-	return serve_send_json(c, status, j, NULL);
-}
-
-/* The event log, a page or the stream (docs/api.md#events). */
-static enum MHD_Result
-serve_events(const struct serve *s, struct MHD_Connection *c, struct req *r)
-{
-	struct MHD_Response *resp = NULL;
-	enum MHD_Result ret;
-	json_t *j = NULL;
-	int status = 500;
-
-	if (r->route == ROUTE_EVENTS &&
-	    serve_events_page(&j, &status, s->cli, c) < 0)
-		return MHD_NO;
-	if (r->route == ROUTE_EVENTS_STREAM &&
-	    serve_events_stream(
-		&resp, &j, &status, s->ev, s->cli, c, r->key_name) < 0)
-		return MHD_NO;
-	if (resp == NULL)
-		return serve_send_json(c, status, j, NULL);
-	ret = MHD_queue_response(c, (unsigned int)status, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-/* The failure-record and requeue routes (docs/api.md#failure-records). */
-static enum MHD_Result
-serve_failures(const struct serve *s, struct MHD_Connection *c, struct req *r,
-    const char *method)
-{
-	json_t *j = NULL;
-	int status = 500;
-
-	if ((r->route == ROUTE_REQUEUE
-		    ? serve_requeue_answer(&j, &status, s->cli, r->id)
-		    : serve_failures_answer(&j, &status, s->cli, method, r->id,
-			  r->body, r->len, r->key_name)) < 0)
-		return MHD_NO;
-	return serve_send_json(c, status, j, NULL);
-}
-
 /* Hold up to want bytes more of r's body within SERVE_BODY_BUDGET,
  * across every connection: false when they do not fit. */
 static bool
@@ -558,12 +390,6 @@ serve_answer(const struct serve *s, struct MHD_Connection *c, struct req *r,
 		    r->route == ROUTE_SESSION
 			? "a sign-in body is at most 4 KiB"
 			: "a request body is at most 1 MiB");
-	if (r->route == ROUTE_POLICY)
-		return serve_policy(s, c, r, method);
-	if (r->route == ROUTE_EVENTS || r->route == ROUTE_EVENTS_STREAM)
-		return serve_events(s, c, r);
-	if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
-		return serve_failures(s, c, r, method);
 	if (r->route == ROUTE_PAGE && r->key_in_url)
 		return serve_page_key_refused(c);
 	if (r->route == ROUTE_PAGE && r->shell)
@@ -572,7 +398,7 @@ serve_answer(const struct serve *s, struct MHD_Connection *c, struct req *r,
 		return serve_page(c, s->cli);
 	if (r->route == ROUTE_SESSION)
 		return serve_signin(s, c, r);
-	return serve_view(s, c, r);
+	return serve_route_answer(s, c, r, method);
 }
 
 /* The request's framing, before its key or route
