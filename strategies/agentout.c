@@ -18,7 +18,6 @@
 #include <jansson.h>
 
 #include "strategies/agentout.h"
-#include "strategies/reader.h"
 #include "strategies/reader_int.h"
 #include "strategies/text.h"
 
@@ -619,18 +618,4 @@ agentout_begin(
 	memset(st, 0, sizeof(*st));
 	st->out = out;
 	st->tail = tail;
-}
-
-/* What the one reader yields for the tail alone (no exit status). */
-void
-agentout_parse(struct agent_output *out, const char *tail, size_t len)
-{
-	struct classify_input in;
-	struct agent_report r;
-
-	memset(&in, 0, sizeof(in));
-	in.tail = tail;
-	in.tail_len = tail != NULL ? len : 0;
-	adapter_read(&r, &in);
-	*out = r.output;
 }

@@ -97,7 +97,8 @@ struct agent_output {
  * stdout/stderr, which may start in the middle of a line and may hold
  * NUL bytes, invalid UTF-8, terminal escape sequences, huge lines or
  * garbage.  tail may be NULL when len is 0.  Never fails: *out is always
- * filled (all empty when nothing was found).
+ * filled (all empty when nothing was found).  Defined in reader.c, so
+ * that this half of the reader never calls the whole.
  */
 void agentout_parse(struct agent_output *out, const char *tail, size_t len);
 

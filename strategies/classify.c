@@ -24,7 +24,6 @@
 
 #include "strategies/classify.h"
 #include "strategies/classify_int.h"
-#include "strategies/reader.h"
 #include "strategies/reader_int.h"
 #include "strategies/text.h"
 
@@ -377,14 +376,4 @@ classify_window(struct classification *out, const struct classify_input *in,
 		decide_fallback(out, in, &sr, lines, n);
 out:
 	free(sr.msg);
-}
-
-/* What the one reader decides (the tail's other facts are dropped). */
-void
-classify_attempt(struct classification *out, const struct classify_input *in)
-{
-	struct agent_report r;
-
-	adapter_read(&r, in);
-	*out = r.verdict;
 }

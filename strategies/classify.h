@@ -64,6 +64,8 @@ struct classification {
 	bool retry_on_matched;
 };
 
+/* The one reader's verdict alone (defined in reader.c, so that this
+ * half of the reader never calls the whole). */
 void classify_attempt(
     struct classification *out, const struct classify_input *in);
 
