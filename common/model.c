@@ -135,12 +135,6 @@ outcome_counted(enum outcome o)
 	    o != OUTCOME_NONE;
 }
 
-bool
-outcome_is_failure(enum outcome o)
-{
-	return o != OUTCOME_SUCCESS && o != OUTCOME_NONE;
-}
-
 const char *
 errcode_name(enum error_code c)
 {

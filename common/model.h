@@ -83,7 +83,6 @@ int outcome_parse(enum outcome *out, const char *s);
 bool outcome_counts_plateau(enum outcome o);
 /* Whether the attempt uses up its number (D3 and D4 rerun it). */
 bool outcome_counted(enum outcome o);
-bool outcome_is_failure(enum outcome o);
 
 const char *errcode_name(enum error_code c);
 int errcode_parse(enum error_code *out, const char *s);

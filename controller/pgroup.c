@@ -108,7 +108,9 @@ pgroup_reap(int pgid)
 	}
 }
 
-int
+/* Reap and look until group pgid has no live member (0) or the
+ * CLOCK_MONOTONIC deadline (clock_mono_ms()) passes (-1). */
+static int
 pgroup_wait(int pgid, int64_t deadline_ms)
 {
 	int64_t left;

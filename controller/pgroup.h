@@ -27,10 +27,6 @@ bool pgroup_alive(int pgid);
  * subreaper's orphans included).  Never blocks. */
 void pgroup_reap(int pgid);
 
-/* Reap and look until group pgid has no live member (0) or the
- * CLOCK_MONOTONIC deadline (clock_mono_ms()) passes (-1). */
-int pgroup_wait(int pgid, int64_t deadline_ms);
-
 /*
  * End group pgid: SIGTERM, up to grace_ms for it to go, then SIGKILL.
  * Returns 0 when no live member remains, SC_EOS when it could not be

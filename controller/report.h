@@ -52,10 +52,6 @@ int report_html(char **out, const json_t *model,
  * and no other.  -1 when buf is too small. */
 int report_live_script_hash(char *buf, size_t len);
 
-/* The live page's script itself, which the dashboard's sign-in pages
- * run too (docs/api.md#the-dashboard). */
-const char *report_live_script(void);
-
 /* The same report as markdown, into *out (the caller's, free()). */
 int report_md(char **out, const json_t *model, struct sc_err *err);
 

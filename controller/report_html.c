@@ -417,12 +417,6 @@ static const char live_js[] =
     "if(!over)setTimeout(stream,2000)})}"
     "load();stream()})();";
 
-const char *
-report_live_script(void)
-{
-	return live_js;
-}
-
 int
 report_live_script_hash(char *buf, size_t len)
 {

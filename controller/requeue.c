@@ -44,7 +44,10 @@ depends_on(const struct config *cfg, const char *story, const char *dep)
 	return i >= 0 && strlist_find(&cfg->stories[i].depends_on, dep) >= 0;
 }
 
-int
+/* Every blocked story of the batch that depends on id, directly or
+ * through other blocked stories, back to pending (their blocking reason
+ * is gone).  *out_n counts them. */
+static int
 requeue_dependents(struct db *db, const struct config *cfg, int64_t batch_id,
     const char *id, int64_t now_ms, int *out_n, struct sc_err *err)
 {

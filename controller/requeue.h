@@ -14,13 +14,6 @@
 int requeue_story(struct db *db, struct story_row *st, const char *reason,
     int64_t now_ms, struct sc_err *err);
 
-/* Every blocked story of the batch that depends on id, directly or
- * through other blocked stories, back to pending (their blocking reason
- * is gone).  *out_n counts them. */
-int requeue_dependents(struct db *db, const struct config *cfg,
-    int64_t batch_id, const char *id, int64_t now_ms, int *out_n,
-    struct sc_err *err);
-
 /* A finished batch becomes stopped, so that `storyctl resume` runs the
  * story put back (a running or stopped batch is left as it is). */
 int requeue_batch_reopen(struct db *db, const struct batch_row *batch,

@@ -157,7 +157,7 @@ view_parse_flags(const char *cmd, int argc, char **argv, int *json, int *follow,
 
 /* "no story ID in ...; did you mean X?" (docs/stories.md "Ids"): the
  * nearest of the stories the command could have meant. */
-int
+static int
 view_no_such_story(struct view *v, const char *id, struct sc_err *err)
 {
 	struct story_row *rows = NULL;

@@ -49,8 +49,6 @@ int view_stories(struct story_row **out, size_t *n, struct view *v,
  * flag; story != NULL means a story id is required. */
 int view_parse_flags(const char *cmd, int argc, char **argv, int *json,
     int *follow, const char **status, const char **story, struct sc_err *err);
-/* SC_EUSAGE "no story 'id' ...; did you mean X?" */
-int view_no_such_story(struct view *v, const char *id, struct sc_err *err);
 /* The story id of the latest batch (or the config), else the error of
  * view_no_such_story(). */
 int view_find_story(

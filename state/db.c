@@ -190,7 +190,8 @@ db_oom(struct db *db, struct sc_err *err)
 	return err_set(err, SC_EOS, "%s: out of memory", db->path);
 }
 
-void
+/* A bounded copy of a column's text (NULL reads as ""). */
+static void
 db_copy(char *dst, size_t size, const char *src)
 {
 	size_t len = src == NULL ? 0 : strlen(src);
@@ -429,7 +430,7 @@ out:
  */
 
 /* Run a cached statement that returns no row (transaction control). */
-int
+static int
 db_run(struct db *db, enum db_sql id, struct sc_err *err, const char *what)
 {
 	sqlite3_stmt *st = NULL;

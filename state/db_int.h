@@ -91,8 +91,7 @@ int db_fail(struct db *db, struct sc_err *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int db_oom(struct db *db, struct sc_err *err);
 
-/* strings: a bounded copy; "dir/name", malloc'd */
-void db_copy(char *dst, size_t size, const char *src);
+/* "dir/name", malloc'd */
 char *db_join(const char *dir, const char *name);
 
 /* The prepared statement id, reset for use; db_done() resets it.
@@ -130,7 +129,6 @@ int db_pragma_int(struct db *db, const char *sql, int *out, struct sc_err *err);
 int db_pragma_text(
     struct db *db, const char *sql, char *out, size_t size, struct sc_err *err);
 int db_seq_bump(struct db *db, struct sc_err *err);
-int db_run(struct db *db, enum db_sql id, struct sc_err *err, const char *what);
 
 /* Double *arr (of elem-sized items) when n items fill it. */
 int db_grow(void **arr, size_t *alloc, size_t n, size_t elem);

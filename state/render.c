@@ -40,7 +40,9 @@ factor(double f)
 	return json_real(f);
 }
 
-json_t *
+/* One attempt as `show --json` spells it (docs/commands.md#show; times
+ * ISO 8601 UTC, null where unknown).  New reference, or NULL on OOM. */
+static json_t *
 render_attempt_json(const struct attempt_row *a)
 {
 	bool ended = a->outcome != OUTCOME_NONE;

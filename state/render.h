@@ -10,10 +10,6 @@
 
 #include "state/db.h"
 
-/* One attempt as `show --json` spells it (docs/commands.md#show; times
- * ISO 8601 UTC, null where unknown).  New reference, or NULL on OOM. */
-json_t *render_attempt_json(const struct attempt_row *a);
-
 /* {"id", "file", "status", "reason", "tasks_completed", "tasks_total",
  *  "attempts": [...]} plus "cost_usd", "branch", "subtasks_completed" and
  *  "subtasks_total", and "retry_policy_override" when override (the

@@ -91,12 +91,3 @@ render_story_add_evidence(json_t *story, const struct evidence_row *e, size_t n)
 	}
 	return 0;
 }
-
-void
-render_evidence_flags(char *buf, size_t len, const struct evidence_row *e)
-{
-	snprintf(buf, len, "%s%s%s",
-	    e->ticked_without_change ? EVIDENCE_FLAG_TICKED : "",
-	    e->ticked_without_change && e->unticked > 0 ? " " : "",
-	    e->unticked > 0 ? EVIDENCE_FLAG_UNTICKED : "");
-}

@@ -25,8 +25,4 @@ json_t *render_evidence_json(const struct evidence_row *e);
 int render_story_add_evidence(
     json_t *story, const struct evidence_row *e, size_t n);
 
-/* The flags of e as words ("ticked_without_change", "unticked"), for
- * text output: "" when none; into buf (len bytes). */
-void render_evidence_flags(char *buf, size_t len, const struct evidence_row *e);
-
 #endif
