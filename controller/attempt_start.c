@@ -22,6 +22,7 @@
 #include "controller/clock.h"
 #include "controller/console.h"
 #include "controller/pgroup.h"
+#include "controller/preflight.h"
 #include "controller/prompt.h"
 #include "controller/remote.h"
 #include "controller/stories.h"
@@ -399,11 +400,7 @@ begin_prompt_file(struct attempt_run *ar, struct argv_vars *vars,
 static const struct strlist *
 attempt_template(const struct batch *b, enum role role)
 {
-	const struct agent_conf *ag = &b->cfg->agents[role];
-
-	if (b->o->confined[role] && ag->command_confined.n > 0)
-		return &ag->command_confined;
-	return &ag->command;
+	return preflight_template(&b->cfg->agents[role], b->o->confined[role]);
 }
 
 /*

@@ -97,11 +97,6 @@ int cmd_help(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_complete(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_man(struct cli *cli, int argc, char **argv, struct sc_err *err);
 
-/* Every configured agent, gate and reviewer argv template is valid and
- * its program can be found (PATH or an executable path): SC_EUNAVAIL
- * naming it if not. */
-int cmd_run_check_agents(const struct config *cfg, struct sc_err *err);
-
 const struct cli_command *cli_commands(size_t *n);
 const struct cli_command *cli_command_find(const char *name);
 /* SC_EUSAGE "unknown command 'NAME'", with "; did you mean X?" when a

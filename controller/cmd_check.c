@@ -18,6 +18,7 @@
 #include "controller/check_int.h"
 #include "controller/cli.h"
 #include "controller/config.h"
+#include "controller/preflight.h"
 #include "controller/prompt.h"
 #include "controller/sandbox.h"
 #include "controller/stories.h"
@@ -265,32 +266,41 @@ check_prompt_sizes(struct check *c)
 
 /* --- agents and git ---------------------------------------------------- */
 
-/* One argv template, as run checks it (cmd_run_check_agents()). */
-static void
-check_program(struct check *c, const char *role, const char *name,
-    const struct strlist *argv, const char *what)
+/* One program of the run, as run checks it (preflight.c): its line in
+ * the JSON's "agents" when it runs here, a problem when it fails. */
+static int
+check_program(void *ctx, const struct preflight_prog *p)
 {
+	struct check *c = ctx;
 	struct sc_err e;
 	char *path = NULL, prog[1024], res[1024];
+	json_t *o;
 	int rc;
 
 	err_clear(&e);
-	rc = argv_validate(argv, &e);
-	if (rc == 0)
-		rc = argv_resolve_program(&path, argv->items[0], &e);
-	/* JSON strings must be UTF-8; a path need not be */
-	text_clean(prog, sizeof(prog), argv->n > 0 ? argv->items[0] : "",
-	    argv->n > 0 ? strlen(argv->items[0]) : 0, TEXT_MARK_INVALID, NULL);
-	if (path != NULL)
-		text_clean(res, sizeof(res), path, strlen(path),
+	rc = preflight_check(&path, p, &e);
+	if (p->here) {
+		/* JSON strings must be UTF-8; a path need not be */
+		text_clean(prog, sizeof(prog),
+		    p->argv->n > 0 ? p->argv->items[0] : "",
+		    p->argv->n > 0 ? strlen(p->argv->items[0]) : 0,
 		    TEXT_MARK_INVALID, NULL);
-	json_array_append_new(c->agents,
-	    json_pack("{s:s, s:s, s:s, s:o}", "role", role, "name", name,
-		"program", prog, "resolved",
-		path != NULL ? json_string(res) : json_null()));
+		if (path != NULL)
+			text_clean(res, sizeof(res), path, strlen(path),
+			    TEXT_MARK_INVALID, NULL);
+		o = json_pack("{s:s, s:s, s:s, s:o}", "role", p->role, "name",
+		    p->name, "program", prog, "resolved",
+		    path != NULL ? json_string(res) : json_null());
+		if (o != NULL && p->agent >= 0)
+			json_object_set_new(o, "sandbox",
+			    json_string(c->confined[p->agent] ? "confined"
+							      : "unconfined"));
+		json_array_append_new(c->agents, o);
+	}
 	if (rc < 0)
-		problem(c, NULL, false, rc, true, "%s: %s", what, e.msg);
+		problem(c, NULL, false, rc, true, "%s: %s", p->what, e.msg);
 	free(path);
+	return 0;
 }
 
 /* The argv template role r runs with: the preset's full-autonomy one
@@ -298,11 +308,7 @@ check_program(struct check *c, const char *role, const char *name,
 const struct strlist *
 check_run_template(const struct check *c, int r)
 {
-	const struct agent_conf *a = &c->cfg.agents[r];
-
-	return c->confined[r] && a->command_confined.n > 0
-	    ? &a->command_confined
-	    : &a->command;
+	return preflight_template(&c->cfg.agents[r], c->confined[r]);
 }
 
 /* Which agents run confined, as run decides: "auto" without a sandbox
@@ -334,40 +340,8 @@ check_sandbox(struct check *c)
 static void
 check_agents(struct check *c)
 {
-	const struct config *cfg = &c->cfg;
-	char what[128];
-	size_t i;
-	int r;
-
-	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
-		const struct agent_conf *a = &cfg->agents[r];
-		if (!a->configured)
-			continue;
-		snprintf(what, sizeof(what), "agent %s (%s)",
-		    role_name((enum role)r), a->name);
-		/* remote: its program is on the worker, not here */
-		if (cfg->executor.is_remote)
-			continue;
-		check_program(c, role_name((enum role)r), a->name,
-		    check_run_template(c, r), what);
-		json_object_set_new(
-		    json_array_get(c->agents, json_array_size(c->agents) - 1),
-		    "sandbox",
-		    json_string(c->confined[r] ? "confined" : "unconfined"));
-	}
-	if (cfg->executor.is_remote && cfg->executor.launch.n > 0)
-		check_program(c, "launch", "executor.launch",
-		    &cfg->executor.launch, "executor.launch");
-	for (i = 0; i < cfg->ngates; i++) {
-		snprintf(what, sizeof(what), "gate %s", cfg->gates[i].name);
-		check_program(c, "gate", cfg->gates[i].name,
-		    &cfg->gates[i].command, what);
-	}
-	for (i = 0; i < cfg->review.nagents; i++) {
-		snprintf(what, sizeof(what), "review.agents[%zu]", i);
-		check_program(c, "review", what, &cfg->review.agents[i], what);
-	}
-	if (!cfg->agents[ROLE_FALLBACK].configured)
+	(void)preflight_each(&c->cfg, c->confined, check_program, c);
+	if (!c->cfg.agents[ROLE_FALLBACK].configured)
 		problem(c, NULL, true, 0, false,
 		    "no fallback agent: a story whose primary agent fails for "
 		    "good (auth, quota) is escalated, not tried with another "

@@ -13,6 +13,7 @@
 #include "controller/argv.h"
 #include "controller/batch.h"
 #include "controller/cli.h"
+#include "controller/preflight.h"
 #include "controller/sandbox.h"
 #include "controller/serve.h"
 #include "controller/serve_listen.h"
@@ -61,49 +62,6 @@ signals_install(struct sc_err *err)
 	sigaddset(&held, SIGINT);
 	sigaddset(&held, SIGTERM);
 	sigprocmask(SIG_UNBLOCK, &held, NULL);
-	return 0;
-}
-
-/* One argv template: valid, and its program can be started. */
-static int
-check_program(const struct strlist *argv, struct sc_err *err)
-{
-	char *path = NULL;
-	int rc;
-
-	rc = argv_validate(argv, err);
-	if (rc == 0)
-		rc = argv_resolve_program(&path, argv->items[0], err);
-	free(path);
-	return rc;
-}
-
-int
-cmd_run_check_agents(const struct config *cfg, struct sc_err *err)
-{
-	size_t i;
-	int r;
-
-	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
-		const struct agent_conf *a = &cfg->agents[r];
-		/* remote: the agent's program is on the worker, the launcher
-		 * here (docs/cluster.md#storyctl-job) */
-		if (a->configured &&
-		    (cfg->executor.is_remote
-			    ? argv_validate(&a->command, err)
-			    : check_program(&a->command, err)) < 0)
-			return err_prefix(err, "agent %s (%s)",
-			    role_name((enum role)r), a->name);
-	}
-	if (cfg->executor.is_remote && cfg->executor.launch.n > 0 &&
-	    check_program(&cfg->executor.launch, err) < 0)
-		return err_prefix(err, "executor.launch");
-	for (i = 0; i < cfg->ngates; i++)
-		if (check_program(&cfg->gates[i].command, err) < 0)
-			return err_prefix(err, "gate %s", cfg->gates[i].name);
-	for (i = 0; i < cfg->review.nagents; i++)
-		if (check_program(&cfg->review.agents[i], err) < 0)
-			return err_prefix(err, "review.agents[%zu]", i);
 	return 0;
 }
 
@@ -354,7 +312,7 @@ run_or_resume(struct cli *cli, int argc, char **argv, enum batch_mode mode,
 		cfg.include_drafts = true;
 	rc = stories_load(&stories, &nstories, &cfg, err);
 	if (rc == 0)
-		rc = cmd_run_check_agents(&cfg, err);
+		rc = preflight_run(&cfg, err);
 	if (rc == 0)
 		rc = run_serve_start(&srv, &l, cli, &cfg, &args, err);
 	if (rc < 0)

@@ -15,6 +15,7 @@
 #include "controller/cli.h"
 #include "controller/config.h"
 #include "controller/discover.h"
+#include "controller/preflight.h"
 #include "controller/presets.h"
 #include "controller/prompt.h"
 #include "controller/runner.h"
@@ -414,14 +415,6 @@ out:
 
 /* --- agents ---------------------------------------------------------- */
 
-/* The argv template role r runs with (docs/sandbox.md#presets). */
-static const struct strlist *
-agent_template(const struct agent_conf *a, bool confined)
-{
-	return confined && a->command_confined.n > 0 ? &a->command_confined
-						     : &a->command;
-}
-
 static json_t *
 argv_json(const char *const *argv)
 {
@@ -464,7 +457,8 @@ agents_json(const struct config *cfg, const struct sandbox_host *h,
 		    ? json_pack("{s:s, s:o, s:o, s:f, s:b, s:{s:s, s:b}}",
 			  "name", a->name, "preset",
 			  a->preset[0] ? json_string(a->preset) : json_null(),
-			  "argv", strlist_json(agent_template(a, confined[r])),
+			  "argv",
+			  strlist_json(preflight_template(a, confined[r])),
 			  "timeout_s", a->timeout_s, "confined", confined[r],
 			  "sandbox", "enabled",
 			  enabled_name(a->sandbox.enabled), "network",
@@ -506,7 +500,7 @@ agents_print(FILE *f, const struct config *cfg, const struct sandbox_host *h,
 	    cfg->path ? cfg->path : "no storyctl.json: the defaults");
 	for (r = ROLE_PRIMARY; r <= ROLE_FALLBACK; r++) {
 		const struct agent_conf *a = &cfg->agents[r];
-		const struct strlist *t = agent_template(a, confined[r]);
+		const struct strlist *t = preflight_template(a, confined[r]);
 
 		fprintf(f, "  %-8s ", role_name((enum role)r));
 		if (!a->configured) {
