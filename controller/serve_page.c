@@ -108,12 +108,14 @@ page_hex(char ch)
 int
 serve_page_form_key(char *out, size_t size, const char *body, size_t len)
 {
-	const char *p = body, *end = body + len, *amp;
+	const char *p = body, *end, *amp;
 	size_t n = 0;
 
 	out[0] = '\0';
 	if (body == NULL)
 		return -1;
+	/* not before the check: NULL + 0 is undefined behaviour */
+	end = body + len;
 	/* application/x-www-form-urlencoded: name=value pairs joined by &,
 	 * + a space and %HH a byte; only "key" is read */
 	for (; p < end; p = amp + 1) {
