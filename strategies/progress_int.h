@@ -85,6 +85,12 @@ bool progress_heading_ends(
  * not counted (docs/stories.md#the-tasks-section). */
 bool progress_heading_checklist(cmark_node *h);
 
+/* Whether an item whose text begins with s[0..n) looks like a task to
+ * its author though GitHub shows no checkbox ("[-]", "✅", "[ ]*", "[]",
+ * ...); fills why (wlen bytes) and *checked when so (progress_box.c). */
+bool progress_box_like(
+    char *why, size_t wlen, bool *checked, const char *s, size_t n);
+
 /* Is n a task-list item?  Is its box checked? */
 bool progress_is_task(cmark_node *n);
 bool progress_item_checked(cmark_node *n);
