@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/fixture_fs.h"
 #include "strategies/agentout.h"
 #include "tests/fuzz/fuzz_utf8.h"
 
@@ -66,36 +67,11 @@ fixture_path(char *buf, size_t len, const char *dir, const char *name)
 	    name != NULL ? "/" : "", name != NULL ? name : "");
 }
 
-/* The whole file; the caller frees it. */
-static char *
-fixture_read(const char *dir, const char *name, size_t *len)
-{
-	char path[4096], *buf;
-	FILE *f;
-	long n;
-
-	fixture_path(path, sizeof(path), dir, name);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n > 0 && n <= 1024 * 1024);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static void
 parse_fixture(struct agent_output *o, const char *dir, const char *name)
 {
 	size_t len;
-	char *buf = fixture_read(dir, name, &len);
+	char *buf = fxfs_fixture_read(dir, name, &len);
 
 	agentout_parse(o, buf, len);
 	free(buf);
@@ -870,7 +846,7 @@ test_fixture_cuts(void **state)
 			snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
 			if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode))
 				continue;
-			buf = fixture_read(dirs[d], de->d_name, &len);
+			buf = fxfs_fixture_read(dirs[d], de->d_name, &len);
 			step = len / 97 + 1;
 			for (k = 0; k < len; k += step) {
 				agentout_parse(&o, buf + k, len - k);
