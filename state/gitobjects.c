@@ -29,7 +29,6 @@
 #include <git2.h>
 
 #include "state/gitobjects.h"
-#include "state/gitodb.h"
 
 /* git writes packs and their indexes read-only for everyone (and so
  * does libgit2 by default); other users of a shared repository read
@@ -223,14 +222,12 @@ go_write_pack(git_indexer **ixp, git_repository *repo, const git_oid *ids,
 	if (git_packbuilder_foreach(pb, go_feed, &feed) < 0 ||
 	    go_feed_flush(&feed) < 0)
 		goto out;
-	/* The packbuilder's object list and delta window, and the copies
-	 * of the new objects it read (gitodb.h), are not needed once the
-	 * pack is written: freed before the indexer resolves the deltas and
-	 * writes the index, so that none of them is resident with it
-	 * (docs/performance.md#pack-memory). */
+	/* The packbuilder's object list and delta window are not needed
+	 * once the pack is written: freed before the indexer resolves the
+	 * deltas and writes the index, so that they are not resident with
+	 * it (docs/performance.md#pack-memory). */
 	git_packbuilder_free(pb);
 	pb = NULL;
-	gitodb_drop(repo);
 	if (git_indexer_commit(*ixp, &stats) < 0)
 		goto out;
 	rc = 0;

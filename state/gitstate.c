@@ -14,7 +14,6 @@
 #include <git2.h>
 
 #include "state/gitlib.h"
-#include "state/gitodb.h"
 #include "state/gitstate_int.h"
 
 const char *
@@ -234,15 +233,6 @@ gs_names(struct gitstate *gs, const char *branch, struct sc_err *err)
 	return 0;
 }
 
-void
-gitstate_odb(struct gitstate *gs)
-{
-	struct sc_err ignore = {0};
-
-	/* without it the writer works on, only slower: not an error */
-	(void)gitodb_install(gs->repo, GS_CACHE_BYTES, &ignore);
-}
-
 /* gs->repo and gs->workdir: the repository at or above dir, which must
  * have a work tree. */
 static int
@@ -267,7 +257,6 @@ gs_repo_open(struct gitstate *gs, const char *dir, struct sc_err *err)
 		return err_set(err, SC_EDATA,
 		    "%s: bare git repository has no work tree", dir);
 	gs_make_pack_dir(gs);
-	gitstate_odb(gs);
 	if ((gs->workdir = gitstate_strdup(wd)) == NULL)
 		return err_set(err, SC_EOS, "%s: out of memory", dir);
 	n = strlen(gs->workdir);

@@ -203,7 +203,6 @@ gs_reopen(struct gitstate *gs)
 	}
 	git_repository_free(gs->repo);
 	gs->repo = fresh;
-	gitstate_odb(gs);
 }
 
 /*

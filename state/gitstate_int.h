@@ -69,15 +69,5 @@ int gitstate_note(struct gitstate *gs, const git_oid *id, const char *path);
 void gitstate_loose_load(struct gitstate *gs);
 void gitstate_loose_append(struct gitstate *gs);
 void gitstate_loose_clear(struct gitstate *gs);
-/* gs->repo reads and writes through gitodb_install()'s database
- * (docs/state-branch.md#the-object-database), with GS_CACHE_BYTES for
- * the new objects until they are packed; best effort.  The GS_PACK_AT
- * objects a commit packs take about 2.4 MB in the benchmark's batch;
- * the newest 256 KiB of copies hold every next commit's trees and the
- * last tenth of what a pack reads.  The first 1 MiB after each pack
- * cost 0.6 MiB more peak memory at N=1000 and more CPU time at N=5000
- * (docs/performance.md#ssh-start). */
-#define GS_CACHE_BYTES (256 * 1024)
-void gitstate_odb(struct gitstate *gs);
 
 #endif
