@@ -173,6 +173,42 @@ result_fill(struct batch_result *out, const struct batch *b)
 	    out->stop_reason, sizeof(out->stop_reason), "%s", b->stop_reason);
 }
 
+/* The batch chosen, before its first attempt: the main tree checked
+ * for changes that are no story's, the worktrees of stories already
+ * decided settled, the pauses and the spend read back, the state branch
+ * brought up to date, the evidence of earlier runs dropped. */
+static int
+batch_ready(struct batch *b, struct sc_err *err)
+{
+	int rc;
+
+	rc = batch_work_check(b, err);
+	if (rc < 0)
+		goto out;
+	rc = batch_worktree_sweep(b, err);
+	if (rc < 0)
+		goto out;
+	rc = batch_load_pauses(b, err);
+	if (rc < 0)
+		goto out;
+	rc = batch_spend(b, err);
+	if (rc < 0)
+		goto out;
+	rc = statebranch_sync(&b->sb, b->batch_id, batch_now_ms(b), err);
+	if (rc < 0)
+		goto out;
+	/* we hold the lock and no attempt runs yet: the evidence
+	 * snapshots of earlier runs are needed no more (docs/evidence.md);
+	 * here, not earlier, so that a run refused for its arguments
+	 * changes nothing in the state dir */
+	gitevidence_forget(b->o->cfg->state_dir);
+	/* best effort: without it every snapshot looks at the whole tree */
+	(void)gitevidence_watches_new(&b->evw, err);
+	err_clear(err);
+out:
+	return rc;
+}
+
 int
 batch_run(
     struct batch_result *out, const struct batch_opts *o, struct sc_err *err)
@@ -207,29 +243,9 @@ batch_run(
 	if (rc < 0 || out->nothing)
 		goto out;
 	out->batch_id = b.batch_id;
-	rc = batch_work_check(&b, err);
+	rc = batch_ready(&b, err);
 	if (rc < 0)
 		goto out;
-	rc = batch_worktree_sweep(&b, err);
-	if (rc < 0)
-		goto out;
-	rc = batch_load_pauses(&b, err);
-	if (rc < 0)
-		goto out;
-	rc = batch_spend(&b, err);
-	if (rc < 0)
-		goto out;
-	rc = statebranch_sync(&b.sb, b.batch_id, batch_now_ms(&b), err);
-	if (rc < 0)
-		goto out;
-	/* we hold the lock and no attempt runs yet: the evidence
-	 * snapshots of earlier runs are needed no more (docs/evidence.md);
-	 * here, not earlier, so that a run refused for its arguments
-	 * changes nothing in the state dir */
-	gitevidence_forget(o->cfg->state_dir);
-	/* best effort: without it every snapshot looks at the whole tree */
-	(void)gitevidence_watches_new(&b.evw, err);
-	err_clear(err);
 	rc = batch_run_stories(&b, err);
 	if (rc < 0)
 		goto out;

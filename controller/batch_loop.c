@@ -113,6 +113,62 @@ slot_release(struct batch *b, struct slot *sl, struct sc_err *err)
 	return rc;
 }
 
+/* The story of schedule entry i cannot run: dependency why ended
+ * without being done.  It is settled as blocked. */
+static int
+slot_block(
+    struct batch *b, struct sched *sc, size_t i, size_t why, struct sc_err *err)
+{
+	struct story_row blocked;
+	char reason[300];
+	int rc;
+
+	snprintf(reason, sizeof(reason), "blocked: dependency %s ended %s",
+	    sc->e[why].id, status_name(batch_sched_status(b, sc, why)));
+	rc = batch_sched_row(&blocked, b, sc, i, err);
+	if (rc == 0)
+		rc = attempt_settle(
+		    b, &blocked, STATUS_BLOCKED, reason, "blocked", err);
+	if (rc < 0)
+		return rc;
+	sc->e[i].status = blocked.status;
+	batch_sched_touch(sc, i);
+	return 0;
+}
+
+/* Slot sl takes the story of schedule entry i: its row, and the tree
+ * it runs in (a worktree of its own, or the main tree). */
+static int
+slot_take(struct batch *b, struct slot *sl, struct sched *sc, size_t i,
+    struct sc_err *err)
+{
+	struct sched_ent *e = &sc->e[i];
+	int rc;
+
+	memset(sl, 0, sizeof(*sl));
+	rc = batch_sched_row(&sl->row, b, sc, i, err);
+	if (rc < 0)
+		return rc;
+	sl->st = &sl->row;
+	sl->idx = i;
+	sl->s = e->s;
+	e->slot = (int)(sl - b->slots);
+	batch_sched_touch(sc, i);
+	if (batch_worktrees(b)) {
+		rc = batch_worktree_add(b, sl, sc, err);
+	} else {
+		sl->abspath = story_abspath(e->s, b->cfg->root);
+		sl->cwd = strdup(b->cfg->root);
+		rc = sl->abspath && sl->cwd
+		    ? 0
+		    : err_set(err, SC_EOS, "out of memory");
+		if (rc == 0 && b->cfg->git.commit_work &&
+		    sl->st->base_commit[0] == '\0')
+			rc = batch_work_base(b, sl->st, err);
+	}
+	return rc < 0 ? rc : 0;
+}
+
 /*
  * Give slot sl the next story that may run now (the first in position
  * order), settling the blocked ones before it; 0 with sl->st NULL when
@@ -124,9 +180,7 @@ static int
 slot_fill(
     struct batch *b, struct slot *sl, struct sched *sc, struct sc_err *err)
 {
-	struct story_row blocked;
 	struct sched_ent *e;
-	char reason[300];
 	size_t i, why;
 	int rc;
 
@@ -146,47 +200,15 @@ slot_fill(
 			    e->id, (long long)b->batch_id);
 		switch (batch_sched_deps_state(b, sc, i, &why)) {
 		case SCHED_BLOCKED:
-			snprintf(reason, sizeof(reason),
-			    "blocked: dependency %s ended %s", sc->e[why].id,
-			    status_name(batch_sched_status(b, sc, why)));
-			rc = batch_sched_row(&blocked, b, sc, i, err);
-			if (rc == 0)
-				rc = attempt_settle(b, &blocked, STATUS_BLOCKED,
-				    reason, "blocked", err);
-			if (rc < 0)
+			if ((rc = slot_block(b, sc, i, why, err)) < 0)
 				return rc;
-			e->status = blocked.status;
-			batch_sched_touch(sc, i);
 			continue;
 		case SCHED_WAIT:
 			continue;
 		case SCHED_READY:
 			break;
 		}
-		memset(sl, 0, sizeof(*sl));
-		rc = batch_sched_row(&sl->row, b, sc, i, err);
-		if (rc < 0)
-			return rc;
-		sl->st = &sl->row;
-		sl->idx = i;
-		sl->s = e->s;
-		e->slot = (int)(sl - b->slots);
-		batch_sched_touch(sc, i);
-		if (batch_worktrees(b)) {
-			rc = batch_worktree_add(b, sl, sc, err);
-		} else {
-			sl->abspath = story_abspath(e->s, b->cfg->root);
-			sl->cwd = strdup(b->cfg->root);
-			rc = sl->abspath && sl->cwd
-			    ? 0
-			    : err_set(err, SC_EOS, "out of memory");
-			if (rc == 0 && b->cfg->git.commit_work &&
-			    sl->st->base_commit[0] == '\0')
-				rc = batch_work_base(b, sl->st, err);
-		}
-		if (rc < 0)
-			return rc;
-		return 0;
+		return slot_take(b, sl, sc, i, err);
 	}
 	/* nothing now; nothing until an entry changes */
 	sc->idle_gen = sc->gen;
@@ -299,6 +321,47 @@ slots_service(
 	return rc;
 }
 
+/* Wait for the running attempts (nh handles), or sleep until the next
+ * slot is due (next, INT64_MAX when none); a stop asked for meanwhile
+ * is an interruption. */
+static int
+stories_wait(struct batch *b, void **handles, size_t nh, int64_t next,
+    int64_t now, struct sc_err *err)
+{
+	int rc;
+
+	if (nh > 0) {
+		rc = b->ops.wait(b->ops.ctx, handles, nh,
+		    next == INT64_MAX ? -1 : next - now, b->o->wake_fd, err);
+		if (rc < 0)
+			return rc;
+	} else if (next != INT64_MAX && !stopping(b)) {
+		if (b->o->clock.sleep_until(
+			b->o->clock.ctx, next, b->o->stop, b->o->wake_fd))
+			b->interrupted = true;
+	}
+	if (b->o->stop != NULL && *b->o->stop)
+		b->interrupted = true;
+	return 0;
+}
+
+/* The loop is over: an attempt still running (after an error) is
+ * killed and forgotten, start-up reconciling its row later, and every
+ * slot is emptied. */
+static void
+slots_abandon(struct batch *b)
+{
+	size_t i;
+
+	for (i = 0; b->slots != NULL && i < b->nslots; i++) {
+		slot_abandon(b, &b->slots[i]);
+		free(b->slots[i].worktree);
+		free(b->slots[i].abspath);
+		free(b->slots[i].cwd);
+		memset(&b->slots[i], 0, sizeof(b->slots[i]));
+	}
+}
+
 /*
  * The supervision loop: up to N stories at once, one process, no
  * threads.  A slot holds its story while the story's next attempt
@@ -309,7 +372,7 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 {
 	struct sched sc;
 	void **handles = NULL;
-	size_t i, nh;
+	size_t nh;
 	int64_t now, next;
 	int rc;
 
@@ -343,31 +406,15 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 			goto out;
 		batch_notify_poll(b);
 		console_status(b);
-		if (nh > 0) {
-			rc = b->ops.wait(b->ops.ctx, handles, nh,
-			    next == INT64_MAX ? -1 : next - now, b->o->wake_fd,
-			    err);
-			if (rc < 0)
-				goto out;
-		} else if (next != INT64_MAX && !stopping(b)) {
-			if (b->o->clock.sleep_until(b->o->clock.ctx, next,
-				b->o->stop, b->o->wake_fd))
-				b->interrupted = true;
-		}
-		if (b->o->stop != NULL && *b->o->stop)
-			b->interrupted = true;
+		rc = stories_wait(b, handles, nh, next, now, err);
+		if (rc < 0)
+			goto out;
 		now = b->o->clock.now_ms(b->o->clock.ctx);
 		if ((rc = slots_service(b, &sc, now, err)) < 0)
 			goto out;
 	}
 out:
-	for (i = 0; b->slots != NULL && i < b->nslots; i++) {
-		slot_abandon(b, &b->slots[i]);
-		free(b->slots[i].worktree);
-		free(b->slots[i].abspath);
-		free(b->slots[i].cwd);
-		memset(&b->slots[i], 0, sizeof(b->slots[i]));
-	}
+	slots_abandon(b);
 	console_clear(b);
 	free(handles);
 	batch_sched_free(&sc);

@@ -146,14 +146,79 @@ out:
 static const char *const agent_keys[] = {"preset", "command", "timeout_s",
     "stall_timeout_s", "env", "name", "sandbox", NULL};
 
+/* "preset": its argvs and name into *a, the preset itself to *out. */
+static int
+agent_parse_preset(struct loader *ld, json_t *pv, const char *path,
+    struct agent_conf *a, const struct preset **out)
+{
+	const struct preset *p;
+	char key[KEY_MAX], known[256];
+
+	config_key_join(key, path, "preset");
+	if (!json_is_string(pv))
+		return config_wrong_type(ld, key, "a string", pv);
+	p = presets_find(json_string_value(pv));
+	if (p == NULL) {
+		config_preset_names(known, sizeof(known));
+		return config_fail(ld, key, "unknown preset \"%s\" (known: %s)",
+		    json_string_value(pv), known);
+	}
+	if (agent_use_preset(a, p) < 0)
+		return config_fail_nomem(ld);
+	*out = p;
+	return 0;
+}
+
+/* "command": the argv that runs; without a preset, its program's base
+ * name names the agent. */
+static int
+agent_parse_command(struct loader *ld, json_t *cv, const char *path,
+    const struct preset *p, struct agent_conf *a)
+{
+	char key[KEY_MAX];
+	const char *base;
+	int rc;
+
+	config_key_join(key, path, "command");
+	if ((rc = config_parse_argv(ld, cv, key, &a->command)) != 0)
+		return rc;
+	/* the user's argv is what runs, inside a sandbox or not: a
+	 * preset's flags must not come back when it is confined */
+	strlist_release(&a->command_confined);
+	if (p == NULL) {
+		base = strrchr(a->command.items[0], '/');
+		base = base != NULL && base[1] != '\0' ? base + 1
+						       : a->command.items[0];
+		snprintf(a->name, sizeof(a->name), "%s", base);
+	}
+	return 0;
+}
+
+/* "name": what the agent is called in records and reports. */
+static int
+agent_parse_name(
+    struct loader *ld, json_t *nv, const char *path, struct agent_conf *a)
+{
+	char key[KEY_MAX];
+
+	config_key_join(key, path, "name");
+	if (!json_is_string(nv))
+		return config_wrong_type(ld, key, "a string", nv);
+	if (json_string_length(nv) == 0 ||
+	    json_string_length(nv) >= sizeof(a->name))
+		return config_fail(ld, key, "must be 1 to %zu bytes long",
+		    sizeof(a->name) - 1);
+	config_shown(a->name, sizeof(a->name), json_string_value(nv));
+	return 0;
+}
+
 static int
 parse_agent(struct loader *ld, json_t *v, const char *path,
     const struct config *c, struct agent_conf *a)
 {
 	const struct preset *p = NULL;
 	json_t *pv, *cv, *ev, *nv;
-	char key[KEY_MAX], known[256];
-	const char *base;
+	char key[KEY_MAX];
 	int rc;
 
 	if ((rc = config_want_object(ld, v, path)) != 0)
@@ -162,48 +227,15 @@ parse_agent(struct loader *ld, json_t *v, const char *path,
 		return rc;
 	pv = json_object_get(v, "preset");
 	cv = json_object_get(v, "command");
-	if (pv != NULL) {
-		config_key_join(key, path, "preset");
-		if (!json_is_string(pv))
-			return config_wrong_type(ld, key, "a string", pv);
-		p = presets_find(json_string_value(pv));
-		if (p == NULL) {
-			config_preset_names(known, sizeof(known));
-			return config_fail(ld, key,
-			    "unknown preset \"%s\" (known: %s)",
-			    json_string_value(pv), known);
-		}
-		if (agent_use_preset(a, p) < 0)
-			return config_fail_nomem(ld);
-	}
-	if (cv != NULL) {
-		config_key_join(key, path, "command");
-		if ((rc = config_parse_argv(ld, cv, key, &a->command)) != 0)
-			return rc;
-		/* the user's argv is what runs, inside a sandbox or not: a
-		 * preset's flags must not come back when it is confined */
-		strlist_release(&a->command_confined);
-		if (p == NULL) {
-			base = strrchr(a->command.items[0], '/');
-			base = base != NULL && base[1] != '\0'
-			    ? base + 1
-			    : a->command.items[0];
-			snprintf(a->name, sizeof(a->name), "%s", base);
-		}
-	}
+	if (pv != NULL && (rc = agent_parse_preset(ld, pv, path, a, &p)) != 0)
+		return rc;
+	if (cv != NULL && (rc = agent_parse_command(ld, cv, path, p, a)) != 0)
+		return rc;
 	if (p == NULL && cv == NULL)
 		return config_fail(ld, path, "needs a preset or a command");
 	nv = json_object_get(v, "name");
-	if (nv != NULL) {
-		config_key_join(key, path, "name");
-		if (!json_is_string(nv))
-			return config_wrong_type(ld, key, "a string", nv);
-		if (json_string_length(nv) == 0 ||
-		    json_string_length(nv) >= sizeof(a->name))
-			return config_fail(ld, key,
-			    "must be 1 to %zu bytes long", sizeof(a->name) - 1);
-		config_shown(a->name, sizeof(a->name), json_string_value(nv));
-	}
+	if (nv != NULL && (rc = agent_parse_name(ld, nv, path, a)) != 0)
+		return rc;
 	if ((rc = config_get_number(ld, v, path, "timeout_s", &a->timeout_s,
 		 TIMEOUT_MIN_S, SECONDS_MAX, false)) != 0)
 		return rc;

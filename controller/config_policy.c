@@ -80,20 +80,12 @@ static const char *const policy_keys[] = {"strategy", "max_attempts",
     "network_on", "permanent_on", "backoff", "on_usage_limit",
     "max_limit_waits", NULL};
 
-int
-config_parse_policy(struct loader *ld, json_t *v, struct policy *p)
+/* policy's two words: strategy and on_usage_limit. */
+static int
+policy_parse_words(struct loader *ld, json_t *v, struct policy *p)
 {
-	const char *path = "policy";
-	json_t *sv, *bv;
-	long long n;
-	int rc;
+	json_t *sv;
 
-	if (v == NULL)
-		return 0;
-	if ((rc = config_want_object(ld, v, path)) != 0)
-		return rc;
-	if ((rc = config_check_keys(ld, v, path, policy_keys)) != 0)
-		return rc;
 	sv = json_object_get(v, "strategy");
 	if (sv != NULL) {
 		if (!json_is_string(sv))
@@ -115,6 +107,17 @@ config_parse_policy(struct loader *ld, json_t *v, struct policy *p)
 			    "must be wait or switch, got \"%s\"",
 			    json_string_value(sv));
 	}
+	return 0;
+}
+
+/* policy's counts and durations. */
+static int
+policy_parse_numbers(struct loader *ld, json_t *v, struct policy *p)
+{
+	const char *path = "policy";
+	long long n;
+	int rc;
+
 	if ((rc = config_get_int(ld, v, path, "max_limit_waits",
 		 &p->max_limit_waits, 0, INT_MAX)) != 0)
 		return rc;
@@ -144,6 +147,25 @@ config_parse_policy(struct loader *ld, json_t *v, struct policy *p)
 		 ld, v, path, "retry_max_time_ms", &n, 0, MS_MAX)) != 0)
 		return rc;
 	p->retry_max_time_ms = n;
+	return 0;
+}
+
+int
+config_parse_policy(struct loader *ld, json_t *v, struct policy *p)
+{
+	const char *path = "policy";
+	json_t *bv;
+	int rc;
+
+	if (v == NULL)
+		return 0;
+	if ((rc = config_want_object(ld, v, path)) != 0)
+		return rc;
+	if ((rc = config_check_keys(ld, v, path, policy_keys)) != 0)
+		return rc;
+	if ((rc = policy_parse_words(ld, v, p)) != 0 ||
+	    (rc = policy_parse_numbers(ld, v, p)) != 0)
+		return rc;
 	if ((rc = config_get_strings(ld, v, path, "retry_on", &p->retry_on)) !=
 		0 ||
 	    (rc = config_get_strings(
@@ -216,60 +238,51 @@ config_parse_gates(struct loader *ld, json_t *v, struct config *c)
 static const char *const review_keys[] = {
     "agents", "quorum", "retries", "prompt", NULL};
 
-int
-config_parse_review(struct loader *ld, json_t *v, struct review_conf *r)
+/* review.agents: each a preset name (its cautious argv) or a command. */
+static int
+review_parse_agents(struct loader *ld, json_t *av, struct review_conf *r)
 {
 	const struct preset *p;
 	char key[KEY_MAX], known[256];
-	json_t *av, *item;
-	long long quorum = 0;
+	json_t *item;
 	size_t i, k;
 	int rc;
 
-	r->retries = 2;
-	if (v == NULL)
-		return 0;
-	if ((rc = config_want_object(ld, v, "review")) != 0 ||
-	    (rc = config_check_keys(ld, v, "review", review_keys)) != 0)
-		return rc;
-	av = json_object_get(v, "agents");
-	if (av != NULL && !json_is_array(av))
-		return config_wrong_type(ld, "review.agents",
-		    "an array of commands or preset names", av);
-	if (av != NULL && json_array_size(av) > 0) {
-		r->agents = calloc(json_array_size(av), sizeof(*r->agents));
-		if (r->agents == NULL)
-			return config_fail_nomem(ld);
-		json_array_foreach(av, i, item)
-		{
-			config_key_index(key, "review.agents", i);
-			r->nagents = i + 1;
-			if (json_is_string(item)) {
-				p = presets_find(json_string_value(item));
-				if (p == NULL) {
-					config_preset_names(
-					    known, sizeof(known));
-					return config_fail(ld, key,
-					    "unknown preset "
-					    "\"%s\" (known: %s)",
-					    json_string_value(item), known);
-				}
-				for (k = 0; p->argv[k] != NULL; k++)
-					if (strlist_push(
-						&r->agents[i], p->argv[k]) < 0)
-						return config_fail_nomem(ld);
-				continue;
+	r->agents = calloc(json_array_size(av), sizeof(*r->agents));
+	if (r->agents == NULL)
+		return config_fail_nomem(ld);
+	json_array_foreach(av, i, item)
+	{
+		config_key_index(key, "review.agents", i);
+		r->nagents = i + 1;
+		if (json_is_string(item)) {
+			p = presets_find(json_string_value(item));
+			if (p == NULL) {
+				config_preset_names(known, sizeof(known));
+				return config_fail(ld, key,
+				    "unknown preset "
+				    "\"%s\" (known: %s)",
+				    json_string_value(item), known);
 			}
-			rc = config_parse_argv(ld, item, key, &r->agents[i]);
-			if (rc != 0)
-				return rc;
+			for (k = 0; p->argv[k] != NULL; k++)
+				if (strlist_push(&r->agents[i], p->argv[k]) < 0)
+					return config_fail_nomem(ld);
+			continue;
 		}
+		rc = config_parse_argv(ld, item, key, &r->agents[i]);
+		if (rc != 0)
+			return rc;
 	}
-	if ((rc = config_get_int(
-		 ld, v, "review", "retries", &r->retries, 0, INT_MAX)) != 0 ||
-	    (rc = config_get_string(ld, v, "review", "prompt", &r->prompt)) !=
-		0)
-		return rc;
+	return 0;
+}
+
+/* review.quorum, checked against the panel once it is known. */
+static int
+review_parse_quorum(struct loader *ld, json_t *v, struct review_conf *r)
+{
+	long long quorum = 0;
+	int rc;
+
 	/* Default: a majority of the panel. */
 	r->quorum = r->nagents > 0 ? (int)(r->nagents / 2 + 1) : 0;
 	if (json_object_get(v, "quorum") != NULL) {
@@ -288,6 +301,33 @@ config_parse_review(struct loader *ld, json_t *v, struct review_conf *r)
 		r->quorum = (int)quorum;
 	}
 	return 0;
+}
+
+int
+config_parse_review(struct loader *ld, json_t *v, struct review_conf *r)
+{
+	json_t *av;
+	int rc;
+
+	r->retries = 2;
+	if (v == NULL)
+		return 0;
+	if ((rc = config_want_object(ld, v, "review")) != 0 ||
+	    (rc = config_check_keys(ld, v, "review", review_keys)) != 0)
+		return rc;
+	av = json_object_get(v, "agents");
+	if (av != NULL && !json_is_array(av))
+		return config_wrong_type(ld, "review.agents",
+		    "an array of commands or preset names", av);
+	if (av != NULL && json_array_size(av) > 0 &&
+	    (rc = review_parse_agents(ld, av, r)) != 0)
+		return rc;
+	if ((rc = config_get_int(
+		 ld, v, "review", "retries", &r->retries, 0, INT_MAX)) != 0 ||
+	    (rc = config_get_string(ld, v, "review", "prompt", &r->prompt)) !=
+		0)
+		return rc;
+	return review_parse_quorum(ld, v, r);
 }
 
 static const char *const breaker_keys[] = {"after", "cooldown_s", NULL};
@@ -313,52 +353,74 @@ parse_verify(struct loader *ld, json_t *root, struct config *c)
 	return 0;
 }
 
-int
-config_parse_small_sections(struct loader *ld, json_t *root, struct config *c)
+/* breaker (docs/configuration.md) */
+static int
+parse_breaker(struct loader *ld, json_t *root, struct config *c)
+{
+	json_t *v = json_object_get(root, "breaker");
+	int rc = 0;
+
+	if (v != NULL &&
+	    ((rc = config_want_object(ld, v, "breaker")) != 0 ||
+		(rc = config_check_keys(ld, v, "breaker", breaker_keys)) != 0 ||
+		(rc = config_get_int(ld, v, "breaker", "after",
+		     &c->breaker.after, 0, INT_MAX)) != 0 ||
+		(rc = config_get_number(ld, v, "breaker", "cooldown_s",
+		     &c->breaker.cooldown_s, 0, SECONDS_MAX, false)) != 0))
+		return rc;
+	return 0;
+}
+
+/* budget (docs/configuration.md) */
+static int
+parse_budget(struct loader *ld, json_t *root, struct config *c)
+{
+	json_t *v = json_object_get(root, "budget");
+	int rc = 0;
+
+	if (v != NULL &&
+	    ((rc = config_want_object(ld, v, "budget")) != 0 ||
+		(rc = config_check_keys(ld, v, "budget", budget_keys)) != 0 ||
+		(rc = config_get_number(ld, v, "budget", "max_cost_usd",
+		     &c->budget.max_cost_usd, 0, USD_MAX, false)) != 0 ||
+		(rc = config_get_number(ld, v, "budget", "story_max_cost_usd",
+		     &c->budget.story_max_cost_usd, 0, USD_MAX, false)) != 0))
+		return rc;
+	return 0;
+}
+
+/* git (docs/configuration.md): the state branch must be a valid name. */
+static int
+parse_git(struct loader *ld, json_t *root, struct config *c)
+{
+	json_t *v = json_object_get(root, "git");
+	int rc;
+
+	if (v == NULL)
+		return 0;
+	if ((rc = config_want_object(ld, v, "git")) != 0 ||
+	    (rc = config_check_keys(ld, v, "git", git_keys)) != 0 ||
+	    (rc = config_get_string(
+		 ld, v, "git", "state_branch", &c->git.state_branch)) != 0 ||
+	    (rc = config_get_bool(
+		 ld, v, "git", "commit_work", &c->git.commit_work)) != 0)
+		return rc;
+	if (!gitwork_branch_valid(c->git.state_branch))
+		return config_fail(ld, "git.state_branch",
+		    "not a valid branch name: \"%s\"", c->git.state_branch);
+	return 0;
+}
+
+/* state.dir, made absolute under the root, trailing slashes dropped
+ * (.storyctl when not given). */
+static int
+parse_state(struct loader *ld, json_t *root, struct config *c)
 {
 	json_t *v;
 	char *dir = NULL, *clean = NULL;
 	size_t len;
 	int rc = 0;
 
-	if ((v = json_object_get(root, "breaker")) != NULL) {
-		if ((rc = config_want_object(ld, v, "breaker")) != 0 ||
-		    (rc = config_check_keys(ld, v, "breaker", breaker_keys)) !=
-			0 ||
-		    (rc = config_get_int(ld, v, "breaker", "after",
-			 &c->breaker.after, 0, INT_MAX)) != 0 ||
-		    (rc = config_get_number(ld, v, "breaker", "cooldown_s",
-			 &c->breaker.cooldown_s, 0, SECONDS_MAX, false)) != 0)
-			goto out;
-	}
-	if ((v = json_object_get(root, "budget")) != NULL) {
-		if ((rc = config_want_object(ld, v, "budget")) != 0 ||
-		    (rc = config_check_keys(ld, v, "budget", budget_keys)) !=
-			0 ||
-		    (rc = config_get_number(ld, v, "budget", "max_cost_usd",
-			 &c->budget.max_cost_usd, 0, USD_MAX, false)) != 0 ||
-		    (rc = config_get_number(ld, v, "budget",
-			 "story_max_cost_usd", &c->budget.story_max_cost_usd, 0,
-			 USD_MAX, false)) != 0)
-			goto out;
-	}
-	if ((rc = parse_verify(ld, root, c)) != 0)
-		goto out;
-	if ((v = json_object_get(root, "git")) != NULL) {
-		if ((rc = config_want_object(ld, v, "git")) != 0 ||
-		    (rc = config_check_keys(ld, v, "git", git_keys)) != 0 ||
-		    (rc = config_get_string(ld, v, "git", "state_branch",
-			 &c->git.state_branch)) != 0 ||
-		    (rc = config_get_bool(ld, v, "git", "commit_work",
-			 &c->git.commit_work)) != 0)
-			goto out;
-		if (!gitwork_branch_valid(c->git.state_branch)) {
-			rc = config_fail(ld, "git.state_branch",
-			    "not a valid branch name: \"%s\"",
-			    c->git.state_branch);
-			goto out;
-		}
-	}
 	if ((v = json_object_get(root, "state")) != NULL) {
 		if ((rc = config_want_object(ld, v, "state")) != 0 ||
 		    (rc = config_check_keys(ld, v, "state", state_keys)) != 0 ||
@@ -384,6 +446,19 @@ out:
 	free(dir);
 	free(clean);
 	return rc;
+}
+
+int
+config_parse_small_sections(struct loader *ld, json_t *root, struct config *c)
+{
+	int rc;
+
+	if ((rc = parse_breaker(ld, root, c)) != 0 ||
+	    (rc = parse_budget(ld, root, c)) != 0 ||
+	    (rc = parse_verify(ld, root, c)) != 0 ||
+	    (rc = parse_git(ld, root, c)) != 0)
+		return rc;
+	return parse_state(ld, root, c);
 }
 
 /* ---- retry-policy overrides (docs/api.md#retry-policy) ---- */

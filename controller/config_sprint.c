@@ -50,6 +50,62 @@ struct sindex {
 	const char *root;
 };
 
+/* loc relative to the root: "{project-root}" dropped, an absolute path
+ * inside the root made relative, leading slashes dropped; NULL for an
+ * absolute path outside it. */
+static const char *
+sprint_dir_relative(const char *loc, const char *root)
+{
+	const char *p = loc;
+	size_t n = strlen(root);
+
+	if (p != NULL && strncmp(p, "{project-root}", 14) == 0)
+		p += 14;
+	else if (p != NULL && p[0] == '/')
+		p = strncmp(p, root, n) == 0 && (p[n] == '/' || !p[n]) ? p + n
+								       : NULL;
+	while (p != NULL && *p == '/')
+		p++;
+	return p;
+}
+
+/*
+ * The folder story_location names, relative to the root ("" the root
+ * itself): "{project-root}/" dropped, an absolute path inside the root
+ * made relative.  *out is NULL when it names no folder inside the root;
+ * -1 when out of memory.
+ */
+static int
+sprint_dir_location(char **out, const struct config *c, const char *loc)
+{
+	const char *p = sprint_dir_relative(loc, c->root);
+	char *norm = NULL, *full = NULL;
+	struct stat st;
+
+	*out = NULL;
+	/* another placeholder ("{output_folder}") cannot be resolved */
+	if (p == NULL || strchr(p, '{') != NULL)
+		return 0;
+	if (p[strspn(p, "./")] == '\0' && strstr(p, "..") == NULL)
+		norm = strdup(""); /* "", ".", "./": the root */
+	else if (config_path_normalize(&norm, p) == -2)
+		return -1;
+	if (norm != NULL && norm[0] != '\0' &&
+	    (full = fsutil_path_join(c->root, norm)) == NULL) {
+		free(norm);
+		return -1;
+	}
+	if (norm != NULL &&
+	    (norm[0] == '\0' ||
+		(stat(full, &st) == 0 && S_ISDIR(st.st_mode)))) {
+		*out = norm;
+		norm = NULL;
+	}
+	free(full);
+	free(norm);
+	return 0;
+}
+
 /*
  * Where the sprint's story files are (docs/stories.md "BMAD v6"): its
  * story_location, "{project-root}/" dropped and relative to the root
@@ -62,41 +118,13 @@ static int
 sprint_dir(
     char **out, const struct config *c, const char *loc, char *note, size_t cap)
 {
-	const char *p = loc, *slash;
-	char *norm = NULL, *full = NULL, shown[96];
-	struct stat st;
-	size_t n = strlen(c->root);
+	const char *slash;
+	char shown[96];
 
-	*out = NULL;
-	if (p != NULL && strncmp(p, "{project-root}", 14) == 0)
-		p += 14;
-	else if (p != NULL && p[0] == '/')
-		p = strncmp(p, c->root, n) == 0 && (p[n] == '/' || !p[n])
-		    ? p + n
-		    : NULL;
-	while (p != NULL && *p == '/')
-		p++;
-	/* another placeholder ("{output_folder}") cannot be resolved */
-	if (p != NULL && strchr(p, '{') == NULL) {
-		if (p[strspn(p, "./")] == '\0' && strstr(p, "..") == NULL)
-			norm = strdup(""); /* "", ".", "./": the root */
-		else if (config_path_normalize(&norm, p) == -2)
-			return -1;
-		if (norm != NULL && norm[0] != '\0' &&
-		    (full = fsutil_path_join(c->root, norm)) == NULL) {
-			free(norm);
-			return -1;
-		}
-		if (norm != NULL &&
-		    (norm[0] == '\0' ||
-			(stat(full, &st) == 0 && S_ISDIR(st.st_mode)))) {
-			free(full);
-			*out = norm;
-			return 0;
-		}
-		free(full);
-		free(norm);
-	}
+	if (sprint_dir_location(out, c, loc) < 0)
+		return -1;
+	if (*out != NULL)
+		return 0;
 	if (loc != NULL) {
 		config_shown(shown, sizeof(shown), loc);
 		snprintf(note, cap,
@@ -365,24 +393,15 @@ struct efound {
 	const struct sfile *shared; /* a v4 match not taken: see below */
 };
 
-/*
- * The entry's file (docs/stories.md "BMAD v6"): "<key>.md" before a
- * v4 name with its number; among those, story_location before the
- * sprint status's folder, and in each the fewest levels down.  Two
- * files alike are a tie (the entry is skipped); the others are counted
- * as passed over.  A v4 name is not taken when another entry has the
- * same number (shared): it would be either's.
- */
+/* The "<key>.md" files: the nearest best, one as near a tie, the
+ * rest farther. */
 static void
-entry_find(struct efound *o, const struct sindex *ix, const char *key,
-    const char *num, bool shared)
+entry_find_exact(struct efound *o, const struct sindex *ix, const char *key)
 {
 	char name[CONFIG_ID_MAX + 8];
 	const struct sfile *f;
-	enum sprint_match m;
 	size_t i;
 
-	memset(o, 0, sizeof(*o));
 	snprintf(name, sizeof(name), "%s.md", key);
 	for (i = lower_bound(ix->by_base, ix->n, name, false);
 	     i < ix->n && strcmp(ix->by_base[i]->base, name) == 0; i++) {
@@ -396,6 +415,18 @@ entry_find(struct efound *o, const struct sindex *ix, const char *key,
 			o->farther_ex = f;
 		}
 	}
+}
+
+/* The files with the entry's number: v4 names of it after the exact
+ * ones, and the first under another title (renamed). */
+static void
+entry_find_numbered(struct efound *o, const struct sindex *ix, const char *key,
+    const char *num, bool shared)
+{
+	const struct sfile *f;
+	enum sprint_match m;
+	size_t i;
+
 	for (i = num[0] != '\0' ? lower_bound(ix->by_num, ix->nnum, num, true)
 				: ix->nnum;
 	     i < ix->nnum && strcmp(ix->by_num[i]->num, num) == 0; i++) {
@@ -418,6 +449,23 @@ entry_find(struct efound *o, const struct sindex *ix, const char *key,
 			o->farther_ex = f;
 		}
 	}
+}
+
+/*
+ * The entry's file (docs/stories.md "BMAD v6"): "<key>.md" before a
+ * v4 name with its number; among those, story_location before the
+ * sprint status's folder, and in each the fewest levels down.  Two
+ * files alike are a tie (the entry is skipped); the others are counted
+ * as passed over.  A v4 name is not taken when another entry has the
+ * same number (shared): it would be either's.
+ */
+static void
+entry_find(struct efound *o, const struct sindex *ix, const char *key,
+    const char *num, bool shared)
+{
+	memset(o, 0, sizeof(*o));
+	entry_find_exact(o, ix, key);
+	entry_find_numbered(o, ix, key, num, shared);
 }
 
 /* The folder of f below its place, with a trailing '/'. */

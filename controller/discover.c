@@ -228,6 +228,80 @@ passed_end(struct discovery *out)
 
 /* --- BMAD v4 names --------------------------------------------------- */
 
+/* A folder's .md files as v4_take() sorts them. */
+struct v4_sorted {
+	struct strlist files, ids; /* the stories, each with its number */
+	struct strlist other; /* not a story's name */
+	size_t nstory; /* of files, named N.M.story.md */
+	size_t ndup; /* passed over: the number of another */
+};
+
+static void
+v4_sorted_release(struct v4_sorted *vs)
+{
+	strlist_release(&vs->files);
+	strlist_release(&vs->ids);
+	strlist_release(&vs->other);
+}
+
+/* Sort all (in version order) into stories and the rest; a number
+ * twice (1.1.story.md, 1.1.md): the first is it. */
+static int
+v4_sort(struct v4_sorted *vs, struct discovery *out, const struct strlist *all,
+    bool bare)
+{
+	char num[STORY_NUMBER_MAX];
+	const char *base;
+	size_t i, len;
+	bool story;
+
+	for (i = 0; i < all->n; i++) {
+		base = strrchr(all->items[i], '/') + 1;
+		len = strlen(base);
+		story = len > 9 && strncasecmp(base + len - 8, "story", 5) == 0;
+		if (story_name_number(num, base) != STORY_NAME_V4 ||
+		    (!bare && !story)) {
+			if (strlist_push(&vs->other, all->items[i]) < 0)
+				return SC_EOS;
+			continue;
+		}
+		if (strlist_find(&vs->ids, num) >= 0) {
+			passed_add(
+			    out, "%s (the number of another)", all->items[i]);
+			vs->ndup++;
+			continue;
+		}
+		if (strlist_push(&vs->files, all->items[i]) < 0 ||
+		    strlist_push(&vs->ids, num) < 0)
+			return SC_EOS;
+		if (len > 9 && strcmp(base + len - 9, ".story.md") == 0)
+			vs->nstory++;
+	}
+	return 0;
+}
+
+/* The id a name gives (docs/stories.md "Ids"): without ".md" and a
+ * ".story" before it; "2.6-story" is not one.  Where it is the number,
+ * the id is left "" (the name gives it). */
+static void
+v4_ids_trim(const struct strlist *files, struct strlist *ids)
+{
+	const char *base;
+	size_t i, len;
+
+	for (i = 0; i < files->n; i++) {
+		base = strrchr(files->items[i], '/') + 1;
+		len = strlen(base);
+		if (len > 9 && strcmp(base + len - 9, ".story.md") == 0)
+			len -= 9;
+		else
+			len -= 3;
+		if (strlen(ids->items[i]) == len &&
+		    strncmp(base, ids->items[i], len) == 0)
+			ids->items[i][0] = '\0';
+	}
+}
+
 /*
  * The v4-named story files of dir (docs/stories.md "Discovery"): a glob
  * of its *.story.md files when they are all so named, else each file
@@ -240,54 +314,26 @@ passed_end(struct discovery *out)
 static int
 v4_take(struct discovery *out, const char *dir, bool bare, size_t *n)
 {
-	struct strlist all, files, ids, other;
-	char *pattern = NULL, num[STORY_NUMBER_MAX];
-	const char *base;
-	size_t i, len, nstory = 0, ndup = 0;
-	bool story;
+	struct strlist all;
+	struct v4_sorted vs;
+	char *pattern = NULL;
+	size_t i;
 	int rc = 0;
 
 	memset(&all, 0, sizeof(all));
-	memset(&files, 0, sizeof(files));
-	memset(&ids, 0, sizeof(ids));
-	memset(&other, 0, sizeof(other));
+	memset(&vs, 0, sizeof(vs));
 	*n = 0;
 	if (asprintf(&pattern, "%s/*.md", dir) < 0)
 		return SC_EOS;
 	glob_files(pattern, &all, true);
-	for (i = 0; i < all.n; i++) {
-		base = strrchr(all.items[i], '/') + 1;
-		len = strlen(base);
-		story = len > 9 && strncasecmp(base + len - 8, "story", 5) == 0;
-		if (story_name_number(num, base) != STORY_NAME_V4 ||
-		    (!bare && !story)) {
-			if (strlist_push(&other, all.items[i]) < 0) {
-				rc = SC_EOS;
-				goto out;
-			}
-			continue;
-		}
-		/* a number twice (1.1.story.md, 1.1.md): the first is it */
-		if (strlist_find(&ids, num) >= 0) {
-			passed_add(
-			    out, "%s (the number of another)", all.items[i]);
-			ndup++;
-			continue;
-		}
-		if (strlist_push(&files, all.items[i]) < 0 ||
-		    strlist_push(&ids, num) < 0) {
-			rc = SC_EOS;
-			goto out;
-		}
-		if (len > 9 && strcmp(base + len - 9, ".story.md") == 0)
-			nstory++;
-	}
-	*n = files.n;
-	if (files.n == 0)
+	if ((rc = v4_sort(&vs, out, &all, bare)) < 0)
 		goto out;
-	for (i = 0; i < other.n; i++)
-		passed_add(out, "%s (not a story's name)", other.items[i]);
-	if (nstory == files.n && ndup == 0) {
+	*n = vs.files.n;
+	if (vs.files.n == 0)
+		goto out;
+	for (i = 0; i < vs.other.n; i++)
+		passed_add(out, "%s (not a story's name)", vs.other.items[i]);
+	if (vs.nstory == vs.files.n && vs.ndup == 0) {
 		free(pattern);
 		if (asprintf(&pattern, "%s/*.story.md", dir) < 0) {
 			pattern = NULL;
@@ -298,28 +344,14 @@ v4_take(struct discovery *out, const char *dir, bool bare, size_t *n)
 		pattern = NULL;
 		goto out;
 	}
-	/* the id a name gives (docs/stories.md "Ids"): without ".md" and a
-	 * ".story" before it; "2.6-story" is not one */
-	for (i = 0; i < files.n; i++) {
-		base = strrchr(files.items[i], '/') + 1;
-		len = strlen(base);
-		if (len > 9 && strcmp(base + len - 9, ".story.md") == 0)
-			len -= 9;
-		else
-			len -= 3;
-		if (strlen(ids.items[i]) == len &&
-		    strncmp(base, ids.items[i], len) == 0)
-			ids.items[i][0] = '\0';
-	}
-	out->files = files;
-	out->ids = ids;
-	memset(&files, 0, sizeof(files));
-	memset(&ids, 0, sizeof(ids));
+	v4_ids_trim(&vs.files, &vs.ids);
+	out->files = vs.files;
+	out->ids = vs.ids;
+	memset(&vs.files, 0, sizeof(vs.files));
+	memset(&vs.ids, 0, sizeof(vs.ids));
 out:
 	strlist_release(&all);
-	strlist_release(&other);
-	strlist_release(&files);
-	strlist_release(&ids);
+	v4_sorted_release(&vs);
 	free(pattern);
 	return rc;
 }
@@ -371,28 +403,21 @@ cand_glob(
 
 #define V6_CANDS 32
 
-/*
- * Rules 1 and 2.  dirs: the folders of _bmad/bmm/config.yaml (NULL
- * when not set).
- */
+/* Every sprint-status.yaml the config's folders or BMAD's usual places
+ * hold, in the order they are preferred. */
 static int
-discover_v6(struct discovery *out, char *const *dirs, bool *found)
+v6_gather(struct cand *c, size_t *n, char *const *dirs)
 {
-	struct cand c[V6_CANDS];
 	char path[256], why[160];
-	const char *dir, *first;
-	size_t n = 0, i, k, nv4 = 0;
-	int nfirst;
+	size_t k;
 	int rc = 0;
 
-	memset(c, 0, sizeof(c));
-	*found = false;
 	for (k = 0; rc == 0 && k < V6_NKEYS; k++) {
 		if (dirs[k] == NULL)
 			continue;
 		snprintf(path, sizeof(path), "%s/sprint-status.yaml", dirs[k]);
 		snprintf(why, sizeof(why), "%s in %s", v6_keys[k], V6_CONFIG);
-		rc = cand_add(c, &n, V6_CANDS, path, why);
+		rc = cand_add(c, n, V6_CANDS, path, why);
 	}
 	for (k = 0; rc == 0 && k < 2; k++) {
 		if (dirs[k] == NULL)
@@ -401,39 +426,54 @@ discover_v6(struct discovery *out, char *const *dirs, bool *found)
 		    path, sizeof(path), "%s/*/sprint-status.yaml", dirs[k]);
 		snprintf(why, sizeof(why), "a folder below %s in %s",
 		    v6_keys[k], V6_CONFIG);
-		rc = cand_glob(c, &n, V6_CANDS, path, why);
+		rc = cand_glob(c, n, V6_CANDS, path, why);
 	}
 	for (k = 0; rc == 0 && v6_places[k].path != NULL; k++)
 		rc = cand_glob(
-		    c, &n, V6_CANDS, v6_places[k].path, v6_places[k].why);
-	if (rc < 0)
-		goto out;
-	if (n > 0) {
-		*found = true;
-		out->layout = LAYOUT_BMAD_V6;
-		if ((out->sprint_status = strdup(c[0].path)) == NULL) {
-			rc = SC_EOS;
-			goto out;
-		}
-		snprintf(out->from, sizeof(out->from), "%s", c[0].path);
-		/* the config names a folder without one: say so */
-		if (dirs[0] != NULL && strstr(c[0].why, v6_keys[0]) == NULL)
-			snprintf(out->source, sizeof(out->source),
-			    "%s; %s's implementation_artifacts %s has none",
-			    c[0].why, V6_CONFIG, dirs[0]);
-		else
-			snprintf(
-			    out->source, sizeof(out->source), "%s", c[0].why);
-		/* why passed over: where it is, and what comes first */
-		first = strstr(c[0].why, " in " V6_CONFIG);
-		nfirst = first != NULL ? (int)(first - c[0].why)
-				       : (int)strlen(c[0].why);
-		for (i = 1; i < n; i++)
-			passed_add(out, "%s (%s: %.*s comes first)", c[i].path,
-			    c[i].why, nfirst, c[0].why);
-		goto out;
-	}
-	/* no sprint status: v4 names in a v6 folder, or its stories/ */
+		    c, n, V6_CANDS, v6_places[k].path, v6_places[k].why);
+	return rc;
+}
+
+/* Rule 1: the first sprint status found is the project's; the others
+ * are passed over. */
+static int
+v6_take_status(
+    struct discovery *out, const struct cand *c, size_t n, char *const *dirs)
+{
+	const char *first;
+	size_t i;
+	int nfirst;
+
+	out->layout = LAYOUT_BMAD_V6;
+	if ((out->sprint_status = strdup(c[0].path)) == NULL)
+		return SC_EOS;
+	snprintf(out->from, sizeof(out->from), "%s", c[0].path);
+	/* the config names a folder without one: say so */
+	if (dirs[0] != NULL && strstr(c[0].why, v6_keys[0]) == NULL)
+		snprintf(out->source, sizeof(out->source),
+		    "%s; %s's implementation_artifacts %s has none", c[0].why,
+		    V6_CONFIG, dirs[0]);
+	else
+		snprintf(out->source, sizeof(out->source), "%s", c[0].why);
+	/* why passed over: where it is, and what comes first */
+	first = strstr(c[0].why, " in " V6_CONFIG);
+	nfirst =
+	    first != NULL ? (int)(first - c[0].why) : (int)strlen(c[0].why);
+	for (i = 1; i < n; i++)
+		passed_add(out, "%s (%s: %.*s comes first)", c[i].path,
+		    c[i].why, nfirst, c[0].why);
+	return 0;
+}
+
+/* Rule 2: no sprint status: v4 names in a v6 folder, or its stories/. */
+static int
+v6_take_v4(struct discovery *out, char *const *dirs, bool *found)
+{
+	char path[256];
+	const char *dir;
+	size_t i, k, nv4 = 0;
+	int rc;
+
 	for (k = 0; k < V6_NKEYS + 1 && !*found; k++) {
 		dir = k == V6_NKEYS ? V6_DEFAULT_DIR : dirs[k];
 		if (dir == NULL || k == 2) /* not the whole output folder */
@@ -444,7 +484,7 @@ discover_v6(struct discovery *out, char *const *dirs, bool *found)
 			if (!is_dir(path))
 				continue;
 			if ((rc = v4_take(out, path, true, &nv4)) < 0)
-				goto out;
+				return rc;
 			if (nv4 == 0)
 				continue;
 			*found = true;
@@ -463,7 +503,29 @@ discover_v6(struct discovery *out, char *const *dirs, bool *found)
 				    nv4);
 		}
 	}
-out:
+	return 0;
+}
+
+/*
+ * Rules 1 and 2.  dirs: the folders of _bmad/bmm/config.yaml (NULL
+ * when not set).
+ */
+static int
+discover_v6(struct discovery *out, char *const *dirs, bool *found)
+{
+	struct cand c[V6_CANDS];
+	size_t n = 0, i;
+	int rc;
+
+	memset(c, 0, sizeof(c));
+	*found = false;
+	rc = v6_gather(c, &n, dirs);
+	if (rc == 0 && n > 0) {
+		*found = true;
+		rc = v6_take_status(out, c, n, dirs);
+	} else if (rc == 0) {
+		rc = v6_take_v4(out, dirs, found);
+	}
 	for (i = 0; i < n; i++)
 		free(c[i].path);
 	return rc;

@@ -220,6 +220,74 @@ proc_dead_end(struct runner_proc *p)
 	return dead;
 }
 
+/* on_poll is due: its activity token (a change is activity), the next
+ * poll, and on_tail's verdict on the output so far. */
+static void
+proc_poll(struct runner_proc *p, int64_t now)
+{
+	const struct runner_opts *o = p->o;
+	int tok;
+
+	tok = o->on_poll(o->ctx, now - p->t0, p->pid);
+	if (p->have_token && tok != p->token)
+		p->last_activity = now;
+	p->token = tok;
+	p->have_token = true;
+	p->next_poll =
+	    now + (o->poll_interval_ms > 0 ? o->poll_interval_ms : 1000);
+	if (!p->term_sent && proc_dead_end(p)) {
+		p->r.dead_end = true;
+		proc_signal(p, SIGTERM);
+	}
+}
+
+/* The timeout and the stall (SIGTERM), then the grace after it
+ * (SIGKILL).  Returns whether a signal was sent. */
+static bool
+proc_check_deadlines(struct runner_proc *p, int64_t now)
+{
+	const struct runner_opts *o = p->o;
+	bool moved = false;
+
+	if (!p->term_sent && o->timeout_ms > 0 &&
+	    now - p->t0 >= o->timeout_ms) {
+		p->r.timed_out = true;
+		proc_signal(p, SIGTERM);
+		moved = true;
+	} else if (!p->term_sent && o->stall_timeout_ms > 0 &&
+	    now - p->last_activity >= o->stall_timeout_ms) {
+		p->r.stalled = true;
+		proc_signal(p, SIGTERM);
+		moved = true;
+	}
+	if (p->term_sent && !p->kill_sent && now >= p->kill_at) {
+		proc_signal(p, SIGKILL);
+		moved = true;
+	}
+	return moved;
+}
+
+/* Reap the agent if it has exited; returns whether it had. */
+static bool
+proc_reap(struct runner_proc *p)
+{
+	pid_t w;
+
+	/* Only our own child, by pid: never waitpid(-1), the controller
+	 * has other children. */
+	do
+		w = waitpid(p->pid, &p->wstatus, WNOHANG);
+	while (w < 0 && errno == EINTR);
+	if (w == p->pid || w < 0) {
+		/* ECHILD: reaped behind our back (a waitpid(-1)
+		 * elsewhere); the status is lost. */
+		p->lost = w < 0;
+		proc_exited(p);
+		return true;
+	}
+	return false;
+}
+
 /*
  * One look at a live attempt: *stop, on_poll, the deadlines, the exit of
  * the agent, the state of its group.  Returns whether anything happened
@@ -231,53 +299,17 @@ runner_proc_service(struct runner_proc *p)
 	const struct runner_opts *o = p->o;
 	int64_t now = clock_mono_ms();
 	bool moved = false;
-	pid_t w;
-	int tok;
 
 	if (p->phase == PHASE_RUNNING) {
 		moved = proc_check_stop(p, true);
 		if (o->on_poll != NULL && now >= p->next_poll) {
-			tok = o->on_poll(o->ctx, now - p->t0, p->pid);
-			if (p->have_token && tok != p->token)
-				p->last_activity = now;
-			p->token = tok;
-			p->have_token = true;
-			p->next_poll = now +
-			    (o->poll_interval_ms > 0 ? o->poll_interval_ms
-						     : 1000);
-			moved = true;
-			if (!p->term_sent && proc_dead_end(p)) {
-				p->r.dead_end = true;
-				proc_signal(p, SIGTERM);
-			}
-		}
-		if (!p->term_sent && o->timeout_ms > 0 &&
-		    now - p->t0 >= o->timeout_ms) {
-			p->r.timed_out = true;
-			proc_signal(p, SIGTERM);
-			moved = true;
-		} else if (!p->term_sent && o->stall_timeout_ms > 0 &&
-		    now - p->last_activity >= o->stall_timeout_ms) {
-			p->r.stalled = true;
-			proc_signal(p, SIGTERM);
+			proc_poll(p, now);
 			moved = true;
 		}
-		if (p->term_sent && !p->kill_sent && now >= p->kill_at) {
-			proc_signal(p, SIGKILL);
+		if (proc_check_deadlines(p, now))
 			moved = true;
-		}
-		/* Only our own child, by pid: never waitpid(-1), the
-		 * controller has other children. */
-		do
-			w = waitpid(p->pid, &p->wstatus, WNOHANG);
-		while (w < 0 && errno == EINTR);
-		if (w == p->pid || w < 0) {
-			/* ECHILD: reaped behind our back (a waitpid(-1)
-			 * elsewhere); the status is lost. */
-			p->lost = w < 0;
-			proc_exited(p);
+		if (proc_reap(p))
 			moved = true;
-		}
 	}
 	if (p->phase == PHASE_CLEARING && proc_clear(p))
 		moved = true;
@@ -293,8 +325,9 @@ proc_stop_unsignalled(const struct runner_proc *p)
 
 /* The time (CLOCK_MONOTONIC ms) by which runner_proc_service() must look at a
  * live attempt again, output and exit aside.  Keep in step with
- * runner_proc_service() and proc_clear(): a deadline they do not act on would
- * make runner_wait() spin. */
+ * runner_proc_service() (proc_poll(), proc_check_deadlines()) and
+ * proc_clear(): a deadline they do not act on would make runner_wait()
+ * spin. */
 int64_t
 runner_proc_deadline(const struct runner_proc *p, int64_t now)
 {
@@ -421,17 +454,52 @@ proc_started(struct runner_proc *p, pid_t pid)
 	return 0;
 }
 
+/* Start the agent on a pipe of its own, watched from before it exists;
+ * a program that could not be executed ends the attempt at once. */
+static int
+proc_spawn(struct runner_proc *p, char **envp, struct sc_err *err)
+{
+	const struct runner_opts *o = p->o;
+	struct spawn_req rq = {0};
+	int agent_end = -1;
+	int rc, exec_errno = 0;
+	pid_t pid = 0;
+
+	rc = spawn_pipe(&p->out_fd, &agent_end, &p->watch.pipe_ino, err);
+	if (rc < 0)
+		goto out;
+	/* Watched before it exists: if we die during the spawn, the
+	 * watchdog finds the agent by its pipe (watchdog.h). */
+	p->watch.grace_ms = o->kill_grace_ms;
+	watchdog_add(&p->watch);
+	rq.argv = o->argv;
+	rq.envp = envp;
+	rq.cwd = o->cwd;
+	rq.out_fd = agent_end;
+	rq.keep_fd = o->keep_fd;
+	p->t0 = clock_mono_ms();
+	rc = spawn_start(&pid, &exec_errno, &rq, err);
+	if (rc < 0)
+		goto out;
+	if (pid == 0) {
+		p->r.duration_ms = clock_mono_ms() - p->t0;
+		proc_spawn_failed(p, exec_errno);
+		goto out;
+	}
+	rc = proc_started(p, pid);
+out:
+	fd_close(&agent_end);
+	return rc;
+}
+
 int
 runner_start(
     struct runner_proc **out, const struct runner_opts *o, struct sc_err *err)
 {
 	struct runner_proc *p = NULL;
-	struct spawn_req rq = {0};
 	struct sc_err fit;
 	char **envp = NULL;
-	int agent_end = -1;
-	int rc = 0, exec_errno = 0;
-	pid_t pid = 0;
+	int rc = 0;
 
 	*out = NULL;
 	if (o == NULL || o->argv == NULL || o->argv[0] == NULL) {
@@ -469,37 +537,12 @@ runner_start(
 		snprintf(p->r.spawn_detail, sizeof(p->r.spawn_detail), "%.300s",
 		    fit.msg);
 		proc_spawn_failed(p, E2BIG);
-		goto started;
+	} else if ((rc = proc_spawn(p, envp, err)) < 0) {
+		goto out;
 	}
-	rc = spawn_pipe(&p->out_fd, &agent_end, &p->watch.pipe_ino, err);
-	if (rc < 0)
-		goto out;
-	/* Watched before it exists: if we die during the spawn, the
-	 * watchdog finds the agent by its pipe (watchdog.h). */
-	p->watch.grace_ms = o->kill_grace_ms;
-	watchdog_add(&p->watch);
-	rq.argv = o->argv;
-	rq.envp = envp;
-	rq.cwd = o->cwd;
-	rq.out_fd = agent_end;
-	rq.keep_fd = o->keep_fd;
-	p->t0 = clock_mono_ms();
-	rc = spawn_start(&pid, &exec_errno, &rq, err);
-	if (rc < 0)
-		goto out;
-	if (pid == 0) {
-		p->r.duration_ms = clock_mono_ms() - p->t0;
-		proc_spawn_failed(p, exec_errno);
-		goto started;
-	}
-	rc = proc_started(p, pid);
-	if (rc < 0)
-		goto out;
-started:
 	*out = p;
 	p = NULL;
 out:
-	fd_close(&agent_end);
 	free(envp);
 	proc_free(p);
 	return rc;

@@ -167,16 +167,58 @@ wait_check(struct runner_proc *const *procs, size_t n, int64_t timeout_ms,
 	return 0;
 }
 
+/* Look at every attempt not done yet (runner.c): *moved set when one
+ * moved on; returns how many are done. */
+static int
+wait_service(struct runner_proc *const *procs, size_t n, bool *moved)
+{
+	struct runner_proc *p;
+	size_t i;
+	int ndone = 0;
+
+	for (i = 0; i < n; i++) {
+		p = procs[i];
+		if (p->phase != PHASE_DONE && runner_proc_service(p))
+			*moved = true;
+		if (p->phase == PHASE_DONE)
+			ndone++;
+	}
+	return ndone;
+}
+
+/* One poll() until the nearest deadline, and what it found acted on:
+ * *moved set when runner_wait() should return; SC_EOS when poll()
+ * fails. */
+static int
+wait_poll(struct wait_set *ws, struct runner_proc *const *procs, size_t n,
+    int wake_fd, int64_t now, int64_t until, bool *moved, struct sc_err *err)
+{
+	int pr, wait;
+
+	wait = wait_fill(ws, procs, n, wake_fd, now, until);
+	pr = poll(ws->pf, (nfds_t)ws->nf, wait);
+	if (pr < 0 && errno == EINTR) {
+		/* A signal: let the caller look at its flags. */
+		*moved = true;
+		return 0;
+	}
+	if (pr < 0)
+		return err_set(
+		    err, SC_EOS, "cannot poll the agents: %s", strerror(errno));
+	/* pr == 0: a deadline, which the next pass acts on */
+	if (pr > 0 && wait_handle(ws, procs, n))
+		*moved = true;
+	return 0;
+}
+
 int
 runner_wait(struct runner_proc *const *procs, size_t n, int64_t timeout_ms,
     int wake_fd, struct sc_err *err)
 {
 	struct pollfd local[RUNNER_LOCAL_PFDS];
 	struct wait_set ws = {.pf = local};
-	struct runner_proc *p = NULL;
-	size_t i;
 	int64_t now, until;
-	int rc = 0, ndone = 0, pr, wait;
+	int rc = 0, ndone = 0;
 	bool moved = false;
 
 	rc = wait_check(procs, n, timeout_ms, wake_fd, err);
@@ -192,34 +234,15 @@ runner_wait(struct runner_proc *const *procs, size_t n, int64_t timeout_ms,
 	}
 	until = timeout_ms >= 0 ? clock_mono_ms() + timeout_ms : INT64_MAX;
 	for (;;) {
-		ndone = 0;
-		for (i = 0; i < n; i++) {
-			p = procs[i];
-			if (p->phase != PHASE_DONE && runner_proc_service(p))
-				moved = true;
-			if (p->phase == PHASE_DONE)
-				ndone++;
-		}
+		ndone = wait_service(procs, n, &moved);
 		if (moved || ndone > 0)
 			break;
 		now = clock_mono_ms();
 		if (now >= until)
 			break;
-		wait = wait_fill(&ws, procs, n, wake_fd, now, until);
-		pr = poll(ws.pf, (nfds_t)ws.nf, wait);
-		if (pr < 0 && errno == EINTR) {
-			/* A signal: let the caller look at its flags. */
-			moved = true;
-			continue;
-		}
-		if (pr < 0) {
-			rc = err_set(err, SC_EOS, "cannot poll the agents: %s",
-			    strerror(errno));
+		rc = wait_poll(&ws, procs, n, wake_fd, now, until, &moved, err);
+		if (rc < 0)
 			break;
-		}
-		/* pr == 0: a deadline, which the next pass acts on */
-		if (pr > 0 && wait_handle(&ws, procs, n))
-			moved = true;
 	}
 out:
 	if (ws.pf != NULL && ws.pf != local)

@@ -81,16 +81,17 @@ serve_frame_header(
 	return MHD_YES;
 }
 
-const char *
-serve_frame_check(struct MHD_Connection *c, const struct serve_raw *raw,
-    const char *url, const char *method, const char *version)
+/* Walk the request as the library left it, header by header, into f:
+ * whether any piece is not where it should be (bytes hidden behind a
+ * NUL), and the body's framing headers. */
+static void
+frame_scan(struct frame *f, struct MHD_Connection *c,
+    const struct serve_raw *raw, const char *url, const char *method,
+    const char *version)
 {
 	const union MHD_ConnectionInfo *hs =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
-	struct frame f = {0};
-	const char *p, *why = NULL;
-	bool nobody = strcmp(method, "GET") == 0 ||
-	    strcmp(method, "HEAD") == 0 || strcmp(method, "DELETE") == 0;
+	const char *p;
 
 	/* the request line: METHOD, spaces, the target (its length as
 	 * the library saw it first, serve_uri_log), a space, the
@@ -98,36 +99,57 @@ serve_frame_check(struct MHD_Connection *c, const struct serve_raw *raw,
 	p = method + strlen(method);
 	if (raw->uri == NULL || raw->uri != url || p >= url ||
 	    version != url + raw->len + 1)
-		f.hidden = true;
-	for (p++; !f.hidden && p < url; p++)
+		f->hidden = true;
+	for (p++; !f->hidden && p < url; p++)
 		if (*p != ' ')
-			f.hidden = true;
-	f.end = version + strlen(version);
-	if (!f.hidden)
+			f->hidden = true;
+	f->end = version + strlen(version);
+	if (!f->hidden)
 		MHD_get_connection_values(
-		    c, MHD_HEADER_KIND, serve_frame_header, &f);
+		    c, MHD_HEADER_KIND, serve_frame_header, f);
 	/* the last header's CR LF, and the empty line's */
-	if (!f.hidden &&
+	if (!f->hidden &&
 	    (hs == NULL ||
-		!frame_line_end(f.end, method + hs->header_size, 2, 4)))
-		f.hidden = true;
-	if (f.hidden)
-		why = "a NUL byte (or a folded header line) in the request "
-		      "line or a header";
-	else if (raw->space)
-		why = "a space in the request target";
-	else if (raw->slash)
-		why = "an encoded slash (%2F) in the path";
-	else if (f.n_length > 1)
-		why = "Content-Length more than once";
-	else if (f.n_encoding > 1 ||
-	    (f.n_encoding == 1 && strcasecmp(f.encoding, "chunked") != 0))
-		why = "a Transfer-Encoding other than one chunked";
-	else if (f.n_encoding == 1 && f.n_length == 1)
-		why = "both Content-Length and Transfer-Encoding";
-	else if (nobody &&
-	    (f.n_encoding == 1 ||
-		(f.n_length == 1 && strtoull(f.length, NULL, 10) > 0)))
-		why = "a body with GET, HEAD or DELETE";
-	return why;
+		!frame_line_end(f->end, method + hs->header_size, 2, 4)))
+		f->hidden = true;
+}
+
+/* The first thing wrong with the request's framing, in the order
+ * docs/api.md#errors gives; NULL when nothing is. */
+static const char *
+frame_why(
+    const struct frame *f, const struct serve_raw *raw, const char *method)
+{
+	bool nobody = strcmp(method, "GET") == 0 ||
+	    strcmp(method, "HEAD") == 0 || strcmp(method, "DELETE") == 0;
+
+	if (f->hidden)
+		return "a NUL byte (or a folded header line) in the request "
+		       "line or a header";
+	if (raw->space)
+		return "a space in the request target";
+	if (raw->slash)
+		return "an encoded slash (%2F) in the path";
+	if (f->n_length > 1)
+		return "Content-Length more than once";
+	if (f->n_encoding > 1 ||
+	    (f->n_encoding == 1 && strcasecmp(f->encoding, "chunked") != 0))
+		return "a Transfer-Encoding other than one chunked";
+	if (f->n_encoding == 1 && f->n_length == 1)
+		return "both Content-Length and Transfer-Encoding";
+	if (nobody &&
+	    (f->n_encoding == 1 ||
+		(f->n_length == 1 && strtoull(f->length, NULL, 10) > 0)))
+		return "a body with GET, HEAD or DELETE";
+	return NULL;
+}
+
+const char *
+serve_frame_check(struct MHD_Connection *c, const struct serve_raw *raw,
+    const char *url, const char *method, const char *version)
+{
+	struct frame f = {0};
+
+	frame_scan(&f, c, raw, url, method, version);
+	return frame_why(&f, raw, method);
 }

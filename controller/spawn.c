@@ -236,13 +236,45 @@ spawn_open_cwd(int *fd, const struct spawn_req *rq, struct sc_err *err)
 	return 0;
 }
 
+/* What every try shares that comes from rq: the argv for the shell
+ * (ENOEXEC), the working directory, the descriptor kept.  What it
+ * opened or allocated is in sc, for the caller to release. */
+static int
+spawn_prepare(
+    struct spawn_ctx *sc, const struct spawn_req *rq, struct sc_err *err)
+{
+	size_t argc = 0;
+	int rc;
+
+	if (rq->argv == NULL || rq->argv[0] == NULL || rq->out_fd <= 2)
+		return err_set(err, SC_ESOFTWARE, "spawn: bad request");
+	while (rq->argv[argc] != NULL)
+		argc++;
+	sc->sh_argv = calloc(argc + 2, sizeof(*sc->sh_argv));
+	if (sc->sh_argv == NULL)
+		return err_set(err, SC_EOS, "out of memory starting agent %s",
+		    rq->argv[0]);
+	sc->sh_argv[0] = "/bin/sh";
+	memcpy(sc->sh_argv + 2, rq->argv + 1, argc * sizeof(char *));
+	rc = spawn_open_cwd(&sc->dir_fd, rq, err);
+	if (rc < 0)
+		return rc;
+	if (rq->keep_fd > 2) {
+		sc->keep_fd = fcntl(rq->keep_fd, F_DUPFD_CLOEXEC, 4);
+		if (sc->keep_fd < 0)
+			return err_set(err, SC_EOS,
+			    "cannot pass a descriptor to agent %s: %s",
+			    rq->argv[0], strerror(errno));
+	}
+	return 0;
+}
+
 int
 spawn_start(
     pid_t *pid, int *exec_errno, const struct spawn_req *rq, struct sc_err *err)
 {
 	struct spawn_ctx sc;
 	bool fa_ok = false, at_ok = false;
-	size_t argc = 0;
 	int devnull = -1, rc = 0, e;
 
 	*pid = 0;
@@ -251,32 +283,9 @@ spawn_start(
 	sc.rq = rq;
 	sc.dir_fd = AT_FDCWD;
 	sc.keep_fd = -1;
-	if (rq->argv == NULL || rq->argv[0] == NULL || rq->out_fd <= 2) {
-		rc = err_set(err, SC_ESOFTWARE, "spawn: bad request");
-		goto out;
-	}
-	while (rq->argv[argc] != NULL)
-		argc++;
-	sc.sh_argv = calloc(argc + 2, sizeof(*sc.sh_argv));
-	if (sc.sh_argv == NULL) {
-		rc = err_set(err, SC_EOS, "out of memory starting agent %s",
-		    rq->argv[0]);
-		goto out;
-	}
-	sc.sh_argv[0] = "/bin/sh";
-	memcpy(sc.sh_argv + 2, rq->argv + 1, argc * sizeof(char *));
-	rc = spawn_open_cwd(&sc.dir_fd, rq, err);
+	rc = spawn_prepare(&sc, rq, err);
 	if (rc < 0)
 		goto out;
-	if (rq->keep_fd > 2) {
-		sc.keep_fd = fcntl(rq->keep_fd, F_DUPFD_CLOEXEC, 4);
-		if (sc.keep_fd < 0) {
-			rc = err_set(err, SC_EOS,
-			    "cannot pass a descriptor to agent %s: %s",
-			    rq->argv[0], strerror(errno));
-			goto out;
-		}
-	}
 	devnull = spawn_fd_high(open("/dev/null", O_RDONLY | O_CLOEXEC));
 	if (devnull < 0) {
 		rc = err_set(err, SC_EOS,

@@ -87,6 +87,29 @@ tz_next(const struct waithint *h, time_t now_s, int64_t now_ms)
 	return (int64_t)t + 60;
 }
 
+/* The hint's time in range and its zone one that can be named (the
+ * zone database's names only, never a path: TZ is set to it). */
+static int
+tz_hint_check(const struct waithint *h, struct sc_err *err)
+{
+	if (h->hour < 0 || h->hour > 23 || h->minute < 0 || h->minute > 59 ||
+	    h->month < 0 || h->month > 12 || h->day < 0 || h->day > 31)
+		return err_set(err, SC_EDATA,
+		    "wait hint time %d:%02d out of "
+		    "range",
+		    h->hour, h->minute);
+	if (h->zone[0] == '\0')
+		return 0;
+	if (memchr(h->zone, '\0', sizeof(h->zone)) == NULL ||
+	    !tz_name_ok(h->zone))
+		return err_set(
+		    err, SC_EDATA, "invalid time zone name in wait hint");
+	if (!tz_known(h->zone))
+		return err_set(err, SC_EDATA,
+		    "unknown time zone '%s' in wait hint", h->zone);
+	return 0;
+}
+
 static int
 tz_clock(int64_t *out_s, const struct waithint *h, int64_t now_ms,
     struct sc_err *err)
@@ -97,20 +120,9 @@ tz_clock(int64_t *out_s, const struct waithint *h, int64_t now_ms,
 	time_t now_s;
 	int rc = 0;
 
-	if (h->hour < 0 || h->hour > 23 || h->minute < 0 || h->minute > 59 ||
-	    h->month < 0 || h->month > 12 || h->day < 0 || h->day > 31)
-		return err_set(err, SC_EDATA,
-		    "wait hint time %d:%02d out of "
-		    "range",
-		    h->hour, h->minute);
+	if ((rc = tz_hint_check(h, err)) < 0)
+		return rc;
 	if (h->zone[0] != '\0') {
-		if (memchr(h->zone, '\0', sizeof(h->zone)) == NULL ||
-		    !tz_name_ok(h->zone))
-			return err_set(err, SC_EDATA,
-			    "invalid time zone name in wait hint");
-		if (!tz_known(h->zone))
-			return err_set(err, SC_EDATA,
-			    "unknown time zone '%s' in wait hint", h->zone);
 		old = getenv("TZ");
 		if (old != NULL) {
 			had_old = true;

@@ -221,15 +221,14 @@ static void __attribute__((noreturn)) wd_finish(const int32_t *pg,
 	_exit(0);
 }
 
-static void __attribute__((noreturn)) wd_main(int sk, pid_t ctl)
+/* Leave the controller's session and its signals behind, keeping only
+ * the socket sk. */
+static void
+wd_detach(int sk)
 {
-	static int32_t pg[WD_MAX], grace[WD_MAX];
-	static uint64_t ino[WD_MAX];
-	struct wd_rec rec;
 	struct sigaction sa;
 	sigset_t none;
-	int n = 0, i, sig;
-	ssize_t got;
+	int sig;
 
 	/* A session (and so a process group) of its own: a kill of the
 	 * controller's whole group (a terminal's kill of the job, kill -9
@@ -258,29 +257,51 @@ static void __attribute__((noreturn)) wd_main(int sk, pid_t ctl)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	prctl(PR_SET_NAME, "storyctl-watch", 0, 0, 0);
 	wd_close_all_but(sk);
+}
 
+/* One record into the table of n watched groups: a watch adds its pipe
+ * or updates it (a full table drops the new one), an unwatch removes it
+ * (the last moved into its place). */
+static void
+wd_apply(const struct wd_rec *rec, int32_t *pg, int32_t *grace, uint64_t *ino,
+    int *n)
+{
+	int i;
+
+	for (i = 0; i < *n && ino[i] != rec->ino; i++)
+		;
+	if (rec->op == WD_WATCH && rec->pgid >= 0 && rec->pgid != 1) {
+		if (i == *n && *n < WD_MAX)
+			(*n)++;
+		if (i < *n) {
+			pg[i] = rec->pgid;
+			grace[i] = rec->grace_ms;
+			ino[i] = rec->ino;
+		}
+	} else if (rec->op == WD_UNWATCH && i < *n) {
+		(*n)--;
+		pg[i] = pg[*n];
+		grace[i] = grace[*n];
+		ino[i] = ino[*n];
+	}
+}
+
+static void __attribute__((noreturn)) wd_main(int sk, pid_t ctl)
+{
+	static int32_t pg[WD_MAX], grace[WD_MAX];
+	static uint64_t ino[WD_MAX];
+	struct wd_rec rec;
+	int n = 0;
+	ssize_t got;
+
+	wd_detach(sk);
 	for (;;) {
 		got = recv(sk, &rec, sizeof(rec), 0);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got != (ssize_t)sizeof(rec))
 			break; /* 0: the controller is gone */
-		for (i = 0; i < n && ino[i] != rec.ino; i++)
-			;
-		if (rec.op == WD_WATCH && rec.pgid >= 0 && rec.pgid != 1) {
-			if (i == n && n < WD_MAX)
-				n++;
-			if (i < n) {
-				pg[i] = rec.pgid;
-				grace[i] = rec.grace_ms;
-				ino[i] = rec.ino;
-			}
-		} else if (rec.op == WD_UNWATCH && i < n) {
-			n--;
-			pg[i] = pg[n];
-			grace[i] = grace[n];
-			ino[i] = ino[n];
-		}
+		wd_apply(&rec, pg, grace, ino, &n);
 	}
 	wd_finish(pg, grace, ino, n, ctl);
 }

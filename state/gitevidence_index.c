@@ -173,6 +173,43 @@ evindex_add_all(git_index *idx, git_repository *repo, const char *ex,
 	return rc < 0 ? -1 : 0;
 }
 
+/* Path p (wd + p on disk) into idx as evindex_add_paths() says, or
+ * onto dirs when it is a directory.  Returns 0, or what failed. */
+static int
+evindex_add_path(git_index *idx, git_repository *repo, const char *wd,
+    const char *p, struct strlist *dirs)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int ignored, rc;
+
+	if (snprintf(path, sizeof(path), "%s%s", wd, p) >= (int)sizeof(path)) {
+		git_error_set_str(GIT_ERROR_OS, "path too long");
+		return -1;
+	}
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR) {
+			git_error_set_str(GIT_ERROR_OS, strerror(errno));
+			return -1;
+		}
+		if ((rc = git_index_remove_bypath(idx, p)) == 0)
+			rc = git_index_remove_directory(idx, p, 0);
+		return rc;
+	}
+	if (S_ISDIR(st.st_mode))
+		return strlist_push(dirs, p);
+	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return 0; /* a fifo, a socket: not for git */
+	/* a new file git ignores stays out, as "git add" leaves it */
+	if (git_index_get_bypath(idx, p, 0) == NULL &&
+	    ((rc = git_ignore_path_is_ignored(&ignored, repo, p)) != 0 ||
+		ignored))
+		return rc;
+	if ((rc = git_index_remove_directory(idx, p, 0)) == 0)
+		rc = git_index_add_bypath(idx, p);
+	return rc;
+}
+
 /*
  * The paths a watch saw change, into idx: a file or symbolic link still
  * there is added (hashed) unless it is new and ignored; a path gone is
@@ -191,38 +228,15 @@ evindex_add_paths(git_index *idx, git_repository *repo, const char *ex,
 {
 	struct strlist dirs = {0};
 	const char *wd = git_repository_workdir(repo), *p;
-	char path[PATH_MAX];
-	struct stat st;
 	size_t i;
-	int ignored, rc = 0;
+	int rc = 0;
 
 	for (i = 0; rc == 0 && i < only->n; i++) {
 		p = only->items[i];
 		if (gitwork_excluded(p, ex) ||
 		    (skip != NULL && strcmp(p, skip) == 0))
 			continue;
-		if (snprintf(path, sizeof(path), "%s%s", wd, p) >=
-		    (int)sizeof(path)) {
-			git_error_set_str(GIT_ERROR_OS, "path too long");
-			rc = -1;
-		} else if (lstat(path, &st) < 0) {
-			if (errno != ENOENT && errno != ENOTDIR) {
-				git_error_set_str(
-				    GIT_ERROR_OS, strerror(errno));
-				rc = -1;
-			} else if ((rc = git_index_remove_bypath(idx, p)) == 0)
-				rc = git_index_remove_directory(idx, p, 0);
-		} else if (S_ISDIR(st.st_mode))
-			rc = strlist_push(&dirs, p);
-		else if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-			continue; /* a fifo, a socket: not for git */
-		else if (git_index_get_bypath(idx, p, 0) == NULL &&
-		    (rc = git_ignore_path_is_ignored(&ignored, repo, p)) == 0 &&
-		    ignored)
-			continue;
-		else if (rc == 0 &&
-		    (rc = git_index_remove_directory(idx, p, 0)) == 0)
-			rc = git_index_add_bypath(idx, p);
+		rc = evindex_add_path(idx, repo, wd, p, &dirs);
 	}
 	if (rc == 0 && dirs.n > 0)
 		rc = evindex_add_all(idx, repo, ex, &dirs);

@@ -248,49 +248,45 @@ gs_descend(char *buf, const char *name, struct sc_err *err)
 	return 0;
 }
 
-/*
- * One entry of a walk (see gs_walk_dir): a regular file is copied
- * (lock files are not), a directory walked; anything else, a symbolic
- * link above all, is skipped when copying and refused when checking.
- */
+/* An entry's type when readdir() did not say: DT_DIR, DT_REG, or DT_LNK
+ * for anything else (not copied, refused when checking). */
 static int
-gs_walk_entry(struct gs_walk *w, int sfd, int dfd, const char *name,
-    unsigned char type, struct sc_err *err)
+gs_entry_type(unsigned char *type, const struct gs_walk *w, int sfd,
+    const char *name, struct sc_err *err)
 {
 	struct stat st;
-	bool copied;
+
+	if (*type != DT_UNKNOWN)
+		return 0;
+	if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return err_set(
+		    err, SC_EIO, "%s/%s: %s", w->src, name, strerror(errno));
+	*type = S_ISDIR(st.st_mode) ? DT_DIR
+	    : S_ISREG(st.st_mode)   ? DT_REG
+				    : DT_LNK;
+	return 0;
+}
+
+/* Is directory name of w->src the one the copy leaves out (w->skip)? */
+static bool
+gs_skipped(const struct gs_walk *w, const char *name)
+{
+	size_t slen = strlen(w->src);
+
+	return w->skip[0] != '\0' &&
+	    slen + 1 + strlen(name) == strlen(w->skip) &&
+	    strncmp(w->src, w->skip, slen) == 0 &&
+	    strcmp(w->skip + slen + 1, name) == 0;
+}
+
+/* Walk directory name of sfd (see gs_walk_dir), into its copy made in
+ * dfd unless dfd < 0. */
+static int
+gs_walk_sub(
+    struct gs_walk *w, int sfd, int dfd, const char *name, struct sc_err *err)
+{
 	int csfd = -1, cdfd = -1, rc = 0;
 
-	if (type == DT_UNKNOWN) {
-		if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-			rc = err_set(err, SC_EIO, "%s/%s: %s", w->src, name,
-			    strerror(errno));
-			goto out;
-		}
-		type = S_ISDIR(st.st_mode) ? DT_DIR
-		    : S_ISREG(st.st_mode)  ? DT_REG
-					   : DT_LNK;
-	}
-	if (type == DT_REG) {
-		if (dfd >= 0 && !gs_is_lock(name))
-			rc = gs_copy_file(
-			    &copied, w, sfd, dfd, name, O_NOFOLLOW, err);
-		goto out;
-	}
-	/* every story's branch: not the agent's, and as many as the
-	 * batch has stories (gs_copy_branch() copies its own) */
-	if (type == DT_DIR && dfd >= 0 && w->skip[0] != '\0' &&
-	    strlen(w->src) + 1 + strlen(name) == strlen(w->skip) &&
-	    strncmp(w->src, w->skip, strlen(w->src)) == 0 &&
-	    strcmp(w->skip + strlen(w->src) + 1, name) == 0)
-		goto out;
-	if (type != DT_DIR) {
-		if (dfd < 0)
-			rc = err_set(err, SC_EDATA,
-			    "%s/%s: not a regular file or directory", w->src,
-			    name);
-		goto out;
-	}
 	if ((rc = gs_descend(w->src, name, err)) < 0 ||
 	    (dfd >= 0 && (rc = gs_descend(w->dst, name, err)) < 0))
 		goto out;
@@ -317,6 +313,40 @@ out:
 	if (csfd >= 0)
 		close(csfd);
 	return rc;
+}
+
+/*
+ * One entry of a walk (see gs_walk_dir): a regular file is copied
+ * (lock files are not), a directory walked; anything else, a symbolic
+ * link above all, is skipped when copying and refused when checking.
+ */
+static int
+gs_walk_entry(struct gs_walk *w, int sfd, int dfd, const char *name,
+    unsigned char type, struct sc_err *err)
+{
+	bool copied;
+	int rc;
+
+	if ((rc = gs_entry_type(&type, w, sfd, name, err)) < 0)
+		return rc;
+	if (type == DT_REG) {
+		if (dfd >= 0 && !gs_is_lock(name))
+			rc = gs_copy_file(
+			    &copied, w, sfd, dfd, name, O_NOFOLLOW, err);
+		return rc;
+	}
+	/* every story's branch: not the agent's, and as many as the
+	 * batch has stories (gs_copy_branch() copies its own) */
+	if (type == DT_DIR && dfd >= 0 && gs_skipped(w, name))
+		return 0;
+	if (type != DT_DIR) {
+		if (dfd < 0)
+			rc = err_set(err, SC_EDATA,
+			    "%s/%s: not a regular file or directory", w->src,
+			    name);
+		return rc;
+	}
+	return gs_walk_sub(w, sfd, dfd, name, err);
 }
 
 /*
@@ -544,33 +574,34 @@ out:
 	return rc;
 }
 
-/* Fill P (gs->private_dir, empty) from the tree's git dir and the
- * common dir, as gitsandbox.h lists. */
+/* P's HEAD and index from the git dir gfd, config, packed-refs and
+ * shallow from the common dir cfd. */
 static int
-gs_fill(const struct gitsandbox *gs, const char *shown, struct sc_err *err)
+gs_fill_top(const struct gitsandbox *gs, struct gs_walk *w, int gfd, int cfd,
+    int pfd, struct sc_err *err)
 {
-	struct gs_walk *w = NULL;
-	char alt[PATH_MAX];
-	int gfd = -1, cfd = -1, pfd = -1, sfd = -1, dfd = -1, rc = 0;
+	int rc;
 
-	if ((w = calloc(1, sizeof(*w))) == NULL) {
-		rc = err_set(err, SC_EOS, "%s: out of memory", gs->private_dir);
-		goto out;
-	}
-	if ((rc = gs_open_dir(&gfd, gs->gitdir, err)) < 0 ||
-	    (rc = gs_open_dir(&cfd, gs->commondir, err)) < 0 ||
-	    (rc = gs_open_dir(&pfd, gs->private_dir, err)) < 0)
-		goto out;
 	snprintf(w->dst, sizeof(w->dst), "%s", gs->private_dir);
 	snprintf(w->src, sizeof(w->src), "%s", gs->gitdir);
 	if ((rc = gs_copy_top(w, gfd, pfd, "HEAD", true, err)) < 0 ||
 	    (rc = gs_copy_top(w, gfd, pfd, "index", false, err)) < 0)
-		goto out;
+		return rc;
 	snprintf(w->src, sizeof(w->src), "%s", gs->commondir);
 	if ((rc = gs_copy_top(w, cfd, pfd, "config", false, err)) < 0 ||
 	    (rc = gs_copy_top(w, cfd, pfd, "packed-refs", false, err)) < 0 ||
 	    (rc = gs_copy_top(w, cfd, pfd, "shallow", false, err)) < 0)
-		goto out;
+		return rc;
+	return 0;
+}
+
+/* P's refs: the common dir's loose refs but the stories' branches, then
+ * the agent's own branch among those. */
+static int
+gs_fill_refs(const struct gitsandbox *gs, struct gs_walk *w, int cfd, int pfd,
+    struct sc_err *err)
+{
+	int sfd = -1, dfd = -1, rc = 0;
 
 	if ((rc = gs_path(w->src, gs->commondir, "refs", err)) < 0 ||
 	    (rc = gs_path(w->dst, gs->private_dir, "refs", err)) < 0)
@@ -591,32 +622,64 @@ gs_fill(const struct gitsandbox *gs, const char *shown, struct sc_err *err)
 	}
 	if ((rc = gs_path(w->skip, w->src, GS_STORY_REFS, err)) < 0)
 		goto out;
-	if (sfd >= 0 && (rc = gs_walk_dir(w, sfd, dfd, err)) < 0)
-		goto out;
+	if (sfd >= 0) {
+		rc = gs_walk_dir(w, sfd, dfd, err);
+		sfd = -1; /* gs_walk_dir closed it */
+		if (rc < 0)
+			goto out;
+	}
 	w->skip[0] = '\0';
-	if ((rc = gs_copy_branch(gs, w, cfd, pfd, err)) < 0)
-		goto out;
+	rc = gs_copy_branch(gs, w, cfd, pfd, err);
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
+}
 
-	/* new objects land in P; the real ones are read through SHOWN */
+/* P's object store: new objects land in P; the real ones are read
+ * through SHOWN (an alternate). */
+static int
+gs_fill_objects(
+    const struct gitsandbox *gs, int pfd, const char *shown, struct sc_err *err)
+{
+	char alt[PATH_MAX];
+
 	if (mkdirat(pfd, "objects", 0755) != 0 ||
 	    mkdirat(pfd, "objects/info", 0755) != 0 ||
-	    mkdirat(pfd, "objects/pack", 0755) != 0) {
-		rc = err_set(err, SC_EIO, "%s/objects: cannot create: %s",
+	    mkdirat(pfd, "objects/pack", 0755) != 0)
+		return err_set(err, SC_EIO, "%s/objects: cannot create: %s",
 		    gs->private_dir, strerror(errno));
-		goto out;
-	}
 	if ((size_t)snprintf(alt, sizeof(alt), "%s/objects\n", shown) >=
-	    sizeof(alt)) {
-		rc = err_set(err, SC_EIO, "%s/objects: path too long", shown);
+	    sizeof(alt))
+		return err_set(err, SC_EIO, "%s/objects: path too long", shown);
+	return gs_write_at(
+	    pfd, gs->private_dir, "objects/info/alternates", alt, err);
+}
+
+/* Fill P (gs->private_dir, empty) from the tree's git dir and the
+ * common dir, as gitsandbox.h lists. */
+static int
+gs_fill(const struct gitsandbox *gs, const char *shown, struct sc_err *err)
+{
+	struct gs_walk *w = NULL;
+	int gfd = -1, cfd = -1, pfd = -1, rc = 0;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		rc = err_set(err, SC_EOS, "%s: out of memory", gs->private_dir);
 		goto out;
 	}
-	if ((rc = gs_write_at(pfd, gs->private_dir, "objects/info/alternates",
-		 alt, err)) < 0)
+	if ((rc = gs_open_dir(&gfd, gs->gitdir, err)) < 0 ||
+	    (rc = gs_open_dir(&cfd, gs->commondir, err)) < 0 ||
+	    (rc = gs_open_dir(&pfd, gs->private_dir, err)) < 0)
+		goto out;
+	if ((rc = gs_fill_top(gs, w, gfd, cfd, pfd, err)) < 0 ||
+	    (rc = gs_fill_refs(gs, w, cfd, pfd, err)) < 0 ||
+	    (rc = gs_fill_objects(gs, pfd, shown, err)) < 0)
 		goto out;
 	rc = gs_link_rest(gs, cfd, pfd, shown, err);
 out:
-	if (dfd >= 0)
-		close(dfd);
 	if (pfd >= 0)
 		close(pfd);
 	if (cfd >= 0)

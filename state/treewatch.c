@@ -180,6 +180,56 @@ tw_note(struct treewatch *tw, int wd, const char *rel)
 	return 0;
 }
 
+static int tw_add_tree(struct treewatch *tw, const char *rel);
+
+/* Is path (the directory rel of the tree) a nested repository?  Not
+ * part of the tree (git-work.md); the tree's own root never is. */
+static bool
+tw_nested_repo(const char *path, const char *rel)
+{
+	char sub[PATH_MAX];
+	struct stat st;
+
+	return rel[0] != '\0' &&
+	    snprintf(sub, sizeof(sub), "%s/.git", path) < (int)sizeof(sub) &&
+	    lstat(sub, &st) == 0;
+}
+
+/* Is entry e of dir a directory (not a symbolic link to one)? */
+static bool
+tw_is_dir(DIR *dir, const struct dirent *e)
+{
+	struct stat st;
+
+	if (e->d_type == DT_UNKNOWN)
+		return fstatat(dirfd(dir), e->d_name, &st,
+			   AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode);
+	return e->d_type == DT_DIR;
+}
+
+/* Watch the directories under rel, dir open on it, as tw_add_tree(). */
+static int
+tw_add_subdirs(struct treewatch *tw, const char *rel, DIR *dir)
+{
+	char sub[PATH_MAX];
+	struct dirent *e;
+	int rc = 0;
+
+	while (rc == 0 && (e = readdir(dir)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (snprintf(sub, sizeof(sub), "%s%s%s", rel,
+			rel[0] != '\0' ? "/" : "",
+			e->d_name) >= (int)sizeof(sub))
+			return -1;
+		if (tw_skipped(tw, sub) || !tw_is_dir(dir, e))
+			continue;
+		rc = tw_add_tree(tw, sub);
+	}
+	return rc;
+}
+
 /*
  * Watch the directory rel and every directory under it.  Returns 0, or
  * -1 when a watch could not be added (the limits of inotify, out of
@@ -189,45 +239,21 @@ tw_note(struct treewatch *tw, int wd, const char *rel)
 static int
 tw_add_tree(struct treewatch *tw, const char *rel)
 {
-	char path[PATH_MAX], sub[PATH_MAX];
-	struct dirent *e;
-	struct stat st;
+	char path[PATH_MAX];
 	DIR *dir = NULL;
-	int wd, rc = 0;
+	int wd, rc;
 
 	if (snprintf(path, sizeof(path), "%s%s%s", tw->root,
 		rel[0] != '\0' ? "/" : "", rel) >= (int)sizeof(path))
 		return -1;
-	/* a nested repository is not part of the tree (git-work.md) */
-	if (rel[0] != '\0' &&
-	    snprintf(sub, sizeof(sub), "%s/.git", path) < (int)sizeof(sub) &&
-	    lstat(sub, &st) == 0)
+	if (tw_nested_repo(path, rel))
 		return 0;
 	wd = inotify_add_watch(tw->fd, path, TW_MASK);
 	if (wd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 	if (tw_note(tw, wd, rel) < 0 || (dir = opendir(path)) == NULL)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
-	while (rc == 0 && (e = readdir(dir)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if (snprintf(sub, sizeof(sub), "%s%s%s", rel,
-			rel[0] != '\0' ? "/" : "",
-			e->d_name) >= (int)sizeof(sub)) {
-			rc = -1;
-			break;
-		}
-		if (tw_skipped(tw, sub))
-			continue;
-		if (e->d_type == DT_UNKNOWN) {
-			if (fstatat(dirfd(dir), e->d_name, &st,
-				AT_SYMLINK_NOFOLLOW) < 0 ||
-			    !S_ISDIR(st.st_mode))
-				continue;
-		} else if (e->d_type != DT_DIR)
-			continue;
-		rc = tw_add_tree(tw, sub);
-	}
+	rc = tw_add_subdirs(tw, rel, dir);
 	closedir(dir);
 	return rc;
 }

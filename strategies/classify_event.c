@@ -296,6 +296,72 @@ inspect(json_t *o, struct sres *r)
 	return EV_CONTENT;
 }
 
+/* What classify_structured_find() has found so far, newest first. */
+struct found {
+	struct sres errev; /* the newest error event, when have_errev */
+	bool have_final, have_errev;
+	bool newer_event; /* an event newer than the one read */
+};
+
+/* Read one event into *r, noting the stream's extras in *x. */
+static enum ev
+find_read(struct found *f, struct sextra *x, json_t *event, struct sres *r)
+{
+	enum ev ev;
+
+	memset(r, 0, sizeof(*r));
+	ev = json_is_object(event) ? inspect(event, r) : EV_NONE;
+	/* newest first: the first one seen is the newest */
+	if (r->wall && !x->wall) {
+		x->wall = true;
+		x->wall_reset = r->wall_reset;
+	}
+	if (r->retry_delay_ms > 0 && x->retry_429_ms == 0)
+		x->retry_429_ms = r->retry_delay_ms;
+	/* a retry notice with any event after it was retried past:
+	 * only the agent's last words say what it was stuck on */
+	if (ev == EV_RETRY)
+		ev = f->newer_event ? EV_CONTENT : EV_ERROR_EVENT;
+	if (ev != EV_NONE)
+		f->newer_event = true;
+	r->ev = ev;
+	return ev;
+}
+
+/* Keep *r when it is the newest final result or error event (it moves
+ * into *out or f->errev); free it otherwise. */
+static void
+find_keep(struct found *f, struct sres *out, struct sres *r)
+{
+	if ((r->ev == EV_OK || r->ev == EV_ERR) && !f->have_final) {
+		*out = *r;
+		f->have_final = true;
+	} else if (r->ev == EV_ERROR_EVENT && !f->have_errev) {
+		f->errev = *r;
+		f->have_errev = true;
+	} else {
+		free(r->msg);
+	}
+}
+
+/* The final result decides, the error event standing in without one. */
+static void
+find_settle(struct found *f, struct sres *out)
+{
+	if (f->have_final && out->ev == EV_ERR && out->msg == NULL &&
+	    f->have_errev) {
+		/* a failed result that says nothing (gemini 0.61.0's
+		 * {"type":"result","status":"error"}) has the words of the
+		 * error event before it: "The model response was blocked due
+		 * to safety settings." */
+		out->msg = f->errev.msg;
+	} else if (f->have_final) {
+		free(f->errev.msg);
+	} else if (f->have_errev) {
+		*out = f->errev;
+	}
+}
+
 /*
  * Read the events of the window (newest first; the reader parsed them).
  * The newest final result (success or failure) decides; without one,
@@ -306,57 +372,23 @@ void
 classify_structured_find(
     struct sres *out, struct sextra *x, struct classify_line *v, int n)
 {
-	struct sres r, errev;
-	bool have_final = false, have_errev = false, newer_event = false;
+	struct found f;
+	struct sres r;
 	enum ev ev;
 	int i;
 
 	memset(out, 0, sizeof(*out));
 	memset(x, 0, sizeof(*x));
-	memset(&errev, 0, sizeof(errev));
+	memset(&f, 0, sizeof(f));
 	for (i = 0; i < n; i++) {
 		v[i].skip = false;
 		if (v[i].event == NULL)
 			continue;
-		memset(&r, 0, sizeof(r));
-		ev = json_is_object(v[i].event) ? inspect(v[i].event, &r)
-						: EV_NONE;
-		/* newest first: the first one seen is the newest */
-		if (r.wall && !x->wall) {
-			x->wall = true;
-			x->wall_reset = r.wall_reset;
-		}
-		if (r.retry_delay_ms > 0 && x->retry_429_ms == 0)
-			x->retry_429_ms = r.retry_delay_ms;
-		/* a retry notice with any event after it was retried past:
-		 * only the agent's last words say what it was stuck on */
-		if (ev == EV_RETRY)
-			ev = newer_event ? EV_CONTENT : EV_ERROR_EVENT;
-		if (ev != EV_NONE)
-			newer_event = true;
-		r.ev = ev;
+		ev = find_read(&f, x, v[i].event, &r);
 		v[i].skip = ev == EV_CONTENT || ev == EV_OK;
-		if ((ev == EV_OK || ev == EV_ERR) && !have_final) {
-			*out = r;
-			have_final = true;
-		} else if (ev == EV_ERROR_EVENT && !have_errev) {
-			errev = r;
-			have_errev = true;
-		} else {
-			free(r.msg);
-		}
+		find_keep(&f, out, &r);
 	}
-	if (have_final && out->ev == EV_ERR && out->msg == NULL && have_errev) {
-		/* a failed result that says nothing (gemini 0.61.0's
-		 * {"type":"result","status":"error"}) has the words of the
-		 * error event before it: "The model response was blocked due
-		 * to safety settings." */
-		out->msg = errev.msg;
-	} else if (have_final) {
-		free(errev.msg);
-	} else if (have_errev) {
-		*out = errev;
-	}
+	find_settle(&f, out);
 }
 
 /* The code a structured error names, or ERRC_NONE: its message first

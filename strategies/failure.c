@@ -339,33 +339,72 @@ zone(int *east, const char *s)
 	return 0;
 }
 
+/* An RFC 3339 date-time's fields as written, before any check of
+ * their ranges. */
+struct civil {
+	int y, mo, d, h, mi, sec;
+	int frac; /* milliseconds */
+};
+
+/* "YYYY-MM-DDTHH:MM:SS" at *s into t, moving *s past it. */
+static int
+date_time(struct civil *t, const char **s)
+{
+	if (digits(&t->y, s, 4) < 0 || *(*s)++ != '-' ||
+	    digits(&t->mo, s, 2) < 0 || *(*s)++ != '-' ||
+	    digits(&t->d, s, 2) < 0 || (**s != 'T' && **s != 't'))
+		return -1;
+	(*s)++;
+	if (digits(&t->h, s, 2) < 0 || *(*s)++ != ':' ||
+	    digits(&t->mi, s, 2) < 0 || *(*s)++ != ':' ||
+	    digits(&t->sec, s, 2) < 0)
+		return -1;
+	return 0;
+}
+
+/* ".fff" at *s (any number of digits, milliseconds kept) into *frac,
+ * moving *s past it; nothing there is 0. */
+static int
+fraction(int *frac, const char **s)
+{
+	int scale = 100;
+
+	*frac = 0;
+	if (**s != '.')
+		return 0;
+	if (!text_is_digit((unsigned char)*++*s))
+		return -1;
+	for (; text_is_digit((unsigned char)**s); (*s)++) {
+		*frac += (**s - '0') * scale;
+		scale /= 10;
+	}
+	return 0;
+}
+
+/* Are t's fields a date and time of the calendar (a leap second
+ * allowed), from 1970 on? */
+static bool
+civil_ok(const struct civil *t)
+{
+	return t->y >= 1970 && t->mo >= 1 && t->mo <= 12 && t->d >= 1 &&
+	    t->d <= month_days(t->y, t->mo) && t->h <= 23 && t->mi <= 59 &&
+	    t->sec <= 60;
+}
+
 int
 failure_time_parse(int64_t *ms, const char *s)
 {
-	int y, mo, d, h, mi, sec, frac = 0, scale = 100, east = 0;
+	struct civil c;
+	int east = 0;
 	int64_t t;
 
-	if (s == NULL || digits(&y, &s, 4) < 0 || *s++ != '-' ||
-	    digits(&mo, &s, 2) < 0 || *s++ != '-' || digits(&d, &s, 2) < 0 ||
-	    (*s != 'T' && *s != 't'))
+	if (s == NULL || date_time(&c, &s) < 0 || fraction(&c.frac, &s) < 0)
 		return -1;
-	s++;
-	if (digits(&h, &s, 2) < 0 || *s++ != ':' || digits(&mi, &s, 2) < 0 ||
-	    *s++ != ':' || digits(&sec, &s, 2) < 0)
+	if (zone(&east, s) < 0 || !civil_ok(&c))
 		return -1;
-	if (*s == '.') {
-		if (!text_is_digit((unsigned char)*++s))
-			return -1;
-		for (; text_is_digit((unsigned char)*s); s++) {
-			frac += (*s - '0') * scale;
-			scale /= 10;
-		}
-	}
-	if (zone(&east, s) < 0 || y < 1970 || mo < 1 || mo > 12 || d < 1 ||
-	    d > month_days(y, mo) || h > 23 || mi > 59 || sec > 60)
-		return -1;
-	t = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
-	t = (t - (int64_t)east * 60) * 1000 + frac;
+	t = ((days_from_civil(c.y, c.mo, c.d) * 24 + c.h) * 60 + c.mi) * 60 +
+	    c.sec;
+	t = (t - (int64_t)east * 60) * 1000 + c.frac;
 	/* after 1970 and before the year 10000, read in UTC: a leap second
 	 * or an offset must not carry 9999-12-31 into a year no RFC 3339
 	 * date-time can show (docs/api.md#the-body-of-a-post) */

@@ -260,6 +260,29 @@ cand_add(struct progress_cands *c, cmark_node *h, int rank)
 	c->rank[c->n++] = rank;
 }
 
+/* Heading n, read as *r, into c as a candidate, as the rejected one, or
+ * not at all.  title: n is the document's title (its first heading, at
+ * level 1); region: the level of the checklist n is in, or 0. */
+static void
+cand_consider(struct progress_cands *c, cmark_node *n,
+    const struct head_read *r, bool title, int region)
+{
+	if (r->rank == HEAD_NAMED) {
+		cand_add(c, n, r->rank);
+	} else if (r->rank > HEAD_NONE && title) {
+		/* a title names the story, not its task list, even when
+		 * it says "tasks" */
+	} else if (r->rank > HEAD_NONE &&
+	    ((r->checklist && r->rank == HEAD_MENTION) || region > 0)) {
+		/* a checklist of acceptance criteria, QA or done
+		 * never wins over a task list (docs/stories.md) */
+		if (c->rejected == NULL)
+			c->rejected = n;
+	} else if (r->rank > HEAD_NONE) {
+		cand_add(c, n, r->rank);
+	}
+}
+
 void
 progress_heading_scan(
     struct progress_cands *c, cmark_node *doc, const char *want)
@@ -277,21 +300,7 @@ progress_heading_scan(
 		progress_heading_read(&r, n, want);
 		if (region > 0 && level <= region)
 			region = 0;
-		if (r.rank == HEAD_NAMED) {
-			cand_add(c, n, r.rank);
-		} else if (r.rank > HEAD_NONE && first == NULL && level == 1) {
-			/* a title (the first heading, at level 1) names
-			 * the story, not its task list, even when it says
-			 * "tasks" */
-		} else if (r.rank > HEAD_NONE &&
-		    ((r.checklist && r.rank == HEAD_MENTION) || region > 0)) {
-			/* a checklist of acceptance criteria, QA or done
-			 * never wins over a task list (docs/stories.md) */
-			if (c->rejected == NULL)
-				c->rejected = n;
-		} else if (r.rank > HEAD_NONE) {
-			cand_add(c, n, r.rank);
-		}
+		cand_consider(c, n, &r, first == NULL && level == 1, region);
 		if (r.checklist && r.rank < HEAD_LEADS && region == 0)
 			region = level;
 		/* the title alone does not divide the story into sections:

@@ -105,45 +105,70 @@ text_utf8_len(const unsigned char *s, size_t n)
 	return k;
 }
 
-size_t
-text_esc_len(const unsigned char *s, size_t n)
+/* text_esc_len() of a CSI: "ESC [", parameter bytes, intermediate
+ * bytes, one final byte. */
+static size_t
+esc_csi_len(const unsigned char *s, size_t n)
+{
+	size_t i = 2;
+
+	while (i < n && s[i] >= 0x30 && s[i] <= 0x3f)
+		i++;
+	while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
+		i++;
+	if (i < n && s[i] >= 0x40 && s[i] <= 0x7e)
+		i++;
+	return i;
+}
+
+/* text_esc_len() of a control string (OSC, DCS, SOS, PM, APC): up to
+ * BEL or ST; one never ended stops before a newline, which stays. */
+static size_t
+esc_string_len(const unsigned char *s, size_t n)
 {
 	size_t i;
 
+	for (i = 2; i < n; i++) {
+		if (s[i] == 0x07)
+			return i + 1;
+		if (s[i] == 0x1b)
+			return i + 1 < n && s[i + 1] == '\\' ? i + 2 : i;
+		if (s[i] == '\n')
+			return i;
+	}
+	return n;
+}
+
+/* text_esc_len() of a short nF/Fp/Fe/Fs escape: intermediate bytes,
+ * one final byte. */
+static size_t
+esc_other_len(const unsigned char *s, size_t n)
+{
+	size_t i = 1;
+
+	while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
+		i++;
+	if (i < n && s[i] >= 0x30 && s[i] <= 0x7e)
+		i++;
+	return i;
+}
+
+size_t
+text_esc_len(const unsigned char *s, size_t n)
+{
 	if (n < 2)
 		return n;
 	switch (s[1]) {
 	case '[':
-		i = 2;
-		while (i < n && s[i] >= 0x30 && s[i] <= 0x3f)
-			i++;
-		while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
-			i++;
-		if (i < n && s[i] >= 0x40 && s[i] <= 0x7e)
-			i++;
-		return i;
+		return esc_csi_len(s, n);
 	case ']':
 	case 'P':
 	case 'X':
 	case '^':
 	case '_':
-		for (i = 2; i < n; i++) {
-			if (s[i] == 0x07)
-				return i + 1;
-			if (s[i] == 0x1b)
-				return i + 1 < n && s[i + 1] == '\\' ? i + 2
-								     : i;
-			if (s[i] == '\n')
-				return i;
-		}
-		return n;
+		return esc_string_len(s, n);
 	default:
-		i = 1;
-		while (i < n && s[i] >= 0x20 && s[i] <= 0x2f)
-			i++;
-		if (i < n && s[i] >= 0x30 && s[i] <= 0x7e)
-			i++;
-		return i;
+		return esc_other_len(s, n);
 	}
 }
 
@@ -186,21 +211,29 @@ text_json_depth_ok(const char *s, size_t n, int max_depth)
 static size_t
 text_invisible_len(const unsigned char *s, size_t n)
 {
-	if (n >= 2 &&
-	    ((s[0] == 0xd8 && s[1] == 0x9c) || (s[0] == 0xc2 && s[1] == 0xad)))
-		return 2;
-	if (n < 3)
-		return 0;
-	if (s[0] == 0xe2 && s[1] == 0x80 &&
-	    (s[2] == 0x8b || s[2] == 0x8e || s[2] == 0x8f ||
-		(s[2] >= 0xaa && s[2] <= 0xae)))
-		return 3;
-	if (s[0] == 0xe2 && s[1] == 0x81 &&
-	    ((s[2] >= 0xa0 && s[2] <= 0xa4) || (s[2] >= 0xa6 && s[2] <= 0xa9)))
-		return 3;
-	if ((s[0] == 0xef && s[1] == 0xbb && s[2] == 0xbf) ||
-	    (s[0] == 0xe1 && s[1] == 0xa0 && s[2] == 0x8e))
-		return 3;
+	/* their UTF-8: the leading bytes, then a range of the last */
+	static const struct {
+		unsigned char len, b0, b1, lo, hi;
+	} inv[] = {
+	    {2, 0xd8, 0, 0x9c, 0x9c}, /* U+061C */
+	    {2, 0xc2, 0, 0xad, 0xad}, /* U+00AD */
+	    {3, 0xe2, 0x80, 0x8b, 0x8b}, /* U+200B */
+	    {3, 0xe2, 0x80, 0x8e, 0x8f}, /* U+200E, U+200F */
+	    {3, 0xe2, 0x80, 0xaa, 0xae}, /* U+202A..U+202E */
+	    {3, 0xe2, 0x81, 0xa0, 0xa4}, /* U+2060..U+2064 */
+	    {3, 0xe2, 0x81, 0xa6, 0xa9}, /* U+2066..U+2069 */
+	    {3, 0xef, 0xbb, 0xbf, 0xbf}, /* U+FEFF */
+	    {3, 0xe1, 0xa0, 0x8e, 0x8e}, /* U+180E */
+	};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(inv) / sizeof(inv[0]); i++) {
+		k = inv[i].len;
+		if (n >= k && s[0] == inv[i].b0 &&
+		    (k == 2 || s[1] == inv[i].b1) && s[k - 1] >= inv[i].lo &&
+		    s[k - 1] <= inv[i].hi)
+			return k;
+	}
 	return 0;
 }
 
@@ -221,6 +254,50 @@ text_control_len(const unsigned char *s, size_t n, unsigned flags)
 	return 0;
 }
 
+/* text_clean()'s output so far. */
+struct clean_out {
+	char *dst;
+	size_t cap;
+	size_t o; /* bytes in dst */
+	bool gap; /* a collapsed run of spaces is due before the next */
+};
+
+/* A dropped control (or a space when collapsing): a space in its place
+ * (TEXT_SPACES), or one space for the run (TEXT_COLLAPSE).  -1 when dst
+ * is full. */
+static int
+clean_gap(struct clean_out *c, bool spaces, bool collapse)
+{
+	if (spaces && !collapse) {
+		if (c->o + 1 >= c->cap)
+			return -1;
+		c->dst[c->o++] = ' ';
+	}
+	c->gap = collapse;
+	return 0;
+}
+
+/* The k bytes of one visible character at put, after the space of a
+ * gap.  -1 when dst is full. */
+static int
+clean_put(struct clean_out *c, const char *put, size_t k, unsigned flags)
+{
+	if ((flags & TEXT_TRIM) && c->o == 0 && k == 1 &&
+	    text_is_blank((unsigned char)put[0]))
+		return 0;
+	if (c->gap && c->o > 0) {
+		if (c->o + 1 >= c->cap)
+			return -1;
+		c->dst[c->o++] = ' ';
+	}
+	c->gap = false;
+	if (c->o + k >= c->cap)
+		return -1;
+	memcpy(c->dst + c->o, put, k);
+	c->o += k;
+	return 0;
+}
+
 size_t
 text_clean(
     char *dst, size_t cap, const char *src, size_t n, unsigned flags, bool *cut)
@@ -228,8 +305,8 @@ text_clean(
 	const unsigned char *s = (const unsigned char *)src;
 	bool collapse = (flags & TEXT_COLLAPSE) != 0;
 	bool spaces = collapse || (flags & TEXT_SPACES) != 0;
-	bool gap = false;
-	size_t i = 0, o = 0, k;
+	struct clean_out c = {dst, cap, 0, false};
+	size_t i = 0, k;
 	char mark[1] = {'?'};
 	const char *put;
 
@@ -245,12 +322,8 @@ text_clean(
 		k = text_control_len(s + i, n - i, flags);
 		if (k > 0 || (collapse && s[i] == ' ')) {
 			i += k > 0 ? k : 1;
-			if (spaces && !collapse) {
-				if (o + 1 >= cap)
-					goto full;
-				dst[o++] = ' ';
-			}
-			gap = collapse;
+			if (clean_gap(&c, spaces, collapse) < 0)
+				goto full;
 			continue;
 		}
 		k = text_utf8_len(s + i, n - i);
@@ -264,19 +337,8 @@ text_clean(
 		} else {
 			i += k;
 		}
-		if ((flags & TEXT_TRIM) && o == 0 && k == 1 &&
-		    text_is_blank((unsigned char)put[0]))
-			continue;
-		if (gap && o > 0) {
-			if (o + 1 >= cap)
-				goto full;
-			dst[o++] = ' ';
-		}
-		gap = false;
-		if (o + k >= cap)
+		if (clean_put(&c, put, k, flags) < 0)
 			goto full;
-		memcpy(dst + o, put, k);
-		o += k;
 	}
 	goto out;
 full:
@@ -284,8 +346,8 @@ full:
 		*cut = true;
 out:
 	if (flags & TEXT_TRIM)
-		while (o > 0 && text_is_blank((unsigned char)dst[o - 1]))
-			o--;
-	dst[o] = '\0';
-	return o;
+		while (c.o > 0 && text_is_blank((unsigned char)dst[c.o - 1]))
+			c.o--;
+	dst[c.o] = '\0';
+	return c.o;
 }

@@ -452,6 +452,55 @@ scan_digits(const char *t, size_t len, size_t q, size_t n, int *v)
 	return q + n;
 }
 
+/* The fields of an ISO 8601 date and time as scan_iso() reads them. */
+struct iso {
+	int y, mo, d;
+	int hour, minute, sec;
+};
+
+/* "2025-06-01" at p (after white space) into v.  Returns the end, or
+ * 0. */
+static size_t
+scan_iso_date(const char *t, size_t len, size_t p, struct iso *v)
+{
+	size_t q;
+
+	q = skip_ws(t, len, p);
+	if ((q = scan_digits(t, len, q, 4, &v->y)) == 0 ||
+	    at(t, len, q) != '-' ||
+	    (q = scan_digits(t, len, q + 1, 2, &v->mo)) == 0 ||
+	    at(t, len, q) != '-' ||
+	    (q = scan_digits(t, len, q + 1, 2, &v->d)) == 0)
+		return 0;
+	if (v->mo < 1 || v->mo > 12 || v->d < 1 || v->d > 31 || v->y < 1970)
+		return 0;
+	return q;
+}
+
+/* The time after the date at q: "T00:00:00", " at 00:00", " 00:00"
+ * (seconds optional) into v.  Returns the end, or 0. */
+static size_t
+scan_iso_time(const char *t, size_t len, size_t q, struct iso *v)
+{
+	bool colon;
+
+	v->sec = 0;
+	if (at(t, len, q) == 'T')
+		q++;
+	else
+		q = skip_ws(t, len, q);
+	if (ci_at(t, len, q, "at") && text_is_space(at(t, len, q + 2)))
+		q = skip_ws(t, len, q + 2);
+	q = scan_hour(t, len, q, &v->hour, &v->minute, &colon);
+	if (q == 0 || !colon || v->hour > 23 || v->minute > 59)
+		return 0;
+	if (at(t, len, q) == ':' && scan_digits(t, len, q + 1, 2, &v->sec) != 0)
+		q += 3;
+	if (v->sec > 60)
+		return 0;
+	return q;
+}
+
 /*
  * An ISO 8601 date and time at p: "2025-06-01 at 00:00 UTC",
  * "2025-06-01T00:00:00Z", "2025-06-01 00:00 (Europe/Oslo)".  In UTC
@@ -463,30 +512,11 @@ scan_digits(const char *t, size_t len, size_t q, size_t n, int *v)
 static size_t
 scan_iso(const char *t, size_t len, size_t p, struct waithint *h)
 {
+	struct iso v;
 	size_t q, r;
-	int y, mo, d, hour, minute, sec = 0;
-	bool colon;
 
-	q = skip_ws(t, len, p);
-	if ((q = scan_digits(t, len, q, 4, &y)) == 0 || at(t, len, q) != '-' ||
-	    (q = scan_digits(t, len, q + 1, 2, &mo)) == 0 ||
-	    at(t, len, q) != '-' ||
-	    (q = scan_digits(t, len, q + 1, 2, &d)) == 0)
-		return 0;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || y < 1970)
-		return 0;
-	if (at(t, len, q) == 'T')
-		q++;
-	else
-		q = skip_ws(t, len, q);
-	if (ci_at(t, len, q, "at") && text_is_space(at(t, len, q + 2)))
-		q = skip_ws(t, len, q + 2);
-	q = scan_hour(t, len, q, &hour, &minute, &colon);
-	if (q == 0 || !colon || hour > 23 || minute > 59)
-		return 0;
-	if (at(t, len, q) == ':' && scan_digits(t, len, q + 1, 2, &sec) != 0)
-		q += 3;
-	if (sec > 60)
+	if ((q = scan_iso_date(t, len, p, &v)) == 0 ||
+	    (q = scan_iso_time(t, len, q, &v)) == 0)
 		return 0;
 	r = skip_blank(t, len, q);
 	if (at(t, len, q) == 'Z' || ci_at(t, len, r, "utc") ||
@@ -495,15 +525,15 @@ scan_iso(const char *t, size_t len, size_t p, struct waithint *h)
 		if (text_is_alnum(at(t, len, q)))
 			return 0;
 		h->kind = WAITHINT_EPOCH;
-		h->epoch_s = days_from_civil(y, mo, d) * 86400 + hour * 3600 +
-		    minute * 60 + sec;
+		h->epoch_s = days_from_civil(v.y, v.mo, v.d) * 86400 +
+		    v.hour * 3600 + v.minute * 60 + v.sec;
 		return q;
 	}
 	h->kind = WAITHINT_CLOCK;
-	h->hour = hour;
-	h->minute = minute;
-	h->month = mo;
-	h->day = d;
+	h->hour = v.hour;
+	h->minute = v.minute;
+	h->month = v.mo;
+	h->day = v.d;
 	return scan_zone(t, len, q, h);
 }
 
