@@ -101,4 +101,12 @@ int role_parse(enum role *out, const char *s);
 const char *status_name(enum story_status s);
 int status_parse(enum story_status *out, const char *s);
 
+/* How far a story's task list is: its tasks and the subtasks nested
+ * under them, checked and in all (docs/stories.md).  Carried whole from
+ * the file's reading to the attempt, the story and the record. */
+struct task_counts {
+	int tasks_completed, tasks_total;
+	int subtasks_completed, subtasks_total;
+};
+
 #endif

@@ -6,36 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "controller/argv.h"
-
-/* A growable byte buffer for building one argument. */
-struct abuf {
-	char *p;
-	size_t len;
-	size_t alloc;
-};
-
-static int
-abuf_add(struct abuf *b, const char *s, size_t n)
-{
-	char *grown = NULL;
-	size_t want;
-
-	if (b->len + n + 1 > b->alloc) {
-		want = b->alloc ? b->alloc : 64;
-		while (want < b->len + n + 1)
-			want *= 2;
-		grown = realloc(b->p, want);
-		if (grown == NULL)
-			return -1;
-		b->p = grown;
-		b->alloc = want;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
 
 /* The value of placeholder name (len bytes), or NULL when unknown.  Ints
  * are formatted into num. */
@@ -105,7 +77,7 @@ argv_lookup(const char *name, size_t len, const struct argv_vars *v, char *num,
  * the argument's position, for messages.
  */
 static int
-argv_expand_one(struct abuf *b, const char *arg, size_t idx,
+argv_expand_one(struct strbuf *b, const char *arg, size_t idx,
     const struct argv_vars *v, struct sc_err *err)
 {
 	char num[32];
@@ -118,7 +90,7 @@ argv_expand_one(struct abuf *b, const char *arg, size_t idx,
 	while (*p != '\0') {
 		if ((p[0] == '{' && p[1] == '{') ||
 		    (p[0] == '}' && p[1] == '}')) {
-			if (b != NULL && abuf_add(b, p, 1) < 0)
+			if (b != NULL && strbuf_add(b, p, 1) < 0)
 				goto oom;
 			p += 2;
 			continue;
@@ -133,7 +105,7 @@ argv_expand_one(struct abuf *b, const char *arg, size_t idx,
 		if (*p != '{') {
 			close = p + strcspn(p, "{}");
 			if (b != NULL &&
-			    abuf_add(b, p, (size_t)(close - p)) < 0)
+			    strbuf_add(b, p, (size_t)(close - p)) < 0)
 				goto oom;
 			p = close;
 			continue;
@@ -155,13 +127,10 @@ argv_expand_one(struct abuf *b, const char *arg, size_t idx,
 			    (int)(close - p - 1), p + 1, idx, arg);
 			goto out;
 		}
-		if (b != NULL && abuf_add(b, val, strlen(val)) < 0)
+		if (b != NULL && strbuf_addstr(b, val) < 0)
 			goto oom;
 		p = close + 1;
 	}
-	/* An empty result is still an argument: make sure it exists. */
-	if (b != NULL && abuf_add(b, "", 0) < 0)
-		goto oom;
 	goto out;
 oom:
 	rc = err_set(err, SC_EOS,
@@ -176,7 +145,7 @@ static int
 argv_walk(struct strlist *out, const struct strlist *tmpl,
     const struct argv_vars *v, struct sc_err *err)
 {
-	struct abuf b = {NULL, 0, 0};
+	struct strbuf b = STRBUF_INIT;
 	size_t i;
 	int rc = 0;
 
@@ -185,12 +154,12 @@ argv_walk(struct strlist *out, const struct strlist *tmpl,
 		goto out;
 	}
 	for (i = 0; i < tmpl->n; i++) {
-		b.len = 0;
+		strbuf_setlen(&b, 0);
 		rc =
 		    argv_expand_one(out ? &b : NULL, tmpl->items[i], i, v, err);
 		if (rc < 0)
 			goto out;
-		if (out != NULL && strlist_pushn(out, b.p, b.len) < 0) {
+		if (out != NULL && strlist_pushn(out, b.buf, b.len) < 0) {
 			rc = err_set(err, SC_EOS,
 			    "out of memory expanding "
 			    "agent argument %zu",
@@ -199,7 +168,7 @@ argv_walk(struct strlist *out, const struct strlist *tmpl,
 		}
 	}
 out:
-	free(b.p);
+	strbuf_release(&b);
 	if (rc < 0 && out != NULL)
 		strlist_release(out);
 	return rc;

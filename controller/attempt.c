@@ -93,7 +93,7 @@ prepare_read(bool *settled, struct story_look *look, struct batch *b,
 		return attempt_settle(
 		    b, sl->st, STATUS_INVALID, why, "invalid", err);
 	}
-	if (pr->tasks_total == 0)
+	if (pr->counts.tasks_total == 0)
 		return attempt_settle(b, sl->st, STATUS_INVALID,
 		    progress_no_tasks_reason(why, sizeof(why), pr), "invalid",
 		    err);
@@ -108,13 +108,10 @@ prepare_done(struct batch *b, struct story_row *st, const struct progress *pr,
 {
 	char why[300];
 
-	st->tasks_completed = pr->tasks_completed;
-	st->tasks_total = pr->tasks_total;
-	st->subtasks_completed = pr->subtasks_completed;
-	st->subtasks_total = pr->subtasks_total;
+	st->counts = pr->counts;
 	snprintf(why, sizeof(why),
 	    "all %d tasks were already checked; nothing to run",
-	    pr->tasks_total);
+	    pr->counts.tasks_total);
 	return attempt_settle(b, st, STATUS_DONE, why, "done", err);
 }
 
@@ -203,7 +200,8 @@ slot_prepare(struct batch *b, struct slot *sl, struct sc_err *err)
 	rc = attempt_next(&nx, b, sl->st, err);
 	if (rc < 0)
 		goto out;
-	if (nx.prev == NULL && pr->tasks_completed == pr->tasks_total &&
+	if (nx.prev == NULL &&
+	    pr->counts.tasks_completed == pr->counts.tasks_total &&
 	    (rc = reported(&open, b, sl->st, err)) == 0 && !open) {
 		rc = prepare_done(b, sl->st, pr, err);
 		goto out;
@@ -311,8 +309,8 @@ agent_claims_done(const struct batch *b, const struct attempt_run *ar)
 
 	return res->exit_code == 0 && res->term_signal == 0 &&
 	    !res->timed_out && !res->stalled && !res->interrupted &&
-	    !res->dead_end && ar->end.tasks_total > 0 &&
-	    ar->end.tasks_completed == ar->end.tasks_total &&
+	    !res->dead_end && ar->end.counts.tasks_total > 0 &&
+	    ar->end.counts.tasks_completed == ar->end.counts.tasks_total &&
 	    !(b->o->stop != NULL && *b->o->stop);
 }
 

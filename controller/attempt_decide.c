@@ -51,10 +51,7 @@ to_recs(const struct attempt_row *rows, size_t first, size_t n,
 		x->attempt = a->attempt - base;
 		x->role = a->role;
 		x->outcome = a->outcome;
-		x->tasks_completed = a->tasks_completed;
-		x->tasks_total = a->tasks_total;
-		x->subtasks_completed = a->subtasks_completed;
-		x->subtasks_total = a->subtasks_total;
+		x->counts = a->counts;
 		x->started_ms = a->started_ms;
 		x->hint_ms = -1;
 		x->message = a->error_message;
@@ -77,6 +74,17 @@ status_of(enum decision d)
 	}
 }
 
+/* The decision's word in every text that tells it (the console line,
+ * the event, the state branch's commit): "stop" for an attempt after
+ * which nothing was decided (D4, docs/retry-strategy.md), which the
+ * record keeps as no decision (decision: null). */
+static const char *
+decision_word(const struct decision_out *d)
+{
+	return d->decision == DECISION_NONE ? "stop"
+					    : decision_name(d->decision);
+}
+
 static void
 print_decision(struct batch *b, const struct attempt_row *r,
     const struct story_row *st, const struct decision_out *d)
@@ -89,13 +97,14 @@ print_decision(struct batch *b, const struct attempt_row *r,
 	    "%s: attempt %d %s (%s): %s %d/%d after %s%s%s -> %s%s%s "
 	    "[%s]",
 	    st->id, r->attempt, role_name(r->role), r->agent,
-	    outcome_name(r->outcome), r->tasks_completed, r->tasks_total, dur,
+	    outcome_name(r->outcome), r->counts.tasks_completed,
+	    r->counts.tasks_total, dur,
 	    r->error_code != ERRC_NONE && r->error_code != ERRC_INCOMPLETE ? " "
 									   : "",
 	    r->error_code != ERRC_NONE && r->error_code != ERRC_INCOMPLETE
 		? errcode_name(r->error_code)
 		: "",
-	    d->decision == DECISION_NONE ? "stop" : decision_name(d->decision),
+	    decision_word(d),
 	    d->decision == DECISION_RETRY || d->decision == DECISION_WAIT
 		? " in "
 		: "",
@@ -113,13 +122,14 @@ print_decision(struct batch *b, const struct attempt_row *r,
 		console_line(b,
 		    "Story %s deferred - dev-story hit complexity "
 		    "limit at %d/%d",
-		    st->id, st->tasks_completed, st->tasks_total);
+		    st->id, st->counts.tasks_completed, st->counts.tasks_total);
 	else if (d->decision == DECISION_ESCALATE)
 		console_line(b, "Story %s escalated - %s", st->id, d->reason);
 	else if (d->decision == DECISION_DONE)
 		console_line(b,
 		    "Story %s done - %d/%d tasks at attempt %d (%s)", st->id,
-		    st->tasks_completed, st->tasks_total, r->attempt, r->agent);
+		    st->counts.tasks_completed, st->counts.tasks_total,
+		    r->attempt, r->agent);
 }
 
 /* A usage limit pauses agent r->role until its reset: the hint, or
@@ -245,10 +255,7 @@ story_from_attempt(struct story_row *st, const struct attempt_row *r,
 {
 	st->status = status_of(d->decision);
 	snprintf(st->reason, sizeof(st->reason), "%s", d->reason);
-	st->tasks_completed = r->tasks_completed;
-	st->tasks_total = r->tasks_total;
-	st->subtasks_completed = r->subtasks_completed;
-	st->subtasks_total = r->subtasks_total;
+	st->counts = r->counts;
 	st->attempts = r->counted ? r->attempt : r->attempt - 1;
 	snprintf(st->last_agent, sizeof(st->last_agent), "%s", r->agent);
 	st->last_outcome = r->outcome;
@@ -269,7 +276,7 @@ decision_event(char **event, const char **kind, const struct attempt_row *r,
 		rc = asprintf(event,
 		    "Story %s deferred - dev-story hit "
 		    "complexity limit at %d/%d",
-		    st->id, st->tasks_completed, st->tasks_total);
+		    st->id, st->counts.tasks_completed, st->counts.tasks_total);
 	} else {
 		if (d->decision == DECISION_ESCALATE)
 			*kind = "escalated";
@@ -277,11 +284,8 @@ decision_event(char **event, const char **kind, const struct attempt_row *r,
 			*kind = "done";
 		rc = asprintf(event, "attempt %d %s (%s): %s %d/%d -> %s: %s",
 		    r->attempt, role_name(r->role), r->agent,
-		    outcome_name(r->outcome), r->tasks_completed,
-		    r->tasks_total,
-		    d->decision == DECISION_NONE ? "none"
-						 : decision_name(d->decision),
-		    d->reason);
+		    outcome_name(r->outcome), r->counts.tasks_completed,
+		    r->counts.tasks_total, decision_word(d), d->reason);
 	}
 	if (rc < 0) {
 		*event = NULL;
@@ -330,10 +334,7 @@ decision_record(struct batch *b, const struct attempt_row *r,
 		goto out;
 	if (asprintf(&msg, "%s: attempt %d (%s %s) %s -> %s\n%s", st->id,
 		r->attempt, role_name(r->role), r->agent,
-		outcome_name(r->outcome),
-		d->decision == DECISION_NONE ? "none"
-					     : decision_name(d->decision),
-		d->reason) < 0) {
+		outcome_name(r->outcome), decision_word(d), d->reason) < 0) {
 		msg = NULL;
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;

@@ -41,10 +41,7 @@ row_from_result(struct attempt_row *r, const struct attempt_run *ar)
 	r->ended_ms = ar->b->o->clock.now_ms(ar->b->o->clock.ctx);
 	r->exit_code = res->term_signal ? -1 : res->exit_code;
 	r->signal = res->term_signal;
-	r->tasks_completed = ar->end.tasks_completed;
-	r->tasks_total = ar->end.tasks_total;
-	r->subtasks_completed = ar->end.subtasks_completed;
-	r->subtasks_total = ar->end.subtasks_total;
+	r->counts = ar->end.counts;
 	copy_redacted(
 	    r->stalled_task, sizeof(r->stalled_task), ar->end.stalled_task, ar);
 }
@@ -70,8 +67,8 @@ classify_run(struct agent_report *rep, const struct attempt_run *ar,
 	ci.interrupted = res->interrupted ||
 	    (ar->phase != PH_AGENT && stopped && gate_failed);
 	ci.gate_failed = gate_failed;
-	ci.tasks_completed = ar->end.tasks_completed;
-	ci.tasks_total = ar->end.tasks_total;
+	ci.tasks_completed = ar->end.counts.tasks_completed;
+	ci.tasks_total = ar->end.counts.tasks_total;
 	ci.tail = res->tail;
 	ci.tail_len = res->tail_len;
 	ci.network_on = &cfg->policy.network_on;

@@ -50,7 +50,7 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 	struct attempt_run *ar = ctx;
 	struct batch *b = ar->b;
 	struct progress pr;
-	struct db_progress hb;
+	struct task_counts hb;
 	int64_t now = b->o->clock.now_ms(b->o->clock.ctx);
 
 	(void)elapsed_ms;
@@ -60,15 +60,9 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 		if (story_read_progress(&pr, ar->sl->abspath,
 			slot_root(ar->b, ar->sl), b->cfg->tasks_heading,
 			NULL) == 0) {
-			ar->token = pr.tasks_completed;
-			ar->r.tasks_completed = pr.tasks_completed;
-			ar->r.tasks_total = pr.tasks_total;
-			ar->r.subtasks_completed = pr.subtasks_completed;
-			ar->r.subtasks_total = pr.subtasks_total;
-			hb.tasks_completed = pr.tasks_completed;
-			hb.tasks_total = pr.tasks_total;
-			hb.subtasks_completed = pr.subtasks_completed;
-			hb.subtasks_total = pr.subtasks_total;
+			ar->token = pr.counts.tasks_completed;
+			ar->r.counts = pr.counts;
+			hb = pr.counts;
 			/* a failed heartbeat is not worth killing the agent */
 			db_attempt_heartbeat(b->db, ar->r.id, now, &hb, NULL);
 		}
@@ -351,8 +345,8 @@ begin_prompt(struct attempt_run *ar, struct argv_vars *vars,
 		prev.attempt = nx->prev->attempt - st->attempt_base;
 		if (prev.attempt < 1)
 			prev.attempt = 0;
-		prev.tasks_completed = now_pr->tasks_completed;
-		prev.tasks_total = now_pr->tasks_total;
+		prev.tasks_completed = now_pr->counts.tasks_completed;
+		prev.tasks_total = now_pr->counts.tasks_total;
 		prev.stalled_task = now_pr->stalled_task;
 		prev.outcome = outcome_name(nx->prev->outcome);
 	}
@@ -505,10 +499,7 @@ begin_row(struct attempt_run *ar, const struct next_attempt *nx,
 		return err_set(err, SC_EOS, "out of memory");
 	ar->r.controller_pid = getpid();
 	ar->r.exit_code = -1;
-	ar->r.tasks_completed = now_pr->tasks_completed;
-	ar->r.tasks_total = now_pr->tasks_total;
-	ar->r.subtasks_completed = now_pr->subtasks_completed;
-	ar->r.subtasks_total = now_pr->subtasks_total;
+	ar->r.counts = now_pr->counts;
 	ar->r.timeout_factor = 1;
 	ar->r.poll_factor = 1;
 	snprintf(attempt_s, sizeof(attempt_s), "%d", ar->r.attempt);
@@ -568,7 +559,7 @@ begin_runner_opts(struct attempt_run *ar, const struct next_attempt *nx)
 	ar->poll_ms =
 	    (int64_t)(cfg->policy.poll_interval_s * nx->poll_factor * 1000.0);
 	ar->last_read_ms = ar->r.started_ms;
-	ar->token = ar->r.tasks_completed;
+	ar->token = ar->r.counts.tasks_completed;
 	ro->poll_interval_ms = ar->poll_ms < 1000 ? ar->poll_ms : 1000;
 	ro->on_poll = on_poll;
 	ro->on_tail = on_tail;
@@ -580,12 +571,37 @@ begin_runner_opts(struct attempt_run *ar, const struct next_attempt *nx)
 	ro->keep_fd = ar->sbx.seccomp_fd > 2 ? ar->sbx.seccomp_fd : 0;
 }
 
+/* The agent starts: the console told (without a tty), the tree and the
+ * boxes as the agent finds them (docs/evidence.md), then the runner.
+ * An error on_start reported in ar is the one returned. */
+static int
+begin_start(struct attempt_run *ar, const struct next_attempt *nx,
+    struct story_look *now, struct sc_err *err)
+{
+	struct batch *b = ar->b;
+	const struct agent_conf *ag = &b->cfg->agents[nx->role];
+	int rc;
+
+	if (!b->o->tty)
+		console_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
+		    ar->sl->st->id, ar->r.attempt, role_name(ar->r.role),
+		    ag->name, ar->r.counts.tasks_completed,
+		    ar->r.counts.tasks_total);
+	attempt_evidence_start(ar, now);
+	begin_runner_opts(ar, nx);
+	rc = b->ops.start(b->ops.ctx, &ar->handle, &ar->ro, err);
+	if (rc < 0 && ar->rc < 0) {
+		*err = ar->err;
+		rc = ar->rc;
+	}
+	return rc;
+}
+
 int
 attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
     struct story_look *now, struct sc_err *err)
 {
 	const struct progress *now_pr = &now->pr;
-	const struct agent_conf *ag = &b->cfg->agents[nx->role];
 	struct attempt_run *ar = NULL;
 	struct argv_vars vars;
 	bool settled = false;
@@ -640,22 +656,9 @@ attempt_begin(struct batch *b, struct slot *sl, const struct next_attempt *nx,
 		sl->state = SLOT_FREE;
 		goto out;
 	}
-	if (!b->o->tty)
-		console_line(b, "%s: attempt %d %s (%s) started, %d/%d tasks",
-		    sl->st->id, ar->r.attempt, role_name(ar->r.role), ag->name,
-		    ar->r.tasks_completed, ar->r.tasks_total);
-	/* the tree and the boxes as the agent finds them
-	 * (docs/evidence.md) */
-	attempt_evidence_start(ar, now);
-	begin_runner_opts(ar, nx);
-	rc = b->ops.start(b->ops.ctx, &ar->handle, &ar->ro, err);
-	if (rc < 0) {
-		if (ar->rc < 0) {
-			*err = ar->err;
-			rc = ar->rc;
-		}
+	rc = begin_start(ar, nx, now, err);
+	if (rc < 0)
 		goto out;
-	}
 	sl->run = ar;
 	sl->state = SLOT_RUNNING;
 	ar = NULL;

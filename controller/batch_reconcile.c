@@ -90,10 +90,7 @@ close_left_running(struct attempt_row *r, const struct progress *pr,
 	r->outcome = rec.outcome;
 	r->error_code = rec.code;
 	snprintf(r->error_message, sizeof(r->error_message), "%s", rec.message);
-	r->tasks_completed = pr->tasks_completed;
-	r->tasks_total = pr->tasks_total;
-	r->subtasks_completed = pr->subtasks_completed;
-	r->subtasks_total = pr->subtasks_total;
+	r->counts = pr->counts;
 	snprintf(
 	    r->stalled_task, sizeof(r->stalled_task), "%s", pr->stalled_task);
 }
@@ -119,10 +116,7 @@ reconcile_one(struct batch *b, struct attempt_row *r, int64_t stop_pid,
 		goto out;
 	s = batch_story_by_id(b->o, r->story_id);
 	memset(&pr, 0, sizeof(pr));
-	pr.tasks_completed = r->tasks_completed;
-	pr.tasks_total = r->tasks_total;
-	pr.subtasks_completed = r->subtasks_completed;
-	pr.subtasks_total = r->subtasks_total;
+	pr.counts = r->counts;
 	if (s != NULL && recovered_progress(&pr, &wt, b, s) < 0) {
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;

@@ -135,10 +135,7 @@ select_new(struct batch *b, struct sc_err *err)
 		snprintf(st.file, sizeof(st.file), "%s", s->file);
 		st.position = (int)pos++;
 		st.status = STATUS_PENDING;
-		st.tasks_completed = s->tasks_completed;
-		st.tasks_total = s->tasks_total;
-		st.subtasks_completed = s->subtasks_completed;
-		st.subtasks_total = s->subtasks_total;
+		st.counts = s->counts;
 		st.updated_ms = o->clock.now_ms(o->clock.ctx);
 		rc = db_story_add(b->db, &st, err);
 	}

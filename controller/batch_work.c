@@ -209,7 +209,7 @@ worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
 
 	if (story_read_progress(&wt, sl->abspath, sl->worktree,
 		b->cfg->tasks_heading, NULL) < 0 ||
-	    wt.tasks_total > 0)
+	    wt.counts.tasks_total > 0)
 		goto out;
 	if ((src = story_abspath(sl->s, b->cfg->root)) == NULL) {
 		rc = err_set(err, SC_EOS, "out of memory");
@@ -217,7 +217,7 @@ worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
 	}
 	if (story_read_progress(
 		&main, src, b->cfg->root, b->cfg->tasks_heading, NULL) < 0 ||
-	    main.tasks_total == 0)
+	    main.counts.tasks_total == 0)
 		goto out;
 	rc = copy_file(sl->abspath, src, err);
 	if (rc == 0)

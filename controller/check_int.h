@@ -44,10 +44,6 @@ struct check {
 	struct sc_err first; /* the first error, for the message on stderr */
 };
 
-/* The argv template role r runs with (the confined preset's when
- * confined). */
-const struct strlist *check_run_template(const struct check *c, int r);
-
 /* The findings for people, to f; order: the stories in run order. */
 void check_print_text(FILE *f, struct check *c, const size_t *order);
 

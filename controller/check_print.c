@@ -9,9 +9,18 @@
 
 #include "controller/check_int.h"
 #include "controller/cli.h"
+#include "controller/preflight.h"
 #include "strategies/text.h"
 
 /* argv for people: words with spaces or quotes are single-quoted. */
+/* The argv template role r runs with: the preset's full-autonomy one
+ * when confined (docs/sandbox.md#presets). */
+static const struct strlist *
+check_run_template(const struct check *c, int r)
+{
+	return preflight_template(&c->cfg.agents[r], c->confined[r]);
+}
+
 static void
 print_argv(FILE *f, const struct strlist *argv)
 {
@@ -95,17 +104,18 @@ print_story_state(FILE *f, const struct cstory *cs)
 		fprintf(f, "UNREADABLE\n");
 		return;
 	}
-	fprintf(f, "%d/%d tasks", p->tasks_completed, p->tasks_total);
-	if (p->subtasks_total > 0)
-		fprintf(f, ", %d/%d subtasks", p->subtasks_completed,
-		    p->subtasks_total);
+	fprintf(
+	    f, "%d/%d tasks", p->counts.tasks_completed, p->counts.tasks_total);
+	if (p->counts.subtasks_total > 0)
+		fprintf(f, ", %d/%d subtasks", p->counts.subtasks_completed,
+		    p->counts.subtasks_total);
 	if (cs->skipped) {
 		fprintf(f, "  DRAFT: skipped\n");
 		return;
 	}
 	if (cs->draft)
 		fprintf(f, "  DRAFT (included)");
-	if (p->tasks_total == 0)
+	if (p->counts.tasks_total == 0)
 		fprintf(f, "  INVALID: %s",
 		    progress_no_tasks_reason(why, sizeof(why), p));
 	fprintf(f, "\n");
@@ -226,9 +236,9 @@ story_json(const struct cstory *cs)
 	return json_pack("{s:s, s:s, s:i, s:i, s:i, s:i, s:o, s:b, s:o, s:b, "
 			 "s:i, s:o, s:O, s:O}",
 	    "id", cs->sc->id, "file", cs->sc->file, "tasks_completed",
-	    p->tasks_completed, "tasks_total", p->tasks_total,
-	    "subtasks_completed", p->subtasks_completed, "subtasks_total",
-	    p->subtasks_total, "heading",
+	    p->counts.tasks_completed, "tasks_total", p->counts.tasks_total,
+	    "subtasks_completed", p->counts.subtasks_completed,
+	    "subtasks_total", p->counts.subtasks_total, "heading",
 	    p->heading[0] != '\0' ? json_string(p->heading) : json_null(),
 	    "whole_file", p->whole_file, "status_line",
 	    cs->status_line != NULL && cs->status_line[0] != '\0'

@@ -1,4 +1,5 @@
-/* cli.c - helpers shared by the commands, and the command table. */
+/* cli.c - helpers shared by the commands (the table of commands is
+ * cmd_table.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -8,182 +9,14 @@
 #include "controller/cli.h"
 #include "controller/config.h"
 #include "controller/help.h"
+#include "controller/opts.h"
 #include "strategies/suggest.h"
-
-/* The usage line and summary of each command; the rest of its help is in
- * controller/help.c (docs/commands.md). */
-static const struct cli_command commands[] = {
-    {"init", "[--json]",
-	"write a starter storyctl.json and ignore the state dir", cmd_init,
-	&help_init},
-    {"check", "[--json]",
-	"every problem run would hit: config, stories, agents", cmd_check,
-	&help_check},
-    {"tasks", "STORY [--json]",
-	"the lines of a story that were counted as tasks, and why", cmd_tasks,
-	&help_tasks},
-    {"run", "[-j N] [--include-drafts] [--serve ADDR:PORT] [STORY...]",
-	"start a batch (or continue the unfinished one)", cmd_run, &help_run},
-    {"resume", "[-j N] [--serve ADDR:PORT]", "continue the unfinished batch",
-	cmd_resume, &help_resume},
-    {"status", "[--json]", "the batch at a glance", cmd_status, &help_status},
-    {"list", "[--status S] [--json]",
-	"stories with status, attempts, progress, reason", cmd_list,
-	&help_list},
-    {"show", "STORY [--json]",
-	"one story's attempts with the reason of each decision", cmd_show,
-	&help_show},
-    {"log", "[--follow] [-n N] [--since WHEN] [--json] [STORY]",
-	"the event log", cmd_log, &help_log},
-    {"stats", "[--batch ID | --all] [--json]",
-	"the night's telemetry: attempts, success, delays, cost", cmd_stats,
-	&help_stats},
-    {"requeue", "STORY",
-	"put a deferred, escalated or blocked story back to pending",
-	cmd_requeue, &help_requeue},
-    {"key", "add NAME [--write] | list | revoke NAME",
-	"the service's API keys: add (printed once), list, revoke", cmd_key,
-	&help_key},
-    {"serve", "[--listen ADDR:PORT] [--tls-cert FILE --tls-key FILE]",
-	"serve the batch over HTTP with API keys (docs/api.md)", cmd_serve,
-	&help_serve},
-    {"report", "[--html FILE] [--md FILE]",
-	"the morning report: what needs you, the night as a picture",
-	cmd_report, &help_report},
-    {"job",
-	"--remote URL --branch BRANCH [--story ID] [--attempt N] "
-	"[--scratch DIR] [--kill-grace-ms MS] -- AGENT [ARG...]",
-	"run one attempt on a cluster worker (the remote executor)", cmd_job,
-	&help_job},
-    {"simulate", "[--tasks N] [--json] OUTCOME[:TASKS]...",
-	"feed a hypothetical attempt history through the policy", cmd_simulate,
-	&help_simulate},
-    {"agents", "[--json]", "list presets and the configured agents", cmd_agents,
-	&help_agents},
-    {"help", "[COMMAND]", "list the commands, or one command's help", cmd_help,
-	&help_help},
-    {"__complete", "WHAT [COMMAND [OPTION]]", "words for the shell completion",
-	cmd_complete, NULL},
-    {"__man", "", "print the man page", cmd_man, NULL},
-};
-
-const struct cli_command *
-cli_commands(size_t *n)
-{
-	*n = sizeof(commands) / sizeof(commands[0]);
-	return commands;
-}
-
-bool
-cli_command_catches_stops(const struct cli_command *c)
-{
-	return c->run == cmd_run || c->run == cmd_resume;
-}
-
-const struct cli_command *
-cli_command_find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
-	return NULL;
-}
-
-/* Whether a is b with two neighbouring letters swapped ("stauts"): the
- * commonest typo, which edit distance counts as two changes and so may
- * tie with an unrelated word ("lsit": init and list). */
-static int
-swapped(const char *a, const char *b)
-{
-	size_t i, len = strlen(a);
-
-	if (len != strlen(b))
-		return 0;
-	for (i = 0; i < len && a[i] == b[i]; i++)
-		;
-	return i + 1 < len && a[i] == b[i + 1] && a[i + 1] == b[i] &&
-	    strcmp(a + i + 2, b + i + 2) == 0;
-}
-
-int
-cli_command_unknown(const char *name, struct sc_err *err)
-{
-	const char *names[sizeof(commands) / sizeof(commands[0])];
-	size_t i, n = 0;
-	int best = -1;
-
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (commands[i].name[0] != '_')
-			names[n++] = commands[i].name;
-	for (i = 0; i < n && best < 0; i++)
-		if (swapped(name, names[i]))
-			best = (int)i;
-	if (best < 0)
-		best = suggest_closest(name, names, n);
-	if (best >= 0)
-		return err_set(err, SC_EUSAGE,
-		    "unknown command '%s'; did you mean %s? (see storyctl "
-		    "help)",
-		    name, names[best]);
-	return err_set(
-	    err, SC_EUSAGE, "unknown command '%s' (see storyctl help)", name);
-}
 
 int
 cli_load_config(struct config *out, const struct cli *cli, bool optional,
     struct sc_err *err)
 {
-	char *found = NULL;
-	char cwd[PATH_MAX];
-	int rc = 0;
-
-	if (cli->config_path != NULL) {
-		rc = config_load(out, cli->config_path, err);
-		goto out;
-	}
-	if (getcwd(cwd, sizeof(cwd)) == NULL) {
-		rc = err_set(err, SC_EOS,
-		    "cannot read the current directory: "
-		    "%s",
-		    strerror(errno));
-		goto out;
-	}
-	rc = config_find(&found, cwd, err);
-	if (rc == SC_EUSAGE && optional) {
-		/* no storyctl.json anywhere up: the built-in defaults */
-		err_clear(err);
-		rc = config_defaults(out, cwd, err);
-		goto out;
-	}
-	if (rc < 0)
-		goto out;
-	rc = config_load(out, found, err);
-out:
-	free(found);
-	return rc;
-}
-
-int
-cli_opt_value(const char **out, int argc, char **argv, int *i, const char *name,
-    struct sc_err *err)
-{
-	const char *a = argv[*i];
-	size_t len = strlen(name);
-
-	if (strncmp(a, name, len) != 0)
-		return 0;
-	if (a[len] == '=') {
-		*out = a + len + 1;
-		return 1;
-	}
-	if (a[len] != '\0')
-		return 0;
-	if (*i + 1 >= argc)
-		return err_set(err, SC_EUSAGE, "option %s needs a value", name);
-	*out = argv[++*i];
-	return 1;
+	return config_locate_load(out, cli->config_path, optional, err);
 }
 
 int
@@ -229,4 +62,45 @@ cli_print_json(const struct cli *cli, const json_t *j, struct sc_err *err)
 	    fputc('\n', cli->out) == EOF)
 		return err_set(err, SC_EIO, "cannot write to standard output");
 	return 0;
+}
+
+int
+cli_view_flags(const char *cmd, const struct help_item *table, int argc,
+    char **argv, int *json, const char **status, const char **story,
+    struct sc_err *err)
+{
+	enum story_status st;
+	struct opts o;
+	int rc;
+
+	rc = opts_parse(&o, cmd, table, argc, argv, err);
+	if (rc < 0)
+		goto out;
+	if (json != NULL)
+		*json = opts_has(&o, "--json");
+	if (status != NULL)
+		*status = opts_value(&o, "--status");
+	if (status != NULL && *status != NULL &&
+	    status_parse(&st, *status) < 0) {
+		rc = err_set(err, SC_EUSAGE,
+		    "%s: unknown status '%s' (pending, running, done, "
+		    "deferred, escalated, blocked, invalid)",
+		    cmd, *status);
+		goto out;
+	}
+	if (story != NULL && o.nargs == 0) {
+		rc = err_set(err, SC_EUSAGE,
+		    "%s: which story? (storyctl %s STORY)", cmd, cmd);
+		goto out;
+	}
+	if (o.nargs > (story != NULL ? 1 : 0)) {
+		rc = err_set(err, SC_EUSAGE, "%s: unexpected argument '%s'",
+		    cmd, o.args[story != NULL ? 1 : 0]);
+		goto out;
+	}
+	if (story != NULL)
+		*story = o.args[0];
+out:
+	opts_release(&o);
+	return rc;
 }

@@ -14,8 +14,9 @@
 
 struct config;
 struct cli_help;
+struct help_item;
 
-struct serve_config;
+struct view_lender;
 
 struct cli {
 	const char *config_path; /* -c FILE, or NULL to search */
@@ -23,9 +24,9 @@ struct cli {
 	FILE *out; /* stdout */
 	bool color; /* stdout is a terminal and NO_COLOR unset */
 	bool tty; /* stdout is a terminal */
-	/* the server's kept config (controller/serve_config.h), in its own
-	 * copy of this struct; NULL elsewhere: view_open() loads one */
-	struct serve_config *serve;
+	/* the server's kept config (controller/serve_config.h), lent in its
+	 * own copy of this struct; NULL elsewhere: view_open() loads one */
+	const struct view_lender *lender;
 };
 
 struct cli_command {
@@ -38,13 +39,6 @@ struct cli_command {
 	const struct cli_help *help;
 };
 
-/* run and resume: SIGINT and SIGTERM stay blocked from main's first
- * instruction until the command has put its own handler in place, so
- * that a stop during start-up is never lost
- * (docs/reliability.md#stops-during-start-up); every other command gets
- * them unblocked (the default action) before it runs. */
-bool cli_command_catches_stops(const struct cli_command *c);
-
 /* Load the config: -c FILE, else storyctl.json in the current directory
  * or the nearest parent.  When none exists and optional is true, the
  * built-in defaults are used (root = the current directory); otherwise
@@ -52,13 +46,17 @@ bool cli_command_catches_stops(const struct cli_command *c);
 int cli_load_config(struct config *out, const struct cli *cli, bool optional,
     struct sc_err *err);
 
-/* Options shared by the commands' own parsers.  cli_opt_value() handles
- * "--name VALUE" and "--name=VALUE"; returns 1 when argv[*i] is that
- * option (advancing *i past a separate value), 0 when it is not, and
- * SC_EUSAGE when the value is missing. */
-int cli_opt_value(const char **out, int argc, char **argv, int *i,
-    const char *name, struct sc_err *err);
+/* A whole number from min to max, or SC_EUSAGE naming what. */
 int cli_parse_int(int *out, const char *s, const char *what, int min, int max,
+    struct sc_err *err);
+
+/* The command line of a command cmd that takes at most --json,
+ * --status S and one story (status, list, show, requeue, check, init,
+ * agents), parsed by its help table (controller/opts.h): --json and
+ * --status S when the out-pointer is not NULL; story != NULL: one story
+ * id is required, else no argument is taken. */
+int cli_view_flags(const char *cmd, const struct help_item *table, int argc,
+    char **argv, int *json, const char **status, const char **story,
     struct sc_err *err);
 
 /* Print a command's help (controller/help.c) when argv holds -h/--help
@@ -96,11 +94,5 @@ int cmd_job(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_help(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_complete(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_man(struct cli *cli, int argc, char **argv, struct sc_err *err);
-
-const struct cli_command *cli_commands(size_t *n);
-const struct cli_command *cli_command_find(const char *name);
-/* SC_EUSAGE "unknown command 'NAME'", with "; did you mean X?" when a
- * command is close (strategies/suggest.c). */
-int cli_command_unknown(const char *name, struct sc_err *err);
 
 #endif

@@ -17,6 +17,7 @@
 #include "controller/argv.h"
 #include "controller/check_int.h"
 #include "controller/cli.h"
+#include "controller/help.h"
 #include "controller/config.h"
 #include "controller/preflight.h"
 #include "controller/prompt.h"
@@ -163,10 +164,10 @@ check_story_shapes(struct check *c)
 			    "Status: Draft: run skips it (--include-drafts)");
 			continue;
 		}
-		if (p->tasks_total == 0)
+		if (p->counts.tasks_total == 0)
 			problem(c, cs, false, SC_EDATA, false, "%s",
 			    progress_no_tasks_reason(why, sizeof(why), p));
-		if (p->whole_file && p->tasks_total > 0)
+		if (p->whole_file && p->counts.tasks_total > 0)
 			problem(c, cs, true, 0, false,
 			    "no headings: the whole file is counted as its "
 			    "Tasks section, so any checklist in it counts "
@@ -231,7 +232,7 @@ check_prompt_sizes(struct check *c)
 	memset(&prev, 0, sizeof(prev));
 	for (i = 0; i < c->n; i++) {
 		struct cstory *cs = &c->st[i];
-		if (!cs->read_ok || cs->pr.tasks_total == 0)
+		if (!cs->read_ok || cs->pr.counts.tasks_total == 0)
 			continue;
 		memset(&v, 0, sizeof(v));
 		v.story_file = cs->sc->file;
@@ -301,14 +302,6 @@ check_program(void *ctx, const struct preflight_prog *p)
 		problem(c, NULL, false, rc, true, "%s: %s", p->what, e.msg);
 	free(path);
 	return 0;
-}
-
-/* The argv template role r runs with: the preset's full-autonomy one
- * when confined (docs/sandbox.md#presets). */
-const struct strlist *
-check_run_template(const struct check *c, int r)
-{
-	return preflight_template(&c->cfg.agents[r], c->confined[r]);
 }
 
 /* Which agents run confined, as run decides: "auto" without a sandbox
@@ -453,19 +446,15 @@ int
 cmd_check(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct check c;
-	size_t *order = NULL, i;
+	size_t *order = NULL;
 	struct sc_err e;
 	int json = 0, rc = 0;
 
 	memset(&c, 0, sizeof(c));
-	for (i = 1; i < (size_t)argc; i++) {
-		if (strcmp(argv[i], "--json") != 0)
-			return err_set(err, SC_EUSAGE,
-			    "check: unexpected argument '%s' (usage: storyctl "
-			    "check [--json])",
-			    argv[i]);
-		json = 1;
-	}
+	rc = cli_view_flags(
+	    "check", help_check.options, argc, argv, &json, NULL, NULL, err);
+	if (rc < 0)
+		return rc;
 	c.errors = json_array();
 	c.warnings = json_array();
 	c.agents = json_array();

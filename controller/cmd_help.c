@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 
 #include "controller/cli.h"
+#include "controller/cmd_table.h"
+#include "controller/opts.h"
 #include "controller/config.h"
 #include "controller/help.h"
 #include "controller/stories.h"
@@ -21,13 +23,16 @@ cmd_help(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (argc > 2)
 		return err_set(err, SC_EUSAGE,
 		    "help takes one command, not '%s'", argv[2]);
+	if (argc == 2 && argv[1][0] == '-')
+		return err_set(
+		    err, SC_EUSAGE, "help: unknown option '%s'", argv[1]);
 	if (argc == 1) {
-		help_print_overview(cli->out);
+		cmd_table_overview(cli->out);
 		return 0;
 	}
-	cmd = cli_command_find(argv[1]);
+	cmd = cmd_table_find(argv[1]);
 	if (cmd == NULL || cmd->help == NULL)
-		return cli_command_unknown(argv[1], err);
+		return cmd_table_unknown(argv[1], err);
 	help_print_command(cli->out, cmd);
 	return 0;
 }
@@ -35,9 +40,13 @@ cmd_help(struct cli *cli, int argc, char **argv, struct sc_err *err)
 int
 cmd_man(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
+	const struct cli_command *cmds;
+	size_t n;
+
 	if (argc > 1)
 		return err_set(err, SC_EUSAGE, "__man takes no arguments");
-	help_print_man(cli->out);
+	cmds = cmd_table(&n);
+	help_print_man(cli->out, cmds, n);
 	return 0;
 }
 
@@ -98,7 +107,7 @@ complete_values(const struct cli *cli, const char *values, struct sc_err *err)
 	if (strcmp(values, "@ids") == 0)
 		return complete_ids(cli, err);
 	if (strcmp(values, "@commands") == 0) {
-		cmds = cli_commands(&n);
+		cmds = cmd_table(&n);
 		for (i = 0; i < n; i++)
 			if (cmds[i].name[0] != '_')
 				fprintf(cli->out, "%s\n", cmds[i].name);
@@ -111,26 +120,6 @@ complete_values(const struct cli *cli, const char *values, struct sc_err *err)
 		values += strspn(values, " ");
 	}
 	return 0;
-}
-
-/* Whether flag is one of the flags of an option's term: "-j N, --jobs N"
- * has "-j" and "--jobs". */
-static int
-term_has_flag(const char *term, const char *flag)
-{
-	const char *t = term;
-	size_t len;
-	int hit = 0;
-
-	while (*t != '\0' && !hit) {
-		len = strcspn(t, " ,");
-		hit = t[0] == '-' && strlen(flag) == len &&
-		    strncmp(t, flag, len) == 0;
-		t += len;
-		t += strcspn(t, ",");
-		t += strspn(t, " ,");
-	}
-	return hit;
 }
 
 static void
@@ -169,7 +158,7 @@ cmd_complete(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	if (argc >= 2 && strcmp(argv[1], "commands") == 0 && argc == 2)
 		return complete_values(cli, "@commands", err);
 	if (argc >= 3)
-		cmd = cli_command_find(argv[2]);
+		cmd = cmd_table_find(argv[2]);
 	if (cmd == NULL || cmd->help == NULL)
 		return err_set(err, SC_EUSAGE,
 		    "usage: storyctl __complete commands | options CMD | "
@@ -186,7 +175,7 @@ cmd_complete(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	}
 	if (strcmp(argv[1], "values") == 0 && argc == 4) {
 		for (i = 0; h->options[i].term != NULL; i++)
-			if (term_has_flag(h->options[i].term, argv[3]))
+			if (opts_term_has(h->options[i].term, argv[3]))
 				break;
 		if (h->options[i].term != NULL &&
 		    complete_values(cli, h->options[i].values, err) < 0)

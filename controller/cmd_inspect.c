@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "controller/cli.h"
+#include "controller/help.h"
 #include "controller/view.h"
 #include "controller/views.h"
 #include "controller/clock.h"
@@ -43,63 +44,6 @@ subtasks_cell(char *buf, size_t len, int completed, int total)
  * cut with an ellipsis (docs/commands.md#list). */
 #define LIST_ID_MAX 40
 #define ELLIPSIS "\xe2\x80\xa6" /* "…", one column */
-
-/* list --json: an array whose every element carries the format_version
- * (docs/json.md#list); cost_usd null when no attempt reported one. */
-static int
-list_build_json(
-    json_t **out, const struct story_row *rows, size_t n, struct sc_err *err)
-{
-	json_t *arr = json_array(), *o;
-	size_t i;
-	int rc = 0;
-
-	for (i = 0; arr != NULL && i < n; i++) {
-		o = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o, s:i, "
-			      "s:i, s:o}",
-		    "format_version", CLI_JSON_FORMAT_VERSION, "id", rows[i].id,
-		    "file", rows[i].file, "status", status_name(rows[i].status),
-		    "attempts", rows[i].attempts, "tasks_completed",
-		    rows[i].tasks_completed, "tasks_total", rows[i].tasks_total,
-		    "reason",
-		    rows[i].reason[0] ? json_string(rows[i].reason)
-				      : json_null(),
-		    "subtasks_completed", rows[i].subtasks_completed,
-		    "subtasks_total", rows[i].subtasks_total, "cost_usd",
-		    rows[i].cost_usd > 0 ? json_real(rows[i].cost_usd)
-					 : json_null());
-		if (o == NULL || json_array_append_new(arr, o) < 0) {
-			rc = err_set(err, SC_EOS, "out of memory");
-			goto out;
-		}
-	}
-	if (arr == NULL)
-		rc = err_set(err, SC_EOS, "out of memory");
-out:
-	if (rc < 0) {
-		json_decref(arr);
-		arr = NULL;
-	}
-	*out = arr;
-	return rc;
-}
-
-/* One builder for list --json and GET /v1/stories (docs/api.md). */
-int
-views_list_json(
-    json_t **out, struct view *v, const char *status, struct sc_err *err)
-{
-	struct story_row *rows = NULL;
-	size_t n = 0;
-	int rc;
-
-	*out = NULL;
-	rc = view_stories(&rows, &n, v, status, err);
-	if (rc == 0)
-		rc = list_build_json(out, rows, n, err);
-	free(rows);
-	return rc;
-}
 
 /* Print s in a cell of width columns and a space: padded, or cut to
  * width - 1 characters and an ellipsis (docs/commands.md#list). */
@@ -140,10 +84,11 @@ list_print_text(const struct cli *cli, const struct story_row *rows, size_t n)
 	fprintf(cli->out, "%-10s %-8s %-7s %-8s %-8s %s\n", "status",
 	    "attempts", "tasks", "subtasks", "cost", "reason");
 	for (i = 0; i < n; i++) {
-		snprintf(tasks, sizeof(tasks), "%d/%d", rows[i].tasks_completed,
-		    rows[i].tasks_total);
-		subtasks_cell(sub, sizeof(sub), rows[i].subtasks_completed,
-		    rows[i].subtasks_total);
+		snprintf(tasks, sizeof(tasks), "%d/%d",
+		    rows[i].counts.tasks_completed, rows[i].counts.tasks_total);
+		subtasks_cell(sub, sizeof(sub),
+		    rows[i].counts.subtasks_completed,
+		    rows[i].counts.subtasks_total);
 		snprintf(cost, sizeof(cost), "-");
 		if (rows[i].cost_usd > 0)
 			snprintf(cost, sizeof(cost), "$%.2f", rows[i].cost_usd);
@@ -164,11 +109,11 @@ cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	size_t n = 0;
 	int json = 0, rc;
 
-	rc = view_parse_flags(
-	    "list", argc, argv, &json, NULL, &status, NULL, err);
+	rc = cli_view_flags(
+	    "list", help_list.options, argc, argv, &json, &status, NULL, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, false, err);
+	rc = view_open(&v, cli->config_path, cli->lender, false, err);
 	if (rc < 0)
 		goto out;
 	if (json) {
@@ -228,10 +173,10 @@ show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 		    dur, sizeof(dur), a->ended_ms - a->started_ms);
 	if (a->delay_ms > 0)
 		clock_fmt_duration(delay, sizeof(delay), a->delay_ms);
-	snprintf(
-	    tasks, sizeof(tasks), "%d/%d", a->tasks_completed, a->tasks_total);
-	subtasks_cell(
-	    sub, sizeof(sub), a->subtasks_completed, a->subtasks_total);
+	snprintf(tasks, sizeof(tasks), "%d/%d", a->counts.tasks_completed,
+	    a->counts.tasks_total);
+	subtasks_cell(sub, sizeof(sub), a->counts.subtasks_completed,
+	    a->counts.subtasks_total);
 	fprintf(cli->out,
 	    "  a%-3d %-8s %-10s %-12s %-18s %-6s %-7s %-8s %-9s%s%s "
 	    "%s\n",
@@ -335,103 +280,6 @@ show_next_line(const struct cli *cli, const struct attempt_row *a,
 	fprintf(cli->out, "\n");
 }
 
-/* show --json: the record the state branch keeps as stories/<id>.json
- * (docs/state-branch.md), with the format_version first
- * (docs/json.md#show); the branch's copy carries none. */
-static int
-show_build_json(json_t **out, const struct story_row *st,
-    const struct attempt_row *rows, size_t n, const char *override,
-    const struct failure_row *fl, size_t nf, struct sc_err *err)
-{
-	json_t *j = render_story_json(st, rows, n, override);
-	json_t *o =
-	    json_pack("{s:i}", "format_version", CLI_JSON_FORMAT_VERSION);
-	int rc = 0;
-
-	/* as stories/<id>.json has it, only while there is one */
-	if (j != NULL && nf > 0 &&
-	    json_object_set_new(
-		j, "external_failures", render_failures_json(fl, nf)) != 0) {
-		json_decref(j);
-		j = NULL;
-	}
-	if (j == NULL || o == NULL || json_object_update(o, j) != 0) {
-		rc = err_set(err, SC_EOS, "out of memory");
-		json_decref(o);
-		o = NULL;
-	}
-	json_decref(j);
-	*out = o;
-	return rc;
-}
-
-/* What show reads of a story: its row, its attempts and the failures
- * reported from outside in the latest batch (none before one), its
- * retry-policy override (NULL when none).  Release with show_free(). */
-struct shown {
-	struct story_row st;
-	struct attempt_row *rows;
-	size_t n;
-	struct failure_row *fl;
-	size_t nf;
-	struct evidence_row *ev; /* each attempt's (docs/evidence.md) */
-	size_t nev;
-	char *override;
-};
-
-static void
-show_free(struct shown *sh)
-{
-	attempt_rows_free(sh->rows, sh->n);
-	failure_rows_free(sh->fl, sh->nf);
-	evidence_rows_free(sh->ev, sh->nev);
-	free(sh->override);
-	memset(sh, 0, sizeof(*sh));
-}
-
-static int
-show_read(struct shown *sh, struct view *v, const char *id, struct sc_err *err)
-{
-	struct policy_row pol = {0};
-	int found = 0, rc;
-
-	memset(sh, 0, sizeof(*sh));
-	rc = view_find_story(&sh->st, v, id, err);
-	if (rc == 0 && v->have_batch)
-		rc = db_attempts_for_story(
-		    v->db, &sh->rows, &sh->n, v->batch.id, id, err);
-	if (rc == 0 && v->have_batch)
-		rc = db_failures_for_story(
-		    v->db, &sh->fl, &sh->nf, v->batch.id, id, false, err);
-	if (rc == 0 && v->have_batch)
-		rc = db_evidence_for_story(
-		    v->db, &sh->ev, &sh->nev, v->batch.id, id, err);
-	if (rc == 0 && v->db != NULL)
-		rc = db_policy_get(v->db, &pol, &found, id, err);
-	if (rc == 0 && found)
-		sh->override = pol.body;
-	return rc;
-}
-
-/* One builder for show ID --json and GET /v1/stories/ID (docs/api.md). */
-int
-views_show_json(
-    json_t **out, struct view *v, const char *id, struct sc_err *err)
-{
-	struct shown sh;
-	int rc;
-
-	*out = NULL;
-	rc = show_read(&sh, v, id, err);
-	if (rc == 0)
-		rc = show_build_json(
-		    out, &sh.st, sh.rows, sh.n, sh.override, sh.fl, sh.nf, err);
-	if (rc == 0 && render_story_add_evidence(*out, sh.ev, sh.nev) < 0)
-		rc = err_set(err, SC_EOS, "out of memory");
-	show_free(&sh);
-	return rc;
-}
-
 /* A failure reported from outside storyctl (docs/api.md#failure-records):
  * its code, when and by which key, whether an attempt resolved it, and
  * the first line of its message. */
@@ -457,16 +305,17 @@ show_failure_line(const struct cli *cli, const struct failure_row *f)
 
 /* show ID without --json. */
 static void
-show_print(const struct cli *cli, const struct shown *sh)
+show_print(const struct cli *cli, const struct views_story *sh)
 {
 	const struct story_row *st = &sh->st;
 	size_t i;
 
 	fprintf(cli->out, "%s  %s  %d/%d tasks  ", st->id,
-	    status_name(st->status), st->tasks_completed, st->tasks_total);
-	if (st->subtasks_total > 0)
-		fprintf(cli->out, "%d/%d subtasks  ", st->subtasks_completed,
-		    st->subtasks_total);
+	    status_name(st->status), st->counts.tasks_completed,
+	    st->counts.tasks_total);
+	if (st->counts.subtasks_total > 0)
+		fprintf(cli->out, "%d/%d subtasks  ",
+		    st->counts.subtasks_completed, st->counts.subtasks_total);
 	fprintf(cli->out, "%d attempt%s  %s\n", st->attempts,
 	    st->attempts == 1 ? "" : "s", st->file);
 	if (st->reason[0])
@@ -481,7 +330,7 @@ show_print(const struct cli *cli, const struct shown *sh)
 		fprintf(cli->out,
 		    "Story %s deferred - dev-story hit complexity "
 		    "limit at %d/%d\n",
-		    st->id, st->tasks_completed, st->tasks_total);
+		    st->id, st->counts.tasks_completed, st->counts.tasks_total);
 	for (i = 0; i < sh->n; i++) {
 		show_attempt_line(cli, &sh->rows[i]);
 		show_evidence_lines(cli, &sh->rows[i], sh->ev, sh->nev);
@@ -499,16 +348,17 @@ int
 cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct view v;
-	struct shown sh;
+	struct views_story sh;
 	const char *id = NULL;
 	json_t *j = NULL;
 	int json = 0, rc;
 
 	memset(&sh, 0, sizeof(sh));
-	rc = view_parse_flags("show", argc, argv, &json, NULL, NULL, &id, err);
+	rc = cli_view_flags(
+	    "show", help_show.options, argc, argv, &json, NULL, &id, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, false, err);
+	rc = view_open(&v, cli->config_path, cli->lender, false, err);
 	if (rc < 0)
 		goto out;
 	if (json) {
@@ -517,12 +367,12 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			rc = cli_print_json(cli, j, err);
 		goto out;
 	}
-	rc = show_read(&sh, &v, id, err);
+	rc = views_story_read(&sh, &v, id, err);
 	if (rc == 0)
 		show_print(cli, &sh);
 out:
 	json_decref(j);
-	show_free(&sh);
+	views_story_release(&sh);
 	view_close(&v);
 	return rc;
 }
@@ -538,11 +388,11 @@ cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	int freed = 0;
 	int rc;
 
-	rc =
-	    view_parse_flags("requeue", argc, argv, NULL, NULL, NULL, &id, err);
+	rc = cli_view_flags(
+	    "requeue", help_requeue.options, argc, argv, NULL, NULL, &id, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, true, err);
+	rc = view_open(&v, cli->config_path, cli->lender, true, err);
 	if (rc < 0)
 		goto out;
 	if (!v.have_batch) {

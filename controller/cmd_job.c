@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "controller/cli.h"
+#include "controller/help.h"
+#include "controller/opts.h"
 #include "controller/runner.h"
 #include "controller/sandbox.h"
 #include "state/fsutil.h"
@@ -74,64 +76,53 @@ struct job_args {
 	char **agent; /* NULL-terminated, after "--" */
 };
 
+/* The values of job's options, checked (its help table,
+ * controller/opts.h). */
+static int
+job_parse_values(struct job_args *a, const struct opts *o, struct sc_err *err)
+{
+	const char *v;
+	int rc = 0;
+
+	a->remote = opts_value(o, "--remote");
+	a->branch = opts_value(o, "--branch");
+	a->story = opts_value(o, "--story");
+	a->scratch = opts_value(o, "--scratch");
+	a->sandbox = opts_has(o, "--sandbox");
+	a->no_network = opts_has(o, "--sandbox-no-network");
+	a->preset = opts_value(o, "--sandbox-preset");
+	v = opts_value(o, "--attempt");
+	if (v != NULL)
+		rc =
+		    cli_parse_int(&a->attempt, v, "--attempt", 0, 1000000, err);
+	v = opts_value(o, "--kill-grace-ms");
+	if (rc == 0 && v != NULL)
+		rc = cli_parse_int(
+		    &a->grace_ms, v, "--kill-grace-ms", 0, 3600000, err);
+	return rc;
+}
+
+/* job --remote URL --branch BRANCH [...] -- AGENT [ARG...]: a->agent
+ * points into argv, at the words after "--". */
 static int
 job_parse(struct job_args *a, int argc, char **argv, struct sc_err *err)
 {
-	const char *v = NULL;
-	int i, r;
+	struct opts o;
+	int rc;
 
 	memset(a, 0, sizeof(*a));
 	a->grace_ms = 5000;
-	for (i = 1; i < argc && a->agent == NULL; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			a->agent = argv + i + 1;
-			break;
-		}
-		if ((r = cli_opt_value(
-			 &a->remote, argc, argv, &i, "--remote", err)) != 0 ||
-		    (r = cli_opt_value(
-			 &a->branch, argc, argv, &i, "--branch", err)) != 0 ||
-		    (r = cli_opt_value(
-			 &a->story, argc, argv, &i, "--story", err)) != 0 ||
-		    (r = cli_opt_value(
-			 &a->scratch, argc, argv, &i, "--scratch", err)) != 0) {
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if (strcmp(argv[i], "--sandbox") == 0) {
-			a->sandbox = true;
-			continue;
-		}
-		if (strcmp(argv[i], "--sandbox-no-network") == 0) {
-			a->no_network = true;
-			continue;
-		}
-		if ((r = cli_opt_value(&a->preset, argc, argv, &i,
-			 "--sandbox-preset", err)) != 0) {
-			if (r < 0)
-				return r;
-			continue;
-		}
-		if ((r = cli_opt_value(&v, argc, argv, &i, "--attempt", err)) !=
-		    0) {
-			if (r < 0 ||
-			    (r = cli_parse_int(&a->attempt, v, "--attempt", 0,
-				 1000000, err)) < 0)
-				return r;
-			continue;
-		}
-		if ((r = cli_opt_value(
-			 &v, argc, argv, &i, "--kill-grace-ms", err)) != 0) {
-			if (r < 0 ||
-			    (r = cli_parse_int(&a->grace_ms, v,
-				 "--kill-grace-ms", 0, 3600000, err)) < 0)
-				return r;
-			continue;
-		}
-		return err_set(
-		    err, SC_EUSAGE, "job: unknown option '%s'", argv[i]);
-	}
+	rc = opts_parse(&o, "job", help_job.options, argc, argv, err);
+	if (rc == 0 && o.nbefore > 0)
+		rc = err_set(
+		    err, SC_EUSAGE, "job: unknown option '%s'", o.args[0]);
+	if (rc == 0)
+		rc = job_parse_values(a, &o, err);
+	if (rc == 0 && o.dashdash)
+		a->agent = argv + argc - (o.nargs - o.nbefore);
+	opts_release(&o);
+	if (rc < 0)
+		return rc;
 	if (a->remote == NULL || a->branch == NULL)
 		return err_set(
 		    err, SC_EUSAGE, "job: --remote and --branch are required");

@@ -9,37 +9,47 @@
 #include <sodium.h>
 
 #include "controller/cli.h"
+#include "controller/help.h"
+#include "controller/opts.h"
 #include "controller/clock.h"
 #include "controller/config.h"
 #include "controller/view.h"
 #include "state/apikey.h"
 #include "state/db.h"
 
+/* key add NAME [--write], parsed by its help table before anything is
+ * opened. */
 static int
-key_add(
-    struct cli *cli, struct db *db, int argc, char **argv, struct sc_err *err)
+key_add_parse(
+    const char **name, bool *write, int argc, char **argv, struct sc_err *err)
+{
+	struct opts o;
+	int rc;
+
+	rc = opts_parse(
+	    &o, "key add", help_key.options, argc - 1, argv + 1, err);
+	if (rc == 0 && o.nargs > 1)
+		rc = err_set(err, SC_EUSAGE,
+		    "key add: unexpected argument '%s'", o.args[1]);
+	if (rc == 0 && o.nargs == 0)
+		rc = err_set(err, SC_EUSAGE,
+		    "key add: which name? (storyctl key add NAME [--write])");
+	*write = opts_has(&o, "--write");
+	*name = o.nargs > 0 ? o.args[0] : NULL;
+	opts_release(&o);
+	return rc;
+}
+
+static int
+key_add(struct cli *cli, struct db *db, const char *name, bool write,
+    struct sc_err *err)
 {
 	struct key_row k;
 	char key[APIKEY_LEN + 1];
-	const char *name = NULL;
-	int i, rc;
+	int rc;
 
 	memset(&k, 0, sizeof(k));
-	for (i = 2; i < argc; i++) {
-		if (strcmp(argv[i], "--write") == 0)
-			k.write = true;
-		else if (argv[i][0] == '-')
-			return err_set(err, SC_EUSAGE,
-			    "key add: unknown option '%s'", argv[i]);
-		else if (name == NULL)
-			name = argv[i];
-		else
-			return err_set(err, SC_EUSAGE,
-			    "key add: unexpected argument '%s'", argv[i]);
-	}
-	if (name == NULL)
-		return err_set(err, SC_EUSAGE,
-		    "key add: which name? (storyctl key add NAME [--write])");
+	k.write = write;
 	if ((rc = apikey_name_check(name, err)) < 0)
 		return rc;
 	snprintf(k.name, sizeof(k.name), "%s", name);
@@ -107,7 +117,8 @@ cmd_key(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct config cfg;
 	struct db *db = NULL;
-	const char *sub = argc > 1 ? argv[1] : "";
+	const char *sub = argc > 1 ? argv[1] : "", *name = NULL;
+	bool write = false;
 	int rc;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -121,13 +132,18 @@ cmd_key(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		    "key list: unexpected argument "
 		    "'%s'",
 		    argv[2]);
+	if (strcmp(sub, "add") == 0) {
+		rc = key_add_parse(&name, &write, argc, argv, err);
+		if (rc < 0)
+			return rc;
+	}
 	rc = cli_load_config(&cfg, cli, false, err);
 	if (rc == 0)
 		rc = db_open(&db, cfg.state_dir, err);
 	if (rc < 0)
 		goto out;
 	if (strcmp(sub, "add") == 0)
-		rc = key_add(cli, db, argc, argv, err);
+		rc = key_add(cli, db, name, write, err);
 	else if (strcmp(sub, "list") == 0)
 		rc = key_list(cli, db, err);
 	else

@@ -11,6 +11,8 @@
 
 #include "controller/cli.h"
 #include "controller/clock.h"
+#include "controller/help.h"
+#include "controller/opts.h"
 #include "controller/view.h"
 #include "controller/views.h"
 #include "state/db.h"
@@ -29,18 +31,6 @@ struct log_opts {
 	int64_t since_ms; /* --since; 0: from the start */
 	const char *story; /* NULL: every story */
 };
-
-json_t *
-views_event_json(const struct event_row *e)
-{
-	/* each line carries the version (docs/json.md#versions) */
-	return json_pack("{s:i, s:I, s:I, s:o, s:o, s:s, s:s}",
-	    "format_version", CLI_JSON_FORMAT_VERSION, "id", (json_int_t)e->id,
-	    "batch", (json_int_t)e->batch_id, "time",
-	    render_time_json(e->ts_ms), "story",
-	    e->story_id[0] ? json_string(e->story_id) : json_null(), "kind",
-	    e->kind, "message", e->message);
-}
 
 /* One event: a line for people, or one JSON object on a line of its own
  * in both modes, once or followed (docs/commands.md#log). */
@@ -112,46 +102,38 @@ parse_since(int64_t *out_ms, const char *s, struct sc_err *err)
 static int
 parse_args(struct log_opts *o, int argc, char **argv, struct sc_err *err)
 {
+	struct opts op;
 	const char *val;
-	int i, r;
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->last = -1;
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			o->json = 1;
-			continue;
-		}
-		if (strcmp(argv[i], "--follow") == 0 ||
-		    strcmp(argv[i], "-f") == 0) {
-			o->follow = 1;
-			continue;
-		}
-		r = cli_opt_value(&val, argc, argv, &i, "-n", err);
-		if (r == 1 &&
-		    cli_parse_int(&o->last, val, "log: -n", 0, INT_MAX, err) <
-			0)
-			return SC_EUSAGE;
-		if (r < 0)
-			return r;
-		if (r == 1)
-			continue;
-		r = cli_opt_value(&val, argc, argv, &i, "--since", err);
-		if (r == 1 && parse_since(&o->since_ms, val, err) < 0)
-			return SC_EUSAGE;
-		if (r < 0)
-			return r;
-		if (r == 1)
-			continue;
-		if (argv[i][0] == '-')
-			return err_set(err, SC_EUSAGE,
-			    "log: unknown option '%s'", argv[i]);
-		if (o->story != NULL)
-			return err_set(err, SC_EUSAGE,
-			    "log: unexpected argument '%s'", argv[i]);
-		o->story = argv[i];
+	rc = opts_parse(&op, "log", help_log.options, argc, argv, err);
+	if (rc < 0)
+		goto out;
+	o->json = opts_has(&op, "--json");
+	o->follow = opts_has(&op, "--follow");
+	val = opts_value(&op, "-n");
+	if (val != NULL &&
+	    cli_parse_int(&o->last, val, "log: -n", 0, INT_MAX, err) < 0) {
+		rc = SC_EUSAGE;
+		goto out;
 	}
-	return 0;
+	val = opts_value(&op, "--since");
+	if (val != NULL && parse_since(&o->since_ms, val, err) < 0) {
+		rc = SC_EUSAGE;
+		goto out;
+	}
+	if (op.nargs > 1) {
+		rc = err_set(err, SC_EUSAGE, "log: unexpected argument '%s'",
+		    op.args[1]);
+		goto out;
+	}
+	if (op.nargs == 1)
+		o->story = op.args[0];
+out:
+	opts_release(&op);
+	return rc;
 }
 
 /* Whether event e is one the options ask for (the story, --since). */
@@ -210,7 +192,7 @@ cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = parse_args(&o, argc, argv, err);
 	if (rc < 0)
 		goto out;
-	rc = view_open(&v, cli, false, err);
+	rc = view_open(&v, cli->config_path, cli->lender, false, err);
 	if (rc < 0)
 		goto out;
 	/* an unknown id is a mistake, not an empty log (docs/stories.md) */

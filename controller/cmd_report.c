@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "controller/cli.h"
+#include "controller/help.h"
+#include "controller/opts.h"
 #include "controller/report.h"
 #include "controller/view.h"
 
@@ -83,21 +85,20 @@ static int
 report_args(const char **html, const char **md, int argc, char **argv,
     struct sc_err *err)
 {
-	int i, r;
+	struct opts o;
+	int rc;
 
-	*html = *md = NULL;
-	for (i = 1; i < argc; i++) {
-		if ((r = cli_opt_value(html, argc, argv, &i, "--html", err)) !=
-			0 ||
-		    (r = cli_opt_value(md, argc, argv, &i, "--md", err)) != 0) {
-			if (r < 0)
-				return r;
-			continue;
-		}
-		return err_set(err, SC_EUSAGE,
-		    "report: unknown argument '%s' (see storyctl help report)",
-		    argv[i]);
-	}
+	rc = opts_parse(&o, "report", help_report.options, argc, argv, err);
+	if (rc == 0 && o.nargs > 0)
+		rc = err_set(err, SC_EUSAGE,
+		    "report: unexpected argument '%s' (see storyctl help "
+		    "report)",
+		    o.args[0]);
+	*html = opts_value(&o, "--html");
+	*md = opts_value(&o, "--md");
+	opts_release(&o);
+	if (rc < 0)
+		return rc;
 	if (*html == NULL && *md == NULL)
 		*md = "-";
 	if (*html != NULL && *md != NULL && strcmp(*html, "-") == 0 &&
@@ -122,7 +123,7 @@ cmd_report(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = report_args(&html, &md, argc, argv, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, false, err);
+	rc = view_open(&v, cli->config_path, cli->lender, false, err);
 	if (rc == 0)
 		rc = report_model(&model, &v, view_now_ms(), err);
 	if (rc == 0 && html != NULL)

@@ -13,6 +13,8 @@
 #include "controller/argv.h"
 #include "controller/batch.h"
 #include "controller/cli.h"
+#include "controller/help.h"
+#include "controller/opts.h"
 #include "controller/preflight.h"
 #include "controller/sandbox.h"
 #include "controller/serve.h"
@@ -119,69 +121,45 @@ struct run_args {
 	struct serve_args serve; /* .listen NULL: no --serve */
 };
 
-/* -j N, -jN or --jobs N at argv[*i]: 1 and args->jobs set, 0 when
- * argv[*i] is something else. */
-static int
-parse_jobs(
-    struct run_args *args, int argc, char **argv, int *i, struct sc_err *err)
-{
-	const char *v = NULL;
-	int r, rc;
-
-	r = cli_opt_value(&v, argc, argv, i, "-j", err);
-	if (r == 0 && strncmp(argv[*i], "-j", 2) == 0 && argv[*i][2] != '\0') {
-		v = argv[*i] + 2; /* -j4 */
-		r = 1;
-	}
-	if (r == 0)
-		r = cli_opt_value(&v, argc, argv, i, "--jobs", err);
-	if (r != 1)
-		return r;
-	rc = cli_parse_int(&args->jobs, v, "-j", 1, 64, err);
-	return rc < 0 ? rc : 1;
-}
-
 /* run [-j N] [--include-drafts] [--serve ADDR:PORT [--tls-cert FILE
- * --tls-key FILE]] [STORY...], resume [-j N] [--serve ...]
- * (docs/commands.md). */
+ * --tls-key FILE]] [STORY...], resume [-j N] [--serve ...], by their
+ * help tables (controller/opts.h, docs/commands.md); args->only takes
+ * over the parser's arguments. */
 static int
 parse_run_args(struct run_args *args, int argc, char **argv,
     enum batch_mode mode, struct sc_err *err)
 {
-	int i, r;
+	const struct help_item *table =
+	    mode == BATCH_RESUME ? help_resume.options : help_run.options;
+	struct opts o;
+	const char *v;
+	int rc;
 
-	args->only = calloc((size_t)argc + 1, sizeof(*args->only));
-	if (args->only == NULL)
-		return err_set(err, SC_EOS, "out of memory");
-	for (i = 1; i < argc; i++) {
-		r = parse_jobs(args, argc, argv, &i, err);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			r = cli_opt_value(&args->serve.listen, argc, argv, &i,
-			    "--serve", err);
-		if (r == 0)
-			r = serve_args_tls(&args->serve, argc, argv, &i, err);
-		if (r < 0)
-			return r;
-		if (r == 1)
-			continue;
-		/* a draft (Status: Draft) runs too (docs/stories.md) */
-		if (mode == BATCH_RUN &&
-		    strcmp(argv[i], "--include-drafts") == 0) {
-			args->include_drafts = true;
-			continue;
-		}
-		if (argv[i][0] == '-')
-			return err_set(err, SC_EUSAGE,
-			    "%s: unknown option '%s'", argv[0], argv[i]);
-		if (mode == BATCH_RESUME)
-			return err_set(err, SC_EUSAGE,
-			    "resume takes no stories "
-			    "(use 'storyctl run STORY')");
-		args->only[args->nonly++] = argv[i];
+	rc = opts_parse(&o, argv[0], table, argc, argv, err);
+	if (rc < 0)
+		goto out;
+	v = opts_value(&o, "--jobs");
+	if (v != NULL) {
+		rc = cli_parse_int(&args->jobs, v, "-j", 1, 64, err);
+		if (rc < 0)
+			goto out;
 	}
-	return 0;
+	/* a draft (Status: Draft) runs too (docs/stories.md) */
+	args->include_drafts = opts_has(&o, "--include-drafts");
+	args->serve.listen = opts_value(&o, "--serve");
+	args->serve.tls_cert = opts_value(&o, "--tls-cert");
+	args->serve.tls_key = opts_value(&o, "--tls-key");
+	if (mode == BATCH_RESUME && o.nargs > 0) {
+		rc = err_set(err, SC_EUSAGE,
+		    "resume takes no stories (use 'storyctl run STORY')");
+		goto out;
+	}
+	args->only = o.args;
+	args->nonly = (size_t)o.nargs;
+	o.args = NULL;
+out:
+	opts_release(&o);
+	return rc;
 }
 
 /* --serve ADDR:PORT: the service inside this process, in the library's

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "controller/cli.h"
+#include "controller/help.h"
+#include "controller/opts.h"
 #include "controller/config.h"
 #include "controller/serve.h"
 #include "controller/serve_listen.h"
@@ -21,19 +23,19 @@ static int
 serve_parse_args(
     struct serve_args *a, int argc, char **argv, struct sc_err *err)
 {
-	int i, r;
+	struct opts o;
+	int rc;
 
-	for (i = 1; i < argc; i++) {
-		r = cli_opt_value(&a->listen, argc, argv, &i, "--listen", err);
-		if (r == 0)
-			r = serve_args_tls(a, argc, argv, &i, err);
-		if (r < 0)
-			return r;
-		if (r == 0)
-			return err_set(err, SC_EUSAGE,
-			    "serve: unexpected argument '%s'", argv[i]);
-	}
-	return 0;
+	rc = opts_parse(&o, "serve", help_serve.options, argc, argv, err);
+	if (rc == 0 && o.nargs > 0)
+		rc = err_set(err, SC_EUSAGE, "serve: unexpected argument '%s'",
+		    o.args[0]);
+	if (opts_value(&o, "--listen") != NULL)
+		a->listen = opts_value(&o, "--listen");
+	a->tls_cert = opts_value(&o, "--tls-cert");
+	a->tls_key = opts_value(&o, "--tls-key");
+	opts_release(&o);
+	return rc;
 }
 
 int

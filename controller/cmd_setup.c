@@ -13,6 +13,7 @@
 
 #include "controller/argv.h"
 #include "controller/cli.h"
+#include "controller/help.h"
 #include "controller/config.h"
 #include "controller/discover.h"
 #include "controller/preflight.h"
@@ -140,6 +141,58 @@ sep(const char *list)
 	return list[0] != '\0' ? ", " : "";
 }
 
+/* Where the sprint status's story files were found, for init's line. */
+static void
+init_found_where(char *where, size_t cap, const struct sprint_found *f)
+{
+	if (f->in_sub > 0 && f->nsubs > 1)
+		cat(where, cap, "%zu in %zu subfolders, most in %s", f->in_sub,
+		    f->nsubs, f->sub);
+	else if (f->in_sub > 0)
+		cat(where, cap, "%zu in %s", f->in_sub, f->sub);
+	if (f->v4 > 0)
+		cat(where, cap, "%s%zu with v4 names", sep(where), f->v4);
+	if (f->beside > 0)
+		cat(where, cap, "%s%zu beside sprint-status.yaml", sep(where),
+		    f->beside);
+}
+
+/* The entries without a story file, and the why of some of them. */
+static void
+init_found_missing(char *passed, size_t cap, const struct sprint_found *f)
+{
+	cat(passed, cap, "%s%zu entr%s without a story file", sep(passed),
+	    f->missing, f->missing == 1 ? "y" : "ies");
+	if (f->backlog > 0 || f->renamed > 0)
+		cat(passed, cap, " (");
+	if (f->backlog > 0)
+		cat(passed, cap, "%zu backlog", f->backlog);
+	if (f->renamed > 0)
+		cat(passed, cap,
+		    "%s%zu with a file of their number under "
+		    "another title",
+		    f->backlog > 0 ? "; " : "", f->renamed);
+	if (f->backlog > 0 || f->renamed > 0)
+		cat(passed, cap, ")");
+}
+
+/* What the sprint status's matching passed over, for init's line. */
+static void
+init_found_passed(char *passed, size_t cap, const struct sprint_found *f)
+{
+	if (f->location_note[0] != '\0')
+		cat(passed, cap, "%s%s", sep(passed), f->location_note);
+	if (f->missing > 0)
+		init_found_missing(passed, cap, f);
+	if (f->ambiguous > 0)
+		cat(passed, cap, "%s%zu entr%s two files match alike",
+		    sep(passed), f->ambiguous, f->ambiguous == 1 ? "y" : "ies");
+	if (f->farther > 0)
+		cat(passed, cap, "%s%zu farther cop%s of a story file (%s)",
+		    sep(passed), f->farther, f->farther == 1 ? "y" : "ies",
+		    f->farther_ex);
+}
+
 /*
  * init's line about what it found and what it passed over, and why
  * (docs/stories.md "Discovery"): for a sprint status, how many of its
@@ -163,51 +216,10 @@ init_found_line(char *buf, size_t cap, const struct discovery *d,
 		cat(buf, cap, ": %zu of its %zu story entr%s ha%s a file",
 		    f->listed, f->entries, f->entries == 1 ? "y" : "ies",
 		    f->listed == 1 ? "s" : "ve");
-		if (f->in_sub > 0 && f->nsubs > 1)
-			cat(where, sizeof(where),
-			    "%zu in %zu subfolders, most in %s", f->in_sub,
-			    f->nsubs, f->sub);
-		else if (f->in_sub > 0)
-			cat(where, sizeof(where), "%zu in %s", f->in_sub,
-			    f->sub);
-		if (f->v4 > 0)
-			cat(where, sizeof(where), "%s%zu with v4 names",
-			    sep(where), f->v4);
-		if (f->beside > 0)
-			cat(where, sizeof(where),
-			    "%s%zu beside sprint-status.yaml", sep(where),
-			    f->beside);
+		init_found_where(where, sizeof(where), f);
 		if (where[0] != '\0')
 			cat(buf, cap, " (%s)", where);
-		if (f->location_note[0] != '\0')
-			cat(passed, sizeof(passed), "%s%s", sep(passed),
-			    f->location_note);
-		if (f->missing > 0) {
-			cat(passed, sizeof(passed),
-			    "%s%zu entr%s without a story file", sep(passed),
-			    f->missing, f->missing == 1 ? "y" : "ies");
-			if (f->backlog > 0 || f->renamed > 0)
-				cat(passed, sizeof(passed), " (");
-			if (f->backlog > 0)
-				cat(passed, sizeof(passed), "%zu backlog",
-				    f->backlog);
-			if (f->renamed > 0)
-				cat(passed, sizeof(passed),
-				    "%s%zu with a file of their number under "
-				    "another title",
-				    f->backlog > 0 ? "; " : "", f->renamed);
-			if (f->backlog > 0 || f->renamed > 0)
-				cat(passed, sizeof(passed), ")");
-		}
-		if (f->ambiguous > 0)
-			cat(passed, sizeof(passed),
-			    "%s%zu entr%s two files match alike", sep(passed),
-			    f->ambiguous, f->ambiguous == 1 ? "y" : "ies");
-		if (f->farther > 0)
-			cat(passed, sizeof(passed),
-			    "%s%zu farther cop%s of a story file (%s)",
-			    sep(passed), f->farther,
-			    f->farther == 1 ? "y" : "ies", f->farther_ex);
+		init_found_passed(passed, sizeof(passed), f);
 	}
 	if (passed[0] != '\0')
 		cat(buf, cap, "; passed over %s", passed);
@@ -353,17 +365,14 @@ cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct discovery d;
 	json_t *cfg = NULL, *rest = NULL;
 	char *text = NULL;
-	int fd = -1, rc = 0, i, json = 0;
+	int fd = -1, rc = 0, json = 0;
 	ssize_t len;
 
 	memset(&d, 0, sizeof(d));
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") != 0)
-			return err_set(err, SC_EUSAGE,
-			    "init: unexpected argument '%s' (init [--json])",
-			    argv[i]);
-		json = 1;
-	}
+	rc = cli_view_flags(
+	    "init", help_init.options, argc, argv, &json, NULL, NULL, err);
+	if (rc < 0)
+		return rc;
 	if (access(CONFIG_FILE_NAME, F_OK) == 0)
 		return err_set(err, SC_EUSAGE,
 		    "%s already exists here; edit it "
@@ -522,18 +531,14 @@ cmd_agents(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	json_t *o = NULL;
 	bool confined[2] = {false, false};
 	char line[512];
-	size_t i;
 	int json = 0, rc;
 
 	memset(&cfg, 0, sizeof(cfg));
 	memset(&h, 0, sizeof(h));
-	for (i = 1; i < (size_t)argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else
-			return err_set(err, SC_EUSAGE,
-			    "agents: unexpected argument '%s'", argv[i]);
-	}
+	rc = cli_view_flags(
+	    "agents", help_agents.options, argc, argv, &json, NULL, NULL, err);
+	if (rc < 0)
+		return rc;
 	rc = cli_load_config(&cfg, cli, true, err);
 	if (rc == 0)
 		rc = sandbox_probe(&h, err);

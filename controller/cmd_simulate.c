@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "controller/cli.h"
+#include "controller/help.h"
+#include "controller/opts.h"
 #include "controller/config.h"
 #include "strategies/simulate.h"
 
@@ -118,40 +120,28 @@ cmd_simulate(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct sim_row *rows = NULL;
 	const char **toks = NULL;
 	const char *v = NULL;
+	struct opts op;
 	size_t ntok = 0, n = 0;
-	int total = 9, json = 0, i, r;
+	int total = 9, json = 0, i;
 	int rc = 0;
 
 	memset(&cfg, 0, sizeof(cfg));
 	toks = calloc((size_t)argc + 1, sizeof(*toks));
 	if (toks == NULL)
 		return err_set(err, SC_EOS, "out of memory");
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0) {
-			json = 1;
-			continue;
-		}
-		r = cli_opt_value(&v, argc, argv, &i, "--tasks", err);
-		if (r < 0) {
-			rc = r;
+	rc =
+	    opts_parse(&op, "simulate", help_simulate.options, argc, argv, err);
+	if (rc < 0)
+		goto out;
+	json = opts_has(&op, "--json");
+	v = opts_value(&op, "--tasks");
+	if (v != NULL) {
+		rc = cli_parse_int(&total, v, "--tasks", 1, 1000000, err);
+		if (rc < 0)
 			goto out;
-		}
-		if (r == 1) {
-			rc = cli_parse_int(
-			    &total, v, "--tasks", 1, 1000000, err);
-			if (rc < 0)
-				goto out;
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1] != '\0') {
-			rc = err_set(err, SC_EUSAGE,
-			    "simulate: unknown option "
-			    "'%s'",
-			    argv[i]);
-			goto out;
-		}
-		toks[ntok++] = argv[i];
 	}
+	for (i = 0; i < op.nargs; i++)
+		toks[ntok++] = op.args[i];
 	if (ntok == 0) {
 		rc = err_set(err, SC_EUSAGE,
 		    "simulate: give at least one "
@@ -175,6 +165,7 @@ cmd_simulate(struct cli *cli, int argc, char **argv, struct sc_err *err)
 out:
 	free(rows);
 	free(toks);
+	opts_release(&op);
 	config_release(&cfg);
 	return rc;
 }

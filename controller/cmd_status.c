@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "controller/cli.h"
+#include "controller/help.h"
 #include "controller/clock.h"
 #include "controller/view.h"
 #include "controller/views.h"
@@ -18,219 +19,29 @@
 #include "state/render.h"
 #include "strategies/decide.h"
 
-/* The next attempt after row a waits until *until (> now): the decision
- * stored with a (docs/state.md), or for a row from before schema 4 the
- * same rules read from it. */
-static bool
-next_wait(
-    int64_t *until, int *attempt, const struct attempt_row *a, int64_t now)
-{
-	int64_t t =
-	    a->next_attempt > 0 ? a->not_before_ms : a->ended_ms + a->delay_ms;
-
-	if (t <= now)
-		return false;
-	*until = t;
-	*attempt = a->next_attempt > 0
-	    ? a->next_attempt
-	    : decide_next_attempt(a->attempt, a->counted);
-	return true;
-}
-
-/* What status shows, read once for the text and for --json. */
-struct status_facts {
-	struct story_row *rows;
-	size_t n;
-	int counts[STATUS__COUNT];
-	double cost;
-	struct attempt_row *run; /* the running rows of every batch */
-	size_t nrun;
-	const struct attempt_row *cur; /* this batch's, or NULL */
-	struct attempt_row last; /* owned: the waiting story's last row */
-	int64_t pid, now, wait_until;
-	int64_t pause_until[2];
-	const char *wait_story;
-	int wait_attempt;
-};
-
-/* The story that waits for its next attempt: the decision stored with
- * each pending story's last row since its requeue, one indexed row, not
- * the history (a story whose only attempt was not counted waits too). */
-static int
-status_find_wait(
-    struct status_facts *sf, const struct view *v, struct sc_err *err)
-{
-	size_t i;
-	int found, rc;
-
-	for (i = 0; i < sf->n && sf->cur == NULL && sf->pid > 0; i++) {
-		if (sf->rows[i].status != STATUS_PENDING)
-			continue;
-		attempt_row_release(&sf->last);
-		found = 0;
-		rc = db_attempt_last(v->db, &sf->last, &found, v->batch.id,
-		    sf->rows[i].id, sf->rows[i].seq_base, false, err);
-		if (rc < 0)
-			return rc;
-		if (found &&
-		    next_wait(&sf->wait_until, &sf->wait_attempt, &sf->last,
-			sf->now)) {
-			sf->wait_story = sf->rows[i].id;
-			break;
-		}
-	}
-	return 0;
-}
-
-/* The usage-limit pauses still in force (docs/retry-strategy.md#usage-limits). */
-static void
-status_read_pauses(struct status_facts *sf, const struct view *v)
-{
-	char key[32], *val;
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		val = NULL;
-		snprintf(key, sizeof(key), "pause.%s", role_name((enum role)i));
-		if (db_meta_get(v->db, key, &val, NULL) == 0 && val != NULL)
-			sf->pause_until[i] = strtoll(val, NULL, 10);
-		free(val);
-		if (sf->pause_until[i] <= sf->now)
-			sf->pause_until[i] = 0;
-	}
-}
-
-static int
-status_gather(struct status_facts *sf, struct view *v, struct sc_err *err)
-{
-	size_t i;
-	int rc;
-
-	rc = view_stories(&sf->rows, &sf->n, v, NULL, err);
-	if (rc < 0)
-		return rc;
-	for (i = 0; i < sf->n; i++) {
-		sf->counts[sf->rows[i].status]++;
-		sf->cost += sf->rows[i].cost_usd;
-	}
-	if (!v->have_batch)
-		return 0;
-	lock_holder_pid(v->cfg.state_dir, &sf->pid);
-	rc = db_attempts_running(v->db, &sf->run, &sf->nrun, err);
-	if (rc < 0)
-		return rc;
-	for (i = 0; i < sf->nrun; i++)
-		if (sf->run[i].batch_id == v->batch.id)
-			sf->cur = &sf->run[i];
-	rc = status_find_wait(sf, v, err);
-	if (rc < 0)
-		return rc;
-	status_read_pauses(sf, v);
-	return 0;
-}
-
-/* One running attempt as status --json shows it (docs/json.md#status). */
-static json_t *
-status_running_json(const struct attempt_row *a, bool alive)
-{
-	return json_pack("{s:s, s:i, s:s, s:s, s:i, s:i, s:o, s:b, s:i, s:i}",
-	    "story", a->story_id, "attempt", a->attempt, "role",
-	    role_name(a->role), "agent", a->agent, "tasks_completed",
-	    a->tasks_completed, "tasks_total", a->tasks_total, "started_at",
-	    render_time_json(a->started_ms), "controller_alive", alive,
-	    "subtasks_completed", a->subtasks_completed, "subtasks_total",
-	    a->subtasks_total);
-}
-
-/* status --json: `running` is an array, one entry per slot at work
- * (docs/json.md#status). */
-static int
-status_build_json(json_t **out, const struct view *v,
-    const struct status_facts *sf, struct sc_err *err)
-{
-	json_t *o = NULL, *c = NULL, *running = json_array(),
-	       *wait = json_null();
-	size_t i;
-
-	for (i = 0; running != NULL && i < sf->nrun; i++)
-		if (v->have_batch && sf->run[i].batch_id == v->batch.id)
-			json_array_append_new(running,
-			    status_running_json(&sf->run[i], sf->pid > 0));
-	if (sf->wait_story != NULL)
-		wait = json_pack("{s:s, s:i, s:o, s:I}", "story",
-		    sf->wait_story, "attempt", sf->wait_attempt, "until",
-		    render_time_json(sf->wait_until), "delay_ms",
-		    (json_int_t)(sf->wait_until - sf->now));
-	c = json_object();
-	for (i = 0; c != NULL && i < STATUS__COUNT; i++)
-		json_object_set_new(c, status_name((enum story_status)i),
-		    json_integer(sf->counts[i]));
-	o = json_pack("{s:i, s:o, s:o, s:o, s:o, s:i, s:O, s:O, s:f}",
-	    "format_version", CLI_JSON_FORMAT_VERSION, "batch",
-	    v->have_batch ? json_integer(v->batch.id) : json_null(), "state",
-	    v->have_batch ? json_string(v->batch.status) : json_null(),
-	    "controller_pid", sf->pid > 0 ? json_integer(sf->pid) : json_null(),
-	    "counts", c, "stories", (int)sf->n, "running", running, "next_wait",
-	    wait, "cost_usd", sf->cost);
-	if (o != NULL)
-		json_object_set_new(o, "paused",
-		    json_pack("{s:o, s:o}", "primary",
-			render_time_json(sf->pause_until[0]), "fallback",
-			render_time_json(sf->pause_until[1])));
-	json_decref(running);
-	json_decref(wait);
-	*out = o;
-	return o ? 0 : err_set(err, SC_EOS, "out of memory");
-}
-
-static void
-status_facts_release(struct status_facts *sf)
-{
-	free(sf->rows);
-	attempt_rows_free(sf->run, sf->nrun);
-	attempt_row_release(&sf->last);
-}
-
-/* One builder for status --json and GET /v1/status (docs/api.md). */
-int
-views_status_json(json_t **out, struct view *v, struct sc_err *err)
-{
-	struct status_facts sf;
-	int rc;
-
-	*out = NULL;
-	memset(&sf, 0, sizeof(sf));
-	sf.now = view_now_ms();
-	rc = status_gather(&sf, v, err);
-	if (rc == 0)
-		rc = status_build_json(out, v, &sf, err);
-	status_facts_release(&sf);
-	return rc;
-}
-
 /* One "now:" line per attempt running in this batch
  * (docs/commands.md#status). */
 static void
-status_print_running(struct cli *cli, const struct status_facts *sf,
+status_print_running(struct cli *cli, const struct views_status *sf,
     const struct attempt_row *cur)
 {
 	char buf[64], sub[48] = "";
 
 	clock_fmt_duration(buf, sizeof(buf), sf->now - cur->started_ms);
-	if (cur->subtasks_total > 0)
+	if (cur->counts.subtasks_total > 0)
 		snprintf(sub, sizeof(sub), " (%d/%d subtasks)",
-		    cur->subtasks_completed, cur->subtasks_total);
+		    cur->counts.subtasks_completed, cur->counts.subtasks_total);
 	fprintf(cli->out,
 	    "now: %s attempt %d, %s (%s), %d/%d tasks%s, "
 	    "%s%s\n",
 	    cur->story_id, cur->attempt, role_name(cur->role), cur->agent,
-	    cur->tasks_completed, cur->tasks_total, sub, buf,
+	    cur->counts.tasks_completed, cur->counts.tasks_total, sub, buf,
 	    sf->pid > 0 ? "" : " (controller gone: resume closes it)");
 }
 
 static void
 status_print_text(
-    struct cli *cli, const struct view *v, const struct status_facts *sf)
+    struct cli *cli, const struct view *v, const struct views_status *sf)
 {
 	char buf[64];
 	size_t i;
@@ -269,17 +80,16 @@ int
 cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct view v;
-	struct status_facts sf;
+	struct views_status sf;
 	json_t *j = NULL;
 	int json = 0, rc;
 
 	memset(&sf, 0, sizeof(sf));
-	sf.now = view_now_ms();
-	rc = view_parse_flags(
-	    "status", argc, argv, &json, NULL, NULL, NULL, err);
+	rc = cli_view_flags(
+	    "status", help_status.options, argc, argv, &json, NULL, NULL, err);
 	if (rc < 0)
 		return rc;
-	rc = view_open(&v, cli, false, err);
+	rc = view_open(&v, cli->config_path, cli->lender, false, err);
 	if (rc < 0)
 		goto out;
 	if (json) {
@@ -288,12 +98,12 @@ cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err)
 			rc = cli_print_json(cli, j, err);
 		goto out;
 	}
-	rc = status_gather(&sf, &v, err);
+	rc = views_status_read(&sf, &v, err);
 	if (rc == 0)
 		status_print_text(cli, &v, &sf);
 out:
 	json_decref(j);
-	status_facts_release(&sf);
+	views_status_release(&sf);
 	view_close(&v);
 	return rc;
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "controller/cli.h"
+#include "controller/help.h"
+#include "controller/opts.h"
 #include "controller/config.h"
 #include "controller/stories.h"
 #include "state/fsutil.h"
@@ -115,11 +117,12 @@ print_json(const struct cli *cli, const struct story_conf *sc,
 	    "format_version", CLI_JSON_FORMAT_VERSION, "story", sc->id, "file",
 	    sc->file, "heading",
 	    p->heading[0] != '\0' ? json_string(p->heading) : json_null(),
-	    "whole_file", p->whole_file, "tasks_completed", p->tasks_completed,
-	    "tasks_total", p->tasks_total, "subtasks_completed",
-	    p->subtasks_completed, "subtasks_total", p->subtasks_total,
-	    "skipped_items", p->skipped_items, "items", items_json(it, n),
-	    "items_truncated", n >= PROGRESS_ITEMS_MAX, "section",
+	    "whole_file", p->whole_file, "tasks_completed",
+	    p->counts.tasks_completed, "tasks_total", p->counts.tasks_total,
+	    "subtasks_completed", p->counts.subtasks_completed,
+	    "subtasks_total", p->counts.subtasks_total, "skipped_items",
+	    p->skipped_items, "items", items_json(it, n), "items_truncated",
+	    n >= PROGRESS_ITEMS_MAX, "section",
 	    heading_json(p->heading_written, p->heading_line), "passed_over",
 	    heading_json(p->passed_over, p->passed_over_line), "rejected",
 	    heading_json(p->rejected, p->rejected_line), "copies", p->copies);
@@ -167,17 +170,42 @@ print_text(const struct cli *cli, const struct story_conf *sc,
 	if (n >= PROGRESS_ITEMS_MAX)
 		fprintf(cli->out, "  (only the first %d items are listed)\n",
 		    PROGRESS_ITEMS_MAX);
-	fprintf(cli->out, "%d/%d tasks, %d/%d subtasks", p->tasks_completed,
-	    p->tasks_total, p->subtasks_completed, p->subtasks_total);
+	fprintf(cli->out, "%d/%d tasks, %d/%d subtasks",
+	    p->counts.tasks_completed, p->counts.tasks_total,
+	    p->counts.subtasks_completed, p->counts.subtasks_total);
 	if (p->skipped_items > 0)
 		fprintf(cli->out,
 		    ", %d item%s not counted (the first on line %d)",
 		    p->skipped_items, p->skipped_items == 1 ? "" : "s",
 		    p->skipped_first_line);
 	fprintf(cli->out, "\n");
-	if (p->tasks_total == 0)
+	if (p->counts.tasks_total == 0)
 		fprintf(cli->out, "invalid: %s\n",
 		    progress_no_tasks_reason(why, sizeof(why), p));
+}
+
+/* tasks STORY [--json] (its help table, controller/opts.h). */
+static int
+tasks_parse(
+    const char **name, int *json, int argc, char **argv, struct sc_err *err)
+{
+	struct opts o;
+	int rc;
+
+	rc = opts_parse(&o, "tasks", help_tasks.options, argc, argv, err);
+	if (rc == 0 && o.nargs > 1)
+		rc = err_set(err, SC_EUSAGE,
+		    "tasks: unexpected argument '%s' (usage: storyctl tasks "
+		    "STORY [--json])",
+		    o.args[1]);
+	if (rc == 0 && o.nargs == 0)
+		rc = err_set(err, SC_EUSAGE,
+		    "tasks: which story? (usage: storyctl tasks STORY "
+		    "[--json]; storyctl check lists them)");
+	*json = opts_has(&o, "--json");
+	*name = o.nargs > 0 ? o.args[0] : NULL;
+	opts_release(&o);
+	return rc;
 }
 
 int
@@ -190,24 +218,12 @@ cmd_tasks(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	const char *name = NULL;
 	char *path = NULL, *text = NULL;
 	size_t n = 0, len = 0;
-	int i, k, json = 0, rc;
+	int k, json = 0, rc;
 
 	memset(&cfg, 0, sizeof(cfg));
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
-		else if (argv[i][0] == '-' || name != NULL)
-			return err_set(err, SC_EUSAGE,
-			    "tasks: unexpected argument '%s' (usage: storyctl "
-			    "tasks STORY [--json])",
-			    argv[i]);
-		else
-			name = argv[i];
-	}
-	if (name == NULL)
-		return err_set(err, SC_EUSAGE,
-		    "tasks: which story? (usage: storyctl tasks STORY "
-		    "[--json]; storyctl check lists them)");
+	rc = tasks_parse(&name, &json, argc, argv, err);
+	if (rc < 0)
+		return rc;
 	rc = cli_load_config(&cfg, cli, false, err);
 	if (rc < 0)
 		goto out;

@@ -318,3 +318,46 @@ config_release(struct config *c)
 	config_sandbox_release(&c->sandbox);
 	memset(c, 0, sizeof(*c));
 }
+
+int
+config_locate(char **out, const char *path, struct sc_err *err)
+{
+	char cwd[PATH_MAX];
+
+	*out = NULL;
+	if (path != NULL) {
+		*out = strdup(path);
+		return *out != NULL ? 0 : err_set(err, SC_EOS, "out of memory");
+	}
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return err_set(err, SC_EOS,
+		    "cannot read the current directory: %s", strerror(errno));
+	return config_find(out, cwd, err);
+}
+
+int
+config_locate_load(
+    struct config *out, const char *path, bool optional, struct sc_err *err)
+{
+	char *found = NULL;
+	char cwd[PATH_MAX];
+	int rc;
+
+	rc = config_locate(&found, path, err);
+	if (rc == SC_EUSAGE && path == NULL && optional) {
+		/* no storyctl.json anywhere up: the built-in defaults */
+		err_clear(err);
+		if (getcwd(cwd, sizeof(cwd)) == NULL)
+			rc = err_set(err, SC_EOS,
+			    "cannot read the current directory: %s",
+			    strerror(errno));
+		else
+			rc = config_defaults(out, cwd, err);
+		goto out;
+	}
+	if (rc == 0)
+		rc = config_load(out, found, err);
+out:
+	free(found);
+	return rc;
+}

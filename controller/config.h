@@ -216,6 +216,21 @@ struct config {
 int config_find(char **out_path, const char *start_dir, struct sc_err *err);
 
 /*
+ * The storyctl.json a command uses: path when not NULL (-c FILE), else
+ * config_find() from the current directory.  *out is the caller's
+ * (free()); errors as config_find()'s.
+ */
+int config_locate(char **out, const char *path, struct sc_err *err);
+
+/*
+ * config_load() of config_locate()'s file.  When there is none and
+ * optional is true, the built-in defaults (config_defaults(), root =
+ * the current directory) instead of SC_EUSAGE.
+ */
+int config_locate_load(
+    struct config *out, const char *path, bool optional, struct sc_err *err);
+
+/*
  * Load and validate path into *out (which must be zeroed or released).
  * On error: SC_EDATA with "FILE:LINE:COLUMN: ..." for broken JSON,
  * "FILE: unknown key policy.max_atempts", "FILE: policy.max_attempts:

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "controller/config_int.h"
+#include "state/db.h"
 #include "controller/presets.h"
 #include "state/fsutil.h"
 #include "state/gitwork.h"
@@ -203,13 +204,52 @@ story_set_file(
 static const char *const story_keys[] = {
     "file", "id", "depends_on", "include_dependency_result", NULL};
 
+/* An entry object's "id", "depends_on" and "include_dependency_result",
+ * once its file is known. */
+static int
+story_parse_fields(
+    struct loader *ld, json_t *item, const char *key, struct story_conf *s)
+{
+	char fkey[KEY_MAX], shown[KEY_MAX];
+	json_t *iv, *dv;
+	int rc;
+
+	iv = json_object_get(item, "id");
+	if (iv != NULL) {
+		config_key_join(fkey, key, "id");
+		if (!json_is_string(iv))
+			return config_wrong_type(ld, fkey, "a string", iv);
+		if (!config_id_valid(json_string_value(iv))) {
+			config_shown(
+			    shown, sizeof(shown), json_string_value(iv));
+			return config_fail(ld, fkey,
+			    "invalid story id \"%s\" for %s: "
+			    "ids match [A-Za-z0-9][A-Za-z0-9._-]* (at most "
+			    "127 bytes)",
+			    shown, s->file);
+		}
+		if (config_story_set_id(s, json_string_value(iv),
+			strlen(json_string_value(iv))) < 0)
+			return config_fail_nomem(ld);
+	}
+	dv = json_object_get(item, "depends_on");
+	if (dv != NULL) {
+		config_key_join(fkey, key, "depends_on");
+		if ((rc = config_parse_strings(
+			 ld, dv, fkey, &s->depends_on, false, true)) != 0)
+			return rc;
+	}
+	return config_get_bool(ld, item, key, "include_dependency_result",
+	    &s->include_dependency_result);
+}
+
 static int
 parse_story(struct loader *ld, json_t *item, const char *key, struct config *c,
     size_t *alloc)
 {
 	struct story_conf *s;
-	char fkey[KEY_MAX], shown[KEY_MAX];
-	json_t *fv, *iv, *dv;
+	char fkey[KEY_MAX];
+	json_t *fv;
 	int rc;
 
 	if (!json_is_string(item) && !json_is_object(item))
@@ -239,33 +279,7 @@ parse_story(struct loader *ld, json_t *item, const char *key, struct config *c,
 		return config_fail_nomem(ld);
 	if (json_is_string(item))
 		return 0;
-	iv = json_object_get(item, "id");
-	if (iv != NULL) {
-		config_key_join(fkey, key, "id");
-		if (!json_is_string(iv))
-			return config_wrong_type(ld, fkey, "a string", iv);
-		if (!config_id_valid(json_string_value(iv))) {
-			config_shown(
-			    shown, sizeof(shown), json_string_value(iv));
-			return config_fail(ld, fkey,
-			    "invalid story id \"%s\" for %s: "
-			    "ids match [A-Za-z0-9][A-Za-z0-9._-]* (at most "
-			    "127 bytes)",
-			    shown, s->file);
-		}
-		if (config_story_set_id(s, json_string_value(iv),
-			strlen(json_string_value(iv))) < 0)
-			return config_fail_nomem(ld);
-	}
-	dv = json_object_get(item, "depends_on");
-	if (dv != NULL) {
-		config_key_join(fkey, key, "depends_on");
-		if ((rc = config_parse_strings(
-			 ld, dv, fkey, &s->depends_on, false, true)) != 0)
-			return rc;
-	}
-	return config_get_bool(ld, item, key, "include_dependency_result",
-	    &s->include_dependency_result);
+	return story_parse_fields(ld, item, key, s);
 }
 
 /* Escape glob metacharacters of a literal path (the root). */
@@ -309,54 +323,22 @@ path_version_cmp(const void *a, const void *b)
 	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The glob's matches as stories, in g's order: directories, paths
+ * outside the root and files already listed skipped. */
 static int
-expand_glob(
-    struct loader *ld, struct config *c, size_t *alloc, const char *gkey)
+glob_add_matches(
+    struct loader *ld, struct config *c, size_t *alloc, const glob_t *g)
 {
 	struct story_conf *s;
-	glob_t g;
-	char *root = NULL, *pattern = NULL, *rel = NULL;
+	char *rel = NULL;
 	const char *m;
 	size_t i, skip, len;
-	bool have_glob = false;
-	int rc = 0, grc;
+	int rc = 0;
 
-	memset(&g, 0, sizeof(g));
-	if (c->stories_glob == NULL)
-		goto out;
-	if (c->stories_glob[0] == '/' || has_dotdot(c->stories_glob)) {
-		rc = config_fail(ld, gkey,
-		    "must be relative to the project "
-		    "root and stay inside it, got \"%s\"",
-		    c->stories_glob);
-		goto out;
-	}
-	root = glob_escape(c->root);
-	if (root != NULL)
-		pattern = fsutil_path_join(root, c->stories_glob);
-	if (pattern == NULL) {
-		rc = config_fail_nomem(ld);
-		goto out;
-	}
-	/* GLOB_MARK marks directories with a trailing '/': skipped below. */
-	grc = glob(pattern, GLOB_MARK, NULL, &g);
-	have_glob = true;
-	if (grc == GLOB_NOMATCH)
-		goto out;
-	if (grc != 0) {
-		rc = config_fail(ld, gkey, "cannot expand \"%s\"%s",
-		    c->stories_glob,
-		    grc == GLOB_NOSPACE ? ": out of memory"
-					: ": a directory cannot be read");
-		goto out;
-	}
-	/* in version order: BMAD's 1.2 before 1.10, story-9 before story-10
-	 * (docs/configuration.md) */
-	qsort(g.gl_pathv, g.gl_pathc, sizeof(*g.gl_pathv), path_version_cmp);
 	len = strlen(c->root);
 	skip = len + (len > 0 && c->root[len - 1] == '/' ? 0 : 1);
-	for (i = 0; i < g.gl_pathc; i++) {
-		m = g.gl_pathv[i];
+	for (i = 0; i < g->gl_pathc; i++) {
+		m = g->gl_pathv[i];
 		len = strlen(m);
 		if (len <= skip || m[len - 1] == '/')
 			continue;
@@ -383,9 +365,56 @@ expand_glob(
 		}
 	}
 out:
+	free(rel);
+	return rc;
+}
+
+static int
+expand_glob(
+    struct loader *ld, struct config *c, size_t *alloc, const char *gkey)
+{
+	glob_t g;
+	char *root = NULL, *pattern = NULL;
+	bool have_glob = false;
+	int rc = 0, grc;
+
+	memset(&g, 0, sizeof(g));
+	if (c->stories_glob == NULL)
+		goto out;
+	if (c->stories_glob[0] == '/' || has_dotdot(c->stories_glob)) {
+		rc = config_fail(ld, gkey,
+		    "must be relative to the project "
+		    "root and stay inside it, got \"%s\"",
+		    c->stories_glob);
+		goto out;
+	}
+	root = glob_escape(c->root);
+	if (root != NULL)
+		pattern = fsutil_path_join(root, c->stories_glob);
+	if (pattern == NULL) {
+		rc = config_fail_nomem(ld);
+		goto out;
+	}
+	/* GLOB_MARK marks directories with a trailing '/': skipped by
+	 * glob_add_matches(). */
+	grc = glob(pattern, GLOB_MARK, NULL, &g);
+	have_glob = true;
+	if (grc == GLOB_NOMATCH)
+		goto out;
+	if (grc != 0) {
+		rc = config_fail(ld, gkey, "cannot expand \"%s\"%s",
+		    c->stories_glob,
+		    grc == GLOB_NOSPACE ? ": out of memory"
+					: ": a directory cannot be read");
+		goto out;
+	}
+	/* in version order: BMAD's 1.2 before 1.10, story-9 before story-10
+	 * (docs/configuration.md) */
+	qsort(g.gl_pathv, g.gl_pathc, sizeof(*g.gl_pathv), path_version_cmp);
+	rc = glob_add_matches(ld, c, alloc, &g);
+out:
 	if (have_glob)
 		globfree(&g);
-	free(rel);
 	free(root);
 	free(pattern);
 	return rc;
@@ -451,6 +480,11 @@ check_stories(
 			    "\"id\" or rename the file)",
 			    shown, file);
 		}
+		if (strlen(s->file) >= DB_FILE_MAX)
+			return config_fail(ld, key,
+			    "story %s: its file path is %zu bytes, longer than "
+			    "the %d the record keeps (move the story up)",
+			    s->id, strlen(s->file), DB_FILE_MAX - 1);
 		j = config_story_index(c, s->id);
 		if (j >= 0 && (size_t)j < i)
 			return config_fail(ld, key,

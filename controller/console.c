@@ -85,8 +85,8 @@ console_status(struct batch *b)
 			o->attempt = r->attempt;
 			o->role = role_name(r->role);
 			o->agent = r->agent;
-			o->tasks_completed = r->tasks_completed;
-			o->tasks_total = r->tasks_total;
+			o->tasks_completed = r->counts.tasks_completed;
+			o->tasks_total = r->counts.tasks_total;
 			o->ms = now - r->started_ms;
 		} else {
 			o->waiting = true;

@@ -40,10 +40,10 @@ extern const struct help_item help_global_options[];
 extern const struct help_item help_exit_codes[];
 
 /* `storyctl help`: the commands, the global options, the exit codes. */
-void help_print_overview(FILE *f);
+void help_print_overview(FILE *f, const struct cli_command *cmds, size_t n);
 /* `storyctl help CMD`, `storyctl CMD --help`. */
 void help_print_command(FILE *f, const struct cli_command *cmd);
 /* The man page, man/storyctl.1, in roff. */
-void help_print_man(FILE *f);
+void help_print_man(FILE *f, const struct cli_command *cmds, size_t n);
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "controller/cli.h"
+#include "controller/cmd_table.h"
 #include "controller/help.h"
 
 /* SIGINT and SIGTERM held from the first instruction: run and resume
@@ -29,6 +30,35 @@ stops_hold(sigset_t *old)
 	sigprocmask(SIG_BLOCK, &stops, old);
 }
 
+/* The global options before the command: *i past them.  1 when one
+ * was answered here (--help, --version) and storyctl is done. */
+static int
+main_options(struct cli *cli, int argc, char **argv, int *i, struct sc_err *err)
+{
+	while (*i < argc && argv[*i][0] == '-') {
+		if (strcmp(argv[*i], "-C") == 0 && *i + 1 < argc) {
+			cli->dir = argv[*i + 1];
+			*i += 2;
+		} else if (strcmp(argv[*i], "-c") == 0 && *i + 1 < argc) {
+			cli->config_path = argv[*i + 1];
+			*i += 2;
+		} else if (strcmp(argv[*i], "-h") == 0 ||
+		    strcmp(argv[*i], "--help") == 0) {
+			cmd_table_overview(stdout);
+			return 1;
+		} else if (strcmp(argv[*i], "--version") == 0) {
+			printf("storyctl %s\n", STORYCTL_VERSION);
+			return 1;
+		} else {
+			return err_set(err, SC_EUSAGE,
+			    "unknown option '%s' (see "
+			    "storyctl --help)",
+			    argv[*i]);
+		}
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -44,30 +74,14 @@ main(int argc, char **argv)
 	memset(&cli, 0, sizeof(cli));
 	err_clear(&err);
 	cli.out = stdout;
-	while (i < argc && argv[i][0] == '-') {
-		if (strcmp(argv[i], "-C") == 0 && i + 1 < argc) {
-			cli.dir = argv[i + 1];
-			i += 2;
-		} else if (strcmp(argv[i], "-c") == 0 && i + 1 < argc) {
-			cli.config_path = argv[i + 1];
-			i += 2;
-		} else if (strcmp(argv[i], "-h") == 0 ||
-		    strcmp(argv[i], "--help") == 0) {
-			help_print_overview(stdout);
-			return 0;
-		} else if (strcmp(argv[i], "--version") == 0) {
-			printf("storyctl %s\n", STORYCTL_VERSION);
-			return 0;
-		} else {
-			rc = err_set(&err, SC_EUSAGE,
-			    "unknown option '%s' (see "
-			    "storyctl --help)",
-			    argv[i]);
-			goto out;
-		}
-	}
+	rc = main_options(&cli, argc, argv, &i, &err);
+	/* --help or --version: answered, nothing more to run */
+	if (rc > 0)
+		return 0;
+	if (rc < 0)
+		goto out;
 	if (i >= argc) {
-		help_print_overview(stderr);
+		cmd_table_overview(stderr);
 		rc = SC_EUSAGE;
 		err.msg[0] = '\0';
 		goto out;
@@ -82,15 +96,15 @@ main(int argc, char **argv)
 	cli.tty = isatty(STDOUT_FILENO) == 1;
 	nc = getenv("NO_COLOR");
 	cli.color = cli.tty && (nc == NULL || nc[0] == '\0');
-	cmd = cli_command_find(argv[i]);
+	cmd = cmd_table_find(argv[i]);
 	if (cmd == NULL) {
-		rc = cli_command_unknown(argv[i], &err);
+		rc = cmd_table_unknown(argv[i], &err);
 		goto out;
 	}
 	if (cli_want_help(&cli, cmd, argc - i, argv + i))
 		goto out;
 	/* a held stop of any other command acts now, as it would have */
-	if (!cli_command_catches_stops(cmd))
+	if (!cmd_table_catches_stops(cmd))
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	rc = cmd->run(&cli, argc - i, argv + i, &err);
 out:

@@ -207,6 +207,105 @@ out:
 	return scope;
 }
 
+/* POST /session, the dashboard's sign-in: its key comes in the body,
+ * so only the method, the page it comes from and the body's size are
+ * checked here. */
+static void
+serve_check_signin(
+    struct req *r, struct MHD_Connection *c, const char *method, const char *cl)
+{
+	r->route = ROUTE_SESSION;
+	if (strcmp(method, "POST") != 0)
+		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
+		    "this route takes POST");
+	else if (!serve_page_signin_allowed(c))
+		req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
+		    "a sign-in from another site's page is refused");
+	else if (cl != NULL && strtoull(cl, NULL, 10) > SERVE_SIGNIN_MAX)
+		req_fail(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
+		    "a sign-in body is at most 4 KiB");
+}
+
+/* The scope of the request's key or dashboard session (see
+ * serve_key_scope()); a 401 when there is none. */
+static int
+serve_check_auth(const struct serve *s, struct req *r, const char *key,
+    const char *sid, bool get)
+{
+	struct serve_session_key sk;
+	int scope = -1;
+
+	/* a body may take its time: a request with one does not keep the
+	 * handle (and writes open their own) */
+	if (sid == NULL)
+		scope = serve_key_scope(s, r, key, NULL, NULL, get);
+	else if (serve_session_find(s->sessions, &sk, sid, time(NULL)) == 0) {
+		scope = serve_key_scope(s, r, NULL, &sk, NULL, get);
+		if (scope < 0) /* its key was revoked: it ends now */
+			serve_session_drop(s->sessions, sid);
+	}
+	sodium_memzero(&sk, sizeof(sk));
+	if (scope < 0)
+		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
+		    key ? "the X-API-Key is not a key of this storyctl"
+			: sid
+			? "the dashboard's session has ended (expired, "
+			  "or its key revoked): sign in again at /"
+			: "send a key in X-API-Key (storyctl key add NAME)");
+	return scope;
+}
+
+/* The methods each route takes: a 405 for any other. */
+static void
+serve_check_method(struct req *r, const char *method, bool get)
+{
+	switch (r->route) {
+	case ROUTE_POLICY:
+		if (!get && strcmp(method, "PUT") != 0 &&
+		    strcmp(method, "DELETE") != 0)
+			req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "method_not_allowed",
+			    "this route takes GET, PUT and DELETE");
+		break;
+	case ROUTE_FAILURES:
+		if (!get && strcmp(method, "POST") != 0)
+			req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "method_not_allowed",
+			    "this route takes GET and POST");
+		break;
+	case ROUTE_REQUEUE:
+		if (strcmp(method, "POST") != 0)
+			req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "method_not_allowed", "this route takes POST");
+		break;
+	default:
+		if (!get)
+			req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED,
+			    "method_not_allowed", "this route takes GET");
+		break;
+	}
+}
+
+/* Once routed: 404, what a dashboard session and a read key may not
+ * do, then the method. */
+static void
+serve_check_route(
+    struct req *r, const char *method, const char *sid, bool get, int scope)
+{
+	if (r->route == ROUTE_NONE)
+		req_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "no such route");
+	else if (sid != NULL && r->route != ROUTE_PAGE &&
+	    r->route != ROUTE_EVENTS_STREAM)
+		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
+		    "a dashboard session reads the page and its event stream "
+		    "only: send a key in X-API-Key");
+	else if (!get && scope == 0)
+		req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
+		    "a read key can only GET");
+	else
+		serve_check_method(r, method, get);
+}
+
 /* Everything decided from the headers, in the order of
  * docs/api.md#errors: 401, 413, 400/404, 403, 405. */
 static void
@@ -216,30 +315,16 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 	const char *cl = MHD_lookup_connection_value(
 	    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-	bool policy_method =
-	    get || strcmp(method, "PUT") == 0 || strcmp(method, "DELETE") == 0;
 	const char *key =
 	    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-API-Key");
 	/* for a GET without a key, the dashboard's session, from its header
 	 * only (never a cookie): never a key, never a write
 	 * (docs/api.md#the-dashboard) */
 	const char *sid = key == NULL && get ? serve_page_session(c) : NULL;
-	struct serve_session_key sk;
-	int scope = -1;
+	int scope;
 
 	if (strcmp(url, "/session") == 0) {
-		/* the sign-in: the key comes in the body */
-		r->route = ROUTE_SESSION;
-		if (strcmp(method, "POST") != 0)
-			req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED,
-			    "method_not_allowed", "this route takes POST");
-		else if (!serve_page_signin_allowed(c))
-			req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
-			    "a sign-in from another site's page is refused");
-		else if (cl != NULL &&
-		    strtoull(cl, NULL, 10) > SERVE_SIGNIN_MAX)
-			req_fail(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
-			    "a sign-in body is at most 4 KiB");
+		serve_check_signin(r, c, method, cl);
 		return;
 	}
 	if (get && serve_page_key_in_url(c, url)) {
@@ -255,60 +340,17 @@ serve_check(const struct serve *s, struct req *r, struct MHD_Connection *c,
 		r->shell = true;
 		return;
 	}
-	/* a body may take its time: a request with one does not keep the
-	 * handle (and writes open their own) */
-	if (sid == NULL)
-		scope = serve_key_scope(s, r, key, NULL, NULL, get);
-	else if (serve_session_find(s->sessions, &sk, sid, time(NULL)) == 0) {
-		scope = serve_key_scope(s, r, NULL, &sk, NULL, get);
-		if (scope < 0) /* its key was revoked: it ends now */
-			serve_session_drop(s->sessions, sid);
-	}
-	sodium_memzero(&sk, sizeof(sk));
-	if (scope < 0) {
-		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
-		    key ? "the X-API-Key is not a key of this storyctl"
-			: sid
-			? "the dashboard's session has ended (expired, "
-			  "or its key revoked): sign in again at /"
-			: "send a key in X-API-Key (storyctl key add NAME)");
+	scope = serve_check_auth(s, r, key, sid, get);
+	if (scope < 0)
 		return;
-	}
 	if (cl != NULL && strtoull(cl, NULL, 10) > SERVE_BODY_MAX) {
 		req_fail(r, MHD_HTTP_CONTENT_TOO_LARGE, "too_large",
 		    "a request body is at most 1 MiB");
 		return;
 	}
 	serve_route(r, url);
-	if (r->status != 0)
-		return;
-	if (r->route == ROUTE_NONE)
-		req_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "no such route");
-	else if (sid != NULL && r->route != ROUTE_PAGE &&
-	    r->route != ROUTE_EVENTS_STREAM)
-		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
-		    "a dashboard session reads the page and its event stream "
-		    "only: send a key in X-API-Key");
-	else if (!get && scope == 0)
-		req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
-		    "a read key can only GET");
-	else if (r->route == ROUTE_POLICY && !policy_method)
-		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
-		    "this route takes GET, PUT and DELETE");
-	else if (r->route == ROUTE_POLICY)
-		return;
-	else if (r->route == ROUTE_FAILURES && !get &&
-	    strcmp(method, "POST") != 0)
-		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
-		    "this route takes GET and POST");
-	else if (r->route == ROUTE_REQUEUE && strcmp(method, "POST") != 0)
-		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
-		    "this route takes POST");
-	else if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
-		return;
-	else if (!get)
-		req_fail(r, MHD_HTTP_METHOD_NOT_ALLOWED, "method_not_allowed",
-		    "this route takes GET");
+	if (r->status == 0)
+		serve_check_route(r, method, sid, get, scope);
 }
 
 /* Hold up to want bytes more of r's body within SERVE_BODY_BUDGET,
@@ -610,7 +652,7 @@ serve_start(struct serve **out, int *port, const struct cli *cli,
 	sigaddset(&block, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	rc = serve_config_new(&s->conf, err);
-	s->cli_copy.serve = s->conf;
+	s->cli_copy.lender = serve_config_lender(s->conf);
 	if (rc == 0)
 		rc = serve_sessions_new(&s->sessions, err);
 	if (rc == 0)

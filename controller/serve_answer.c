@@ -46,7 +46,7 @@ serve_view(const struct serve *s, struct MHD_Connection *c, struct req *r)
 	json_t *j = NULL;
 	int rc, usage = MHD_HTTP_NOT_FOUND;
 
-	rc = view_open(&v, s->cli, false, &err);
+	rc = view_open(&v, s->cli->config_path, s->cli->lender, false, &err);
 	if (rc == 0 && r->route == ROUTE_STATS)
 		rc = serve_stats(&j, &usage, &v, c, &err);
 	else if (rc == 0 && r->route == ROUTE_STATUS)

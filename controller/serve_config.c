@@ -66,13 +66,23 @@ struct serve_config {
 	struct db *db; /* the request's read-only handle, or NULL */
 	const char *db_dir; /* the state directory of db */
 	unsigned long loads;
+	struct view_lender lender; /* what view_open() is given */
 };
+
+static int sc_lend(
+    struct view *v, void *arg, const char *config_path, struct sc_err *err);
+static void sc_give_back(struct view *v, void *arg);
 
 int
 serve_config_new(struct serve_config **out, struct sc_err *err)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out != NULL ? 0 : err_set(err, SC_EOS, "out of memory");
+	if (*out == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	(*out)->lender.lend = sc_lend;
+	(*out)->lender.give_back = sc_give_back;
+	(*out)->lender.arg = *out;
+	return 0;
 }
 
 void
@@ -85,10 +95,10 @@ serve_config_free(struct serve_config *sc)
 	free(sc);
 }
 
-bool
-serve_config_can_lend(const struct serve_config *sc)
+const struct view_lender *
+serve_config_lender(struct serve_config *sc)
 {
-	return sc->lent == 0;
+	return &sc->lender;
 }
 
 void
@@ -105,24 +115,6 @@ serve_config_loads(const struct serve_config *sc)
 	return sc->loads;
 }
 
-/* The file cli_load_config() would load (optional false): -c FILE, or
- * the nearest storyctl.json up from the current directory. */
-static int
-config_path(char **out, const struct cli *cli, struct sc_err *err)
-{
-	char cwd[PATH_MAX];
-
-	*out = NULL;
-	if (cli->config_path != NULL) {
-		*out = strdup(cli->config_path);
-		return *out != NULL ? 0 : err_set(err, SC_EOS, "out of memory");
-	}
-	if (getcwd(cwd, sizeof(cwd)) == NULL)
-		return err_set(err, SC_EOS,
-		    "cannot read the current directory: %s", strerror(errno));
-	return config_find(out, cwd, err);
-}
-
 static bool
 same_file(const struct stat *a, const struct stat *b)
 {
@@ -135,7 +127,7 @@ same_file(const struct stat *a, const struct stat *b)
 /* Load sc->cfg again unless the kept one is current for storyctl.json
  * (force: load anyway).  *loaded: whether it was loaded. */
 static int
-sc_current(struct serve_config *sc, bool *loaded, const struct cli *cli,
+sc_current(struct serve_config *sc, bool *loaded, const char *config_path,
     bool force, struct sc_err *err)
 {
 	struct stat st = {0};
@@ -145,7 +137,7 @@ sc_current(struct serve_config *sc, bool *loaded, const struct cli *cli,
 	int rc;
 
 	*loaded = false;
-	rc = config_path(&path, cli, err);
+	rc = config_locate(&path, config_path, err);
 	if (rc < 0)
 		goto out;
 	known = stat(path, &st) == 0;
@@ -207,22 +199,26 @@ sc_db_drop(struct view *v, struct serve_config *sc)
 	memset(&v->batch, 0, sizeof(v->batch));
 }
 
-int
-serve_config_view_open(struct view *v, struct serve_config *sc,
-    const struct cli *cli, struct sc_err *err)
+/* view_open()'s lender: 0 while another view borrows (the kept config
+ * is never replaced under a borrower), so v opens its own. */
+static int
+sc_lend(struct view *v, void *arg, const char *config_path, struct sc_err *err)
 {
+	struct serve_config *sc = arg;
 	bool loaded = false;
 	int rc;
 
+	if (sc->lent > 0)
+		return 0;
 	memset(v, 0, sizeof(*v));
-	rc = sc_current(sc, &loaded, cli, false, err);
+	rc = sc_current(sc, &loaded, config_path, false, err);
 	if (rc == 0)
 		rc = sc_batch(v, sc, sc->cfg.state_dir, err);
 	/* before the first batch the views list the config's stories:
 	 * glob them again (the header) */
 	if (rc == 0 && !v->have_batch && !loaded) {
 		sc_db_drop(v, sc);
-		rc = sc_current(sc, &loaded, cli, true, err);
+		rc = sc_current(sc, &loaded, config_path, true, err);
 		if (rc == 0)
 			rc = sc_batch(v, sc, sc->cfg.state_dir, err);
 	}
@@ -232,14 +228,16 @@ serve_config_view_open(struct view *v, struct serve_config *sc,
 		return rc;
 	}
 	v->cfg = sc->cfg;
-	v->lender = sc;
+	v->lender = &sc->lender;
 	sc->lent++;
-	return 0;
+	return 1;
 }
 
-void
-serve_config_view_close(struct serve_config *sc, struct view *v)
+static void
+sc_give_back(struct view *v, void *arg)
 {
+	struct serve_config *sc = arg;
+
 	sc_db_drop(v, sc);
 	/* v->cfg is sc's: not released here */
 	memset(&v->cfg, 0, sizeof(v->cfg));

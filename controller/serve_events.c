@@ -165,7 +165,7 @@ params_story_known(
 
 	if (p->story[0] == '\0')
 		return true;
-	rc = view_open(&v, cli, false, &err);
+	rc = view_open(&v, cli->config_path, cli->lender, false, &err);
 	if (rc == 0)
 		rc = view_find_story(&st, &v, p->story, &err);
 	view_close(&v);
@@ -216,7 +216,7 @@ serve_events_page(
 	if (!params_parse(&p, out, status, cli, c, false) ||
 	    !params_story_known(out, status, cli, &p))
 		goto out;
-	rc = view_open(&v, cli, false, &err);
+	rc = view_open(&v, cli->config_path, cli->lender, false, &err);
 	q = (struct event_query){
 	    p.after, p.batch, p.story[0] ? p.story : NULL, p.limit + 1};
 	if (rc == 0 && v.db != NULL)

@@ -84,8 +84,9 @@ attempt_record(const struct attempt_row *rows, size_t n, size_t i)
 	m = json_pack("{s:s, s:o, s:o, s:n, s:i, s:i, s:s, s:o, s:o, s:n}",
 	    "outcome", outcome_name(a->outcome), "exit_code",
 	    int_or_null(a->exit_code, -1), "signal", int_or_null(a->signal, 0),
-	    "http_status", "tasks_completed", a->tasks_completed, "tasks_total",
-	    a->tasks_total, "source", "storyctl", "decision",
+	    "http_status", "tasks_completed", a->counts.tasks_completed,
+	    "tasks_total", a->counts.tasks_total, "source", "storyctl",
+	    "decision",
 	    a->decision == DECISION_NONE
 		? json_null()
 		: json_string(decision_name(a->decision)),
@@ -299,7 +300,7 @@ serve_failures_answer(json_t **out, int *status, const struct cli *cli,
 
 	/* a write opens the database for writing: busy timeout, short
 	 * transactions, WAL (docs/state.md#opening) */
-	rc = view_open(&v, cli, !get, &err);
+	rc = view_open(&v, cli->config_path, cli->lender, !get, &err);
 	if (rc < 0)
 		answer_error(&a, 500, "internal", err.msg);
 	else if ((rc = view_find_story(&st, &v, id, &err)) < 0)
@@ -325,7 +326,7 @@ serve_requeue_answer(
 	struct view v;
 	int freed = 0, rc;
 
-	rc = view_open(&v, cli, true, &err);
+	rc = view_open(&v, cli->config_path, cli->lender, true, &err);
 	if (rc < 0)
 		answer_error(&a, 500, "internal", err.msg);
 	else if ((rc = view_find_story(&st, &v, id, &err)) < 0)

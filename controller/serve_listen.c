@@ -153,17 +153,6 @@ listen_tls(struct serve_listen *out, const struct serve_args *a,
 }
 
 int
-serve_args_tls(
-    struct serve_args *a, int argc, char **argv, int *i, struct sc_err *err)
-{
-	int r = cli_opt_value(&a->tls_cert, argc, argv, i, "--tls-cert", err);
-
-	if (r == 0)
-		r = cli_opt_value(&a->tls_key, argc, argv, i, "--tls-key", err);
-	return r;
-}
-
-int
 serve_listen_prepare(struct serve_listen *out, const struct serve_args *a,
     const char *state_dir, const char *cmd, struct sc_err *err)
 {

@@ -30,10 +30,6 @@ struct serve_listen {
 	bool loopback; /* the address is 127.0.0.0/8 or ::1 */
 };
 
-/* --tls-cert FILE or --tls-key FILE at argv[*i]: 1 and a set, 0 when
- * argv[*i] is something else, SC_EUSAGE when the value is missing. */
-int serve_args_tls(
-    struct serve_args *a, int argc, char **argv, int *i, struct sc_err *err);
 /* Check a and fill *out: the address parsed; not loopback only when a
  * key exists in state_dir's database (brought up to this schema); the
  * TLS files read (both or neither, the library able to).  cmd names the

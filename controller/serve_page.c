@@ -311,7 +311,7 @@ serve_page(struct MHD_Connection *c, const struct cli *cli)
 
 	o.fragment = part != NULL && strcmp(part, "main") == 0;
 	memset(&v, 0, sizeof(v));
-	rc = view_open(&v, cli, false, &err);
+	rc = view_open(&v, cli->config_path, cli->lender, false, &err);
 	if (rc == 0)
 		rc = report_model(&model, &v, view_now_ms(), &err);
 	if (rc == 0)

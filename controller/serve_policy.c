@@ -207,7 +207,7 @@ serve_policy_answer(json_t **out, int *status, const struct cli *cli,
 
 	/* a write opens the database for writing: busy timeout, short
 	 * transactions, WAL (docs/state.md#opening) */
-	rc = view_open(&v, cli, !get, &err);
+	rc = view_open(&v, cli->config_path, cli->lender, !get, &err);
 	if (rc < 0)
 		answer_error(&a, 500, "internal", err.msg);
 	else if (id != NULL && (rc = view_find_story(&st, &v, id, &err)) < 0)

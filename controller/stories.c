@@ -347,11 +347,8 @@ story_load_one(struct story *s, const struct story_conf *sc, const char *root,
 	snprintf(s->status_line, sizeof(s->status_line), "%s",
 	    meta.status[0] != '\0' ? meta.status : sc->sprint_status);
 	s->draft = storymeta_is_draft(s->status_line);
-	s->tasks_completed = pr.tasks_completed;
-	s->tasks_total = pr.tasks_total;
-	s->subtasks_completed = pr.subtasks_completed;
-	s->subtasks_total = pr.subtasks_total;
-	if (s->tasks_total == 0) {
+	s->counts = pr.counts;
+	if (s->counts.tasks_total == 0) {
 		s->load_status = STATUS_INVALID;
 		s->reason =
 		    strdup(progress_no_tasks_reason(why, sizeof(why), &pr));

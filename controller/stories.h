@@ -30,8 +30,7 @@ struct story {
 	 * story_abspath() joins them: every story's path, kept all night,
 	 * was 48 bytes a story (docs/performance.md#per-story) */
 	char *resolved;
-	int tasks_completed, tasks_total; /* the file's progress at load */
-	int subtasks_completed, subtasks_total; /* the same, of subtasks */
+	struct task_counts counts; /* the file's progress at load */
 	/* STATUS_PENDING, or STATUS_INVALID when tasks_total == 0 */
 	enum story_status load_status;
 	/* owned: why invalid (progress_no_tasks_reason(), naming the

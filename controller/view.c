@@ -8,23 +8,26 @@
 #include <time.h>
 
 #include "controller/clock.h"
-#include "controller/serve_config.h"
 #include "controller/stories.h"
 #include "controller/view.h"
 #include "strategies/suggest.h"
 /* write: the command changes the record (requeue); the others open the
  * database read-only (docs/state.md#opening). */
 int
-view_open(struct view *v, const struct cli *cli, bool write, struct sc_err *err)
+view_open(struct view *v, const char *config_path,
+    const struct view_lender *lender, bool write, struct sc_err *err)
 {
 	struct stat sb;
 	char path[4096];
 	int rc;
 
-	if (!write && cli->serve != NULL && serve_config_can_lend(cli->serve))
-		return serve_config_view_open(v, cli->serve, cli, err);
+	if (!write && lender != NULL) {
+		rc = lender->lend(v, lender->arg, config_path, err);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
 	memset(v, 0, sizeof(*v));
-	rc = cli_load_config(&v->cfg, cli, false, err);
+	rc = config_locate_load(&v->cfg, config_path, false, err);
 	if (rc < 0)
 		return rc;
 	snprintf(path, sizeof(path), "%s/state.db", v->cfg.state_dir);
@@ -41,7 +44,7 @@ void
 view_close(struct view *v)
 {
 	if (v->lender != NULL) {
-		serve_config_view_close(v->lender, v);
+		v->lender->give_back(v, v->lender->arg);
 		return;
 	}
 	db_close(v->db);
@@ -88,10 +91,7 @@ view_stories(struct story_row **out, size_t *n, struct view *v,
 		r->status = s[i].load_status;
 		snprintf(r->reason, sizeof(r->reason), "%s",
 		    s[i].reason != NULL ? s[i].reason : "");
-		r->tasks_completed = s[i].tasks_completed;
-		r->tasks_total = s[i].tasks_total;
-		r->subtasks_completed = s[i].subtasks_completed;
-		r->subtasks_total = s[i].subtasks_total;
+		r->counts = s[i].counts;
 		if (status == NULL ||
 		    strcmp(status, status_name(r->status)) == 0)
 			k++;
@@ -99,59 +99,6 @@ view_stories(struct story_row **out, size_t *n, struct view *v,
 	stories_free(s, ns);
 	*out = rows;
 	*n = k;
-	return 0;
-}
-
-int
-view_parse_flags(const char *cmd, int argc, char **argv, int *json, int *follow,
-    const char **status, const char **story, struct sc_err *err)
-{
-	enum story_status st;
-	int i, r;
-
-	for (i = 1; i < argc; i++) {
-		if (json != NULL && strcmp(argv[i], "--json") == 0) {
-			*json = 1;
-			continue;
-		}
-		if (follow != NULL &&
-		    (strcmp(argv[i], "--follow") == 0 ||
-			strcmp(argv[i], "-f") == 0)) {
-			*follow = 1;
-			continue;
-		}
-		if (status != NULL) {
-			r = cli_opt_value(
-			    status, argc, argv, &i, "--status", err);
-			if (r < 0)
-				return r;
-			if (r == 1) {
-				if (status_parse(&st, *status) < 0)
-					return err_set(err, SC_EUSAGE,
-					    "%s: "
-					    "unknown status '%s' (pending, "
-					    "running, done, deferred, "
-					    "escalated, "
-					    "blocked, invalid)",
-					    cmd, *status);
-				continue;
-			}
-		}
-		if (argv[i][0] == '-')
-			return err_set(err, SC_EUSAGE,
-			    "%s: unknown option '%s'", cmd, argv[i]);
-		if (story != NULL && *story == NULL) {
-			*story = argv[i];
-			continue;
-		}
-		return err_set(err, SC_EUSAGE, "%s: unexpected argument '%s'",
-		    cmd, argv[i]);
-	}
-	if (story != NULL && *story == NULL)
-		return err_set(err, SC_EUSAGE,
-		    "%s: which story? (storyctl %s "
-		    "STORY)",
-		    cmd, cmd);
 	return 0;
 }
 

@@ -62,7 +62,8 @@ struct attempt_row {
 	enum outcome outcome; /* OUTCOME_NONE while running */
 	enum error_code error_code;
 	char error_message[512];
-	int tasks_completed, tasks_total;
+	/* at the attempt's end (while running: its heartbeat's) */
+	struct task_counts counts;
 	char stalled_task[256];
 	int64_t delay_ms; /* delay set before the next attempt */
 	enum decision decision;
@@ -80,9 +81,6 @@ struct attempt_row {
 	char consensus[16]; /* the review panel's "k/n", "" when none ran */
 	char *review_notes; /* the reviewers' reasons when they did not all
 			    * approve; owned */
-	/* subtasks (nested task-list items) under the counted tasks, read
-	 * when tasks_completed/tasks_total were (docs/stories.md) */
-	int subtasks_completed, subtasks_total;
 	char session_id[128]; /* the agent's own session id, "" unknown */
 	/* The decision's next attempt, stored with the decision
 	 * (docs/retry-strategy.md): its absolute number (0: the decision
@@ -99,14 +97,19 @@ void attempt_row_release(struct attempt_row *r);
 /* Release every row, then free the array.  NULL ok. */
 void attempt_rows_free(struct attempt_row *rows, size_t n);
 
+/* The longest story file path (relative to the root) the record holds,
+ * with its NUL: config_load() refuses a longer one rather than have it
+ * cut here (docs/configuration.md#stories). */
+#define DB_FILE_MAX 512
+
 struct story_row {
 	int64_t batch_id;
 	char id[128];
-	char file[512];
+	char file[DB_FILE_MAX];
 	int position; /* config order; lists sort by it */
 	enum story_status status;
 	char reason[512];
-	int tasks_completed, tasks_total;
+	struct task_counts counts; /* at the last reading */
 	int attempts; /* counted attempts so far */
 	char last_agent[64];
 	enum outcome last_outcome; /* OUTCOME_NONE: no attempt ended yet */
@@ -120,8 +123,6 @@ struct story_row {
 	/* git.commit_work: HEAD when the story started, so that a deferred
 	 * story's tree can be put back (also after a crash) */
 	char base_commit[48];
-	/* the subtasks under the counted tasks at the last reading */
-	int subtasks_completed, subtasks_total;
 };
 
 struct batch_row {
@@ -238,8 +239,8 @@ struct story_line {
 	const char *id;
 	int position;
 	enum story_status status;
-	int attempts, tasks_completed, tasks_total;
-	int subtasks_completed, subtasks_total;
+	int attempts;
+	struct task_counts counts;
 	const char *last_agent;
 	enum outcome last_outcome;
 	const char *reason;
@@ -270,14 +271,10 @@ int db_attempt_set_pid(struct db *db, int64_t attempt_id, int64_t pid,
     int64_t pid_start, struct sc_err *err);
 /* The story file's progress as a heartbeat records it: the tasks and the
  * subtasks under them (docs/stories.md). */
-struct db_progress {
-	int tasks_completed, tasks_total;
-	int subtasks_completed, subtasks_total;
-};
 /* Liveness and live progress of a running attempt (SC_EIO if the attempt
  * is unknown or has ended). */
 int db_attempt_heartbeat(struct db *db, int64_t attempt_id, int64_t now_ms,
-    const struct db_progress *p, struct sc_err *err);
+    const struct task_counts *p, struct sc_err *err);
 /*
  * The per-decision durable write, in ONE transaction: the ended attempt r
  * (found by r->id; every field but the keys is rewritten), the story row

@@ -79,8 +79,8 @@ db_bind_attempt(struct db_bind *b, const struct attempt_row *r, bool running)
 	else
 		db_bind_str(b, errcode_name(r->error_code));
 	db_bind_text(b, r->error_message, sizeof(r->error_message));
-	db_bind_int(b, r->tasks_completed);
-	db_bind_int(b, r->tasks_total);
+	db_bind_int(b, r->counts.tasks_completed);
+	db_bind_int(b, r->counts.tasks_total);
 	db_bind_text(b, r->stalled_task, sizeof(r->stalled_task));
 	db_bind_int(b, r->delay_ms);
 	db_bind_str(b, decision_name(r->decision));
@@ -98,8 +98,8 @@ db_bind_attempt(struct db_bind *b, const struct attempt_row *r, bool running)
 	db_bind_str(b, r->gate_output);
 	db_bind_text(b, r->consensus, sizeof(r->consensus));
 	db_bind_str(b, r->review_notes);
-	db_bind_int(b, r->subtasks_completed);
-	db_bind_int(b, r->subtasks_total);
+	db_bind_int(b, r->counts.subtasks_completed);
+	db_bind_int(b, r->counts.subtasks_total);
 	db_bind_text(b, r->session_id, sizeof(r->session_id));
 	db_bind_int_or_null(b, r->next_attempt, 0);
 	if (r->next_attempt > 0)
@@ -170,8 +170,8 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	outcome = (const char *)sqlite3_column_text(st, i++);
 	code = (const char *)sqlite3_column_text(st, i++);
 	db_col_copy(st, i++, out->error_message, sizeof(out->error_message));
-	out->tasks_completed = sqlite3_column_int(st, i++);
-	out->tasks_total = sqlite3_column_int(st, i++);
+	out->counts.tasks_completed = sqlite3_column_int(st, i++);
+	out->counts.tasks_total = sqlite3_column_int(st, i++);
 	db_col_copy(st, i++, out->stalled_task, sizeof(out->stalled_task));
 	out->delay_ms = sqlite3_column_int64(st, i++);
 	decision = (const char *)sqlite3_column_text(st, i++);
@@ -189,8 +189,8 @@ db_read_attempt(struct db *db, sqlite3_stmt *st, struct attempt_row *out,
 	db_col_copy(st, i++, out->consensus, sizeof(out->consensus));
 	if (col_dup_opt(&out->review_notes, st, i++) < 0)
 		goto oom;
-	out->subtasks_completed = sqlite3_column_int(st, i++);
-	out->subtasks_total = sqlite3_column_int(st, i++);
+	out->counts.subtasks_completed = sqlite3_column_int(st, i++);
+	out->counts.subtasks_total = sqlite3_column_int(st, i++);
 	db_col_copy(st, i++, out->session_id, sizeof(out->session_id));
 	out->next_attempt = (int)db_col_int(st, i++, 0);
 	next_role = (const char *)sqlite3_column_text(st, i++);
@@ -293,7 +293,7 @@ out:
 
 static int
 db_attempt_heartbeat_write(struct db *db, int64_t attempt_id, int64_t now_ms,
-    const struct db_progress *p, struct sc_err *err)
+    const struct task_counts *p, struct sc_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	struct db_bind b = {0};
@@ -356,7 +356,7 @@ db_attempt_set_pid(struct db *db, int64_t attempt_id, int64_t pid,
 
 int
 db_attempt_heartbeat(struct db *db, int64_t attempt_id, int64_t now_ms,
-    const struct db_progress *p, struct sc_err *err)
+    const struct task_counts *p, struct sc_err *err)
 {
 	int ret;
 
@@ -442,12 +442,39 @@ db_attempt_finish(struct db *db, const struct attempt_row *r,
 	    db, r, s, event_kind, event_msg, NULL, err);
 }
 
+/* The writes of an attempt's end, inside the caller's transaction: the
+ * row, the story, the evidence and the event, then the sequence bump
+ * that tells readers something changed. */
+static int
+db_attempt_end_writes(struct db *db, const struct attempt_row *r,
+    const struct story_row *s, const char *event_kind, const char *event_msg,
+    const struct evidence_note *ev, struct sc_err *err)
+{
+	int64_t ts;
+	int ret;
+
+	if ((ret = db_attempt_end_row(db, r, err)) < 0)
+		return ret;
+	if (s != NULL && (ret = db_story_write(db, s, err)) < 0)
+		return ret;
+	ts = r->ended_ms != 0 ? r->ended_ms : s != NULL ? s->updated_ms : 0;
+	if (ev != NULL && ev->row != NULL &&
+	    (ret = db_evidence_insert(db, ev->row, r->batch_id, r->story_id, ts,
+		 ev->event_msg, err)) < 0)
+		return ret;
+	if (event_kind != NULL) {
+		if ((ret = db_event_insert(db, r->batch_id, ts, r->story_id,
+			 event_kind, event_msg, err)) < 0)
+			return ret;
+	}
+	return db_seq_bump(db, err);
+}
+
 int
 db_attempt_finish_noted(struct db *db, const struct attempt_row *r,
     const struct story_row *s, const char *event_kind, const char *event_msg,
     const struct evidence_note *ev, struct sc_err *err)
 {
-	int64_t ts;
 	int ret, lazy = 0, defer = db->defer_next;
 
 	db->defer_next = 0;
@@ -463,21 +490,8 @@ db_attempt_finish_noted(struct db *db, const struct attempt_row *r,
 	lazy = defer && db->tx_depth == 0 && db_relaxed(db, 1) == 0;
 	if ((ret = db_tx_begin(db, err)) < 0)
 		goto out;
-	if ((ret = db_attempt_end_row(db, r, err)) < 0)
-		goto out;
-	if (s != NULL && (ret = db_story_write(db, s, err)) < 0)
-		goto out;
-	ts = r->ended_ms != 0 ? r->ended_ms : s != NULL ? s->updated_ms : 0;
-	if (ev != NULL && ev->row != NULL &&
-	    (ret = db_evidence_insert(db, ev->row, r->batch_id, r->story_id, ts,
-		 ev->event_msg, err)) < 0)
-		goto out;
-	if (event_kind != NULL) {
-		if ((ret = db_event_insert(db, r->batch_id, ts, r->story_id,
-			 event_kind, event_msg, err)) < 0)
-			goto out;
-	}
-	if ((ret = db_seq_bump(db, err)) < 0)
+	if ((ret = db_attempt_end_writes(
+		 db, r, s, event_kind, event_msg, ev, err)) < 0)
 		goto out;
 	ret = db_tx_commit(db, err);
 	if (ret == 0 && lazy)

@@ -179,8 +179,8 @@ db_bind_story(struct db_bind *b, const struct story_row *s)
 	db_bind_int(b, s->position);
 	db_bind_str(b, status_name(s->status));
 	db_bind_text(b, s->reason, sizeof(s->reason));
-	db_bind_int(b, s->tasks_completed);
-	db_bind_int(b, s->tasks_total);
+	db_bind_int(b, s->counts.tasks_completed);
+	db_bind_int(b, s->counts.tasks_total);
 	db_bind_int(b, s->attempts);
 	db_bind_text(b, s->last_agent, sizeof(s->last_agent));
 	if (s->last_outcome == OUTCOME_NONE)
@@ -193,8 +193,8 @@ db_bind_story(struct db_bind *b, const struct story_row *s)
 	db_bind_int(b, s->seq_base);
 	db_bind_int(b, s->attempt_base);
 	db_bind_text(b, s->base_commit, sizeof(s->base_commit));
-	db_bind_int(b, s->subtasks_completed);
-	db_bind_int(b, s->subtasks_total);
+	db_bind_int(b, s->counts.subtasks_completed);
+	db_bind_int(b, s->counts.subtasks_total);
 }
 
 /* A row of STORY_COLS. */
@@ -214,8 +214,8 @@ db_read_story(
 		return err_set(err, SC_EIO, "%s: story %s: unknown status '%s'",
 		    db->path, out->id, status == NULL ? "" : status);
 	db_col_copy(st, 5, out->reason, sizeof(out->reason));
-	out->tasks_completed = (int)sqlite3_column_int64(st, 6);
-	out->tasks_total = (int)sqlite3_column_int64(st, 7);
+	out->counts.tasks_completed = (int)sqlite3_column_int64(st, 6);
+	out->counts.tasks_total = (int)sqlite3_column_int64(st, 7);
 	out->attempts = (int)sqlite3_column_int64(st, 8);
 	db_col_copy(st, 9, out->last_agent, sizeof(out->last_agent));
 	outcome = (const char *)sqlite3_column_text(st, 10);
@@ -229,8 +229,8 @@ db_read_story(
 	out->seq_base = (int)sqlite3_column_int64(st, 14);
 	out->attempt_base = (int)sqlite3_column_int64(st, 15);
 	db_col_copy(st, 16, out->base_commit, sizeof(out->base_commit));
-	out->subtasks_completed = (int)sqlite3_column_int64(st, 17);
-	out->subtasks_total = (int)sqlite3_column_int64(st, 18);
+	out->counts.subtasks_completed = (int)sqlite3_column_int64(st, 17);
+	out->counts.subtasks_total = (int)sqlite3_column_int64(st, 18);
 	return 0;
 }
 
@@ -430,10 +430,10 @@ db_read_line(struct db *db, struct story_line *out, sqlite3_stmt *st,
 		goto out;
 	}
 	out->attempts = sqlite3_column_int(st, 3);
-	out->tasks_completed = sqlite3_column_int(st, 4);
-	out->tasks_total = sqlite3_column_int(st, 5);
-	out->subtasks_completed = sqlite3_column_int(st, 9);
-	out->subtasks_total = sqlite3_column_int(st, 10);
+	out->counts.tasks_completed = sqlite3_column_int(st, 4);
+	out->counts.tasks_total = sqlite3_column_int(st, 5);
+	out->counts.subtasks_completed = sqlite3_column_int(st, 9);
+	out->counts.subtasks_total = sqlite3_column_int(st, 10);
 	name = (const char *)sqlite3_column_text(st, 7);
 	if (name != NULL && outcome_parse(&out->last_outcome, name) < 0)
 		ret =

@@ -16,37 +16,13 @@
 #include <string.h>
 
 #include "state/redact.h"
+#include "common/strbuf.h"
 #include "state/redact_int.h"
 #include "strategies/text.h"
 
 #define REDACT_MIN_VALUE 8 /* shorter values are placeholders, not keys */
 #define REDACT_MIN_BEARER 16 /* a bare "Bearer x" in prose is not a key */
 #define REDACT_PEM_LINE 100 /* how far to look for "PRIVATE KEY-----" */
-
-void
-redact_rbuf_put(struct rbuf *b, const char *s, size_t len)
-{
-	size_t want;
-	char *np;
-
-	if (b->oom || len == 0)
-		return;
-	want = b->n + len + 1;
-	if (want > b->alloc) {
-		size_t na = b->alloc > 0 ? b->alloc : 64;
-
-		while (na < want)
-			na *= 2;
-		if ((np = realloc(b->p, na)) == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->alloc = na;
-	}
-	memcpy(b->p + b->n, s, len);
-	b->n += len;
-}
 
 /* A "word" character: what provider keys and key names are made of. */
 int
@@ -625,9 +601,9 @@ char *
 redact_text(
     const struct redact_values *rv, const char *raw, size_t len, size_t *steps)
 {
-	struct rbuf b = {NULL, 0, 0, 0}, vb = {NULL, 0, 0, 0};
+	struct strbuf b = STRBUF_INIT, vb = STRBUF_INIT;
 	size_t i = 0, copied = 0, rs = 0, re = 0, next = 0, nsteps = 0;
-	char *s = NULL;
+	char *s = NULL, *out = NULL;
 
 	if (raw == NULL)
 		len = 0;
@@ -638,7 +614,7 @@ redact_text(
 	 * (docs/reliability.md#redaction).  Cleaning never makes text
 	 * longer. */
 	if ((s = malloc(len + 1)) == NULL)
-		goto out;
+		goto done;
 	len = text_clean(s, len + 1, raw != NULL ? raw : "", len,
 	    TEXT_KEEP_NL | TEXT_MARK_INVALID, NULL);
 	len = drop_ascii_joiners(s, len);
@@ -646,39 +622,30 @@ redact_text(
 	 * marked with the name it was given by */
 	if (redact_values_count(rv) > 0 && len > 0) {
 		redact_values_pass(&vb, rv, s, len, &nsteps);
-		if (vb.oom || vb.p == NULL)
-			goto out;
 		free(s);
-		s = vb.p;
-		len = vb.n;
-		vb.p = NULL;
+		if ((s = strbuf_detach(&vb, &len)) == NULL)
+			goto done;
 	}
 	/* output is usually the input's size; reserve it up front */
-	if ((b.p = malloc(len + 1)) == NULL)
-		goto out;
-	b.alloc = len + 1;
+	strbuf_grow(&b, len);
 	while (i < len) {
 		if (scan_at(s, len, i, &rs, &re, &next)) {
-			redact_rbuf_put(&b, s + copied, rs - copied);
-			redact_rbuf_put(&b, REDACT_MARK, strlen(REDACT_MARK));
+			strbuf_add(&b, s + copied, rs - copied);
+			strbuf_addstr(&b, REDACT_MARK);
 			copied = re;
 		}
 		i = next;
 	}
 	if (copied < len)
-		redact_rbuf_put(&b, s + copied, len - copied);
-	if (b.oom) {
-		free(b.p);
-		b.p = NULL;
-		goto out;
-	}
-	b.p[b.n] = '\0';
-out:
+		strbuf_add(&b, s + copied, len - copied);
+	out = strbuf_detach(&b, NULL); /* NULL when out of memory */
+done:
 	if (steps != NULL)
 		*steps = nsteps;
-	free(vb.p);
+	strbuf_release(&vb);
+	strbuf_release(&b);
 	free(s);
-	return b.p;
+	return out;
 }
 
 char *

@@ -7,16 +7,8 @@
 
 #include <stddef.h>
 
+#include "common/strbuf.h"
 #include "state/redact.h"
-
-/* A growing output buffer; oom set once an allocation failed (then
- * everything after is dropped and the caller gives up). */
-struct rbuf {
-	char *p;
-	size_t n;
-	size_t alloc;
-	int oom;
-};
 
 /* A "word" character: what provider keys and key names are made of
  * ([A-Za-z0-9_-]). */
@@ -27,12 +19,9 @@ int redact_is_word(unsigned char c);
 int redact_has_suffix_ci(const char *s, size_t n, const char *p);
 int redact_equals_ci(const char *s, size_t n, const char *p);
 
-/* Append s[0..len) to b. */
-void redact_rbuf_put(struct rbuf *b, const char *s, size_t len);
-
 /* Every value of rv in s[0..len) replaced by its mark "[REDACTED
  * NAME]", into b; *steps gets the automaton's moves (at most 2 * len). */
-void redact_values_pass(struct rbuf *b, const struct redact_values *rv,
+void redact_values_pass(struct strbuf *b, const struct redact_values *rv,
     const char *s, size_t len, size_t *steps);
 
 #endif

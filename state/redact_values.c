@@ -251,11 +251,9 @@ out:
 }
 
 static void
-put_value_mark(struct rbuf *b, const struct redact_values *rv, int k)
+put_value_mark(struct strbuf *b, const struct redact_values *rv, int k)
 {
-	redact_rbuf_put(b, "[REDACTED ", 10);
-	redact_rbuf_put(b, rv->names[k], strlen(rv->names[k]));
-	redact_rbuf_put(b, "]", 1);
+	strbuf_addf(b, "[REDACTED %s]", rv->names[k]);
 }
 
 /*
@@ -265,7 +263,7 @@ put_value_mark(struct rbuf *b, const struct redact_values *rv, int k)
  * matches are redacted as their union (one mark a disjoint run).
  */
 void
-redact_values_pass(struct rbuf *b, const struct redact_values *rv,
+redact_values_pass(struct strbuf *b, const struct redact_values *rv,
     const char *s, size_t len, size_t *steps)
 {
 	size_t i, copied = 0, ps = 0, pe = 0, st;
@@ -290,7 +288,7 @@ redact_values_pass(struct rbuf *b, const struct redact_values *rv,
 			continue;
 		}
 		if (pk >= 0) {
-			redact_rbuf_put(b, s + copied, ps - copied);
+			strbuf_add(b, s + copied, ps - copied);
 			put_value_mark(b, rv, pk);
 			copied = pe;
 		}
@@ -300,9 +298,9 @@ redact_values_pass(struct rbuf *b, const struct redact_values *rv,
 	}
 	if (pk >= 0) {
 		ps = ps < copied ? copied : ps;
-		redact_rbuf_put(b, s + copied, ps - copied);
+		strbuf_add(b, s + copied, ps - copied);
 		put_value_mark(b, rv, pk);
 		copied = pe;
 	}
-	redact_rbuf_put(b, s + copied, len - copied);
+	strbuf_add(b, s + copied, len - copied);
 }

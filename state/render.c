@@ -61,8 +61,8 @@ render_attempt_json(const struct attempt_row *a)
 	    ended && a->exit_code >= 0 ? json_integer(a->exit_code)
 				       : json_null(),
 	    "signal", a->signal > 0 ? json_integer(a->signal) : json_null(),
-	    "tasks_completed", a->tasks_completed, "tasks_total",
-	    a->tasks_total, "stalled_task", str_or_null(a->stalled_task),
+	    "tasks_completed", a->counts.tasks_completed, "tasks_total",
+	    a->counts.tasks_total, "stalled_task", str_or_null(a->stalled_task),
 	    "started_at", render_time_json(a->started_ms), "ended_at",
 	    render_time_json(ended ? a->ended_ms : 0), "duration_ms",
 	    ended && a->ended_ms >= a->started_ms && a->started_ms > 0
@@ -91,10 +91,10 @@ render_attempt_json(const struct attempt_row *a)
 	json_object_set_new(o, "consensus", str_or_null(a->consensus));
 	json_object_set_new(o, "review_notes", str_or_null(a->review_notes));
 	/* the subtasks read with the tasks (docs/stories.md) */
+	json_object_set_new(o, "subtasks_completed",
+	    json_integer(a->counts.subtasks_completed));
 	json_object_set_new(
-	    o, "subtasks_completed", json_integer(a->subtasks_completed));
-	json_object_set_new(
-	    o, "subtasks_total", json_integer(a->subtasks_total));
+	    o, "subtasks_total", json_integer(a->counts.subtasks_total));
 	json_object_set_new(o, "session_id", str_or_null(a->session_id));
 	return o;
 }
@@ -116,15 +116,16 @@ render_story_json(const struct story_row *s, const struct attempt_row *a,
 	}
 	o = json_pack("{s:s, s:s, s:s, s:o, s:i, s:i, s:O, s:f, s:o}", "id",
 	    s->id, "file", s->file, "status", status_name(s->status), "reason",
-	    str_or_null(s->reason), "tasks_completed", s->tasks_completed,
-	    "tasks_total", s->tasks_total, "attempts", arr, "cost_usd",
-	    s->cost_usd, "branch", str_or_null(s->branch));
+	    str_or_null(s->reason), "tasks_completed",
+	    s->counts.tasks_completed, "tasks_total", s->counts.tasks_total,
+	    "attempts", arr, "cost_usd", s->cost_usd, "branch",
+	    str_or_null(s->branch));
 	json_decref(arr);
 	if (o != NULL) {
 		json_object_set_new(o, "subtasks_completed",
-		    json_integer(s->subtasks_completed));
-		json_object_set_new(
-		    o, "subtasks_total", json_integer(s->subtasks_total));
+		    json_integer(s->counts.subtasks_completed));
+		json_object_set_new(o, "subtasks_total",
+		    json_integer(s->counts.subtasks_total));
 	}
 	/* only while there is one, so a story without keeps its bytes
 	 * (docs/json.md#show) */
@@ -193,10 +194,7 @@ render_line_of(struct story_line *out, const struct story_row *r)
 	out->position = r->position;
 	out->status = r->status;
 	out->attempts = r->attempts;
-	out->tasks_completed = r->tasks_completed;
-	out->tasks_total = r->tasks_total;
-	out->subtasks_completed = r->subtasks_completed;
-	out->subtasks_total = r->subtasks_total;
+	out->counts = r->counts;
 	out->last_agent = r->last_agent;
 	out->last_outcome = r->last_outcome;
 	out->reason = r->reason;
@@ -254,15 +252,15 @@ table_row(
 	p = put_str(put_str(p, "| "), s->id);
 	p = put_str(put_str(p, " | "), status_name(s->status));
 	p = put_int(put_str(p, " | "), s->attempts);
-	p = put_int(put_str(p, " | "), s->tasks_completed);
-	p = put_int(put_str(p, "/"), s->tasks_total);
+	p = put_int(put_str(p, " | "), s->counts.tasks_completed);
+	p = put_int(put_str(p, "/"), s->counts.tasks_total);
 	p = put_str(put_str(p, " | "), agent[0] ? agent : "-");
 	p = put_str(put_str(p, " | "), oc);
 	p = put_str(put_str(p, " | "), reason[0] ? reason : "-");
 	p = put_str(p, " | ");
-	if (s->subtasks_total > 0) {
-		p = put_int(p, s->subtasks_completed);
-		p = put_int(put_str(p, "/"), s->subtasks_total);
+	if (s->counts.subtasks_total > 0) {
+		p = put_int(p, s->counts.subtasks_completed);
+		p = put_int(put_str(p, "/"), s->counts.subtasks_total);
 	} else
 		p = put_str(p, "-");
 	p = put_str(p, " |\n");
@@ -290,14 +288,16 @@ table_rows(FILE *f, const struct story_line *rows, size_t n)
 			table_row(f, s, reason, agent);
 			continue;
 		}
-		if (s->subtasks_total > 0)
+		if (s->counts.subtasks_total > 0)
 			snprintf(sub, sizeof(sub), "%d/%d",
-			    s->subtasks_completed, s->subtasks_total);
+			    s->counts.subtasks_completed,
+			    s->counts.subtasks_total);
 		else
 			snprintf(sub, sizeof(sub), "-");
 		fprintf(f, "| %s | %s | %d | %d/%d | %s | %s | %s | %s |\n",
 		    s->id, status_name(s->status), s->attempts,
-		    s->tasks_completed, s->tasks_total, agent[0] ? agent : "-",
+		    s->counts.tasks_completed, s->counts.tasks_total,
+		    agent[0] ? agent : "-",
 		    s->last_outcome == OUTCOME_NONE
 			? "-"
 			: outcome_name(s->last_outcome),

@@ -11,7 +11,8 @@ breaker_transient_zero(const struct attempt_rec *h, size_t n)
 	for (i = 0; i < n; i++) {
 		/* a checked subtask is progress too, as for D6
 		 * (docs/scheduling.md) */
-		if (h[i].tasks_completed != 0 || h[i].subtasks_completed != 0)
+		if (h[i].counts.tasks_completed != 0 ||
+		    h[i].counts.subtasks_completed != 0)
 			return false;
 		switch (h[i].outcome) {
 		case OUTCOME_NETWORK:

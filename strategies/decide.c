@@ -103,10 +103,11 @@ plateau_find(struct plateau *p, const struct decide_input *in, int total)
 		pa = last_counted_of(in, ROLE_PRIMARY);
 		fa = last_counted_of(in, ROLE_FALLBACK);
 		if (pa != NULL && fa != NULL &&
-		    pa->tasks_completed == fa->tasks_completed &&
-		    pa->tasks_completed > 0 && pa->tasks_completed <= total) {
+		    pa->counts.tasks_completed == fa->counts.tasks_completed &&
+		    pa->counts.tasks_completed > 0 &&
+		    pa->counts.tasks_completed <= total) {
 			p->confirmed = true;
-			p->tasks = pa->tasks_completed;
+			p->tasks = pa->counts.tasks_completed;
 			p->by[ROLE_PRIMARY] = pa->attempt;
 			p->by[ROLE_FALLBACK] = fa->attempt;
 			return;
@@ -125,13 +126,15 @@ plateau_find(struct plateau *p, const struct decide_input *in, int total)
 	}
 	if (found < 3)
 		return;
-	if (last3[0]->tasks_completed == last3[1]->tasks_completed &&
-	    last3[1]->tasks_completed == last3[2]->tasks_completed &&
-	    last3[0]->tasks_completed > 0 &&
-	    last3[0]->tasks_completed <= total) {
+	if (last3[0]->counts.tasks_completed ==
+		last3[1]->counts.tasks_completed &&
+	    last3[1]->counts.tasks_completed ==
+		last3[2]->counts.tasks_completed &&
+	    last3[0]->counts.tasks_completed > 0 &&
+	    last3[0]->counts.tasks_completed <= total) {
 		p->confirmed = true;
 		p->single = true;
-		p->tasks = last3[0]->tasks_completed;
+		p->tasks = last3[0]->counts.tasks_completed;
 		p->three[0] = last3[2]->attempt;
 		p->three[1] = last3[1]->attempt;
 		p->three[2] = last3[0]->attempt;
@@ -153,7 +156,8 @@ zero_progress(const struct decide_input *in)
 	for (i = 0; i < in->n; i++) {
 		const struct attempt_rec *a = &in->history[i];
 		if (outcome_counts_plateau(a->outcome) &&
-		    (a->tasks_completed != 0 || a->subtasks_completed != 0))
+		    (a->counts.tasks_completed != 0 ||
+			a->counts.subtasks_completed != 0))
 			return false;
 	}
 	return true;
@@ -506,7 +510,7 @@ decide_adaptive(
 	const struct attempt_rec *last = &in->history[in->n - 1];
 	const struct attempt_rec *a1, *a2;
 	int k = last->attempt;
-	int total = last->tasks_total;
+	int total = last->counts.tasks_total;
 	struct plateau pl;
 	char why[128] = "";
 	char what[256];
@@ -527,11 +531,11 @@ decide_adaptive(
 		} else {
 			set_rule(out, DECISION_ESCALATE, "D7");
 			reason_add(out, "D7: retries exhausted at %d/%d",
-			    last->tasks_completed, total);
-			if (last->subtasks_total > 0)
+			    last->counts.tasks_completed, total);
+			if (last->counts.subtasks_total > 0)
 				reason_add(out, " (subtasks %d/%d)",
-				    last->subtasks_completed,
-				    last->subtasks_total);
+				    last->counts.subtasks_completed,
+				    last->counts.subtasks_total);
 			reason_add(out, "; %s", why);
 		}
 		return;
@@ -552,16 +556,17 @@ decide_adaptive(
 		    out->timeout_factor);
 	} else if (k == 2 && (a1 = attempt_numbered(in, 1)) != NULL &&
 	    (a2 = attempt_numbered(in, 2)) != NULL &&
-	    a2->tasks_completed > a1->tasks_completed) {
+	    a2->counts.tasks_completed > a1->counts.tasks_completed) {
 		set_rule(out, DECISION_RETRY, "D10");
 		out->poll_factor = 2;
 		reason_add(out,
 		    "D10: attempt 2 made more progress (%d) than "
 		    "attempt 1 (%d); retry with the poll interval doubled",
-		    a2->tasks_completed, a1->tasks_completed);
+		    a2->counts.tasks_completed, a1->counts.tasks_completed);
 	} else {
 		reason_add(out, "D11: %s at %d/%d; retry",
-		    outcome_name(last->outcome), last->tasks_completed, total);
+		    outcome_name(last->outcome), last->counts.tasks_completed,
+		    total);
 	}
 	retry_delay(out, in, last, k - 1, true);
 	out->next_role =
@@ -688,7 +693,7 @@ decide(struct decision_out *out, const struct decide_input *in)
 	if (last->outcome == OUTCOME_SUCCESS) {
 		set_rule(out, DECISION_DONE, "D1");
 		reason_add(out, "D1: success, %d/%d tasks checked",
-		    last->tasks_completed, last->tasks_total);
+		    last->counts.tasks_completed, last->counts.tasks_total);
 		return 0;
 	}
 	permanent = last->outcome == OUTCOME_PERMANENT;
@@ -725,8 +730,8 @@ decide(struct decision_out *out, const struct decide_input *in)
 	case STRATEGY_NONE:
 		set_rule(out, DECISION_ESCALATE, "N1");
 		reason_add(out, "N1: %s at %d/%d; strategy none never retries",
-		    outcome_name(last->outcome), last->tasks_completed,
-		    last->tasks_total);
+		    outcome_name(last->outcome), last->counts.tasks_completed,
+		    last->counts.tasks_total);
 		break;
 	}
 	cap_wait(out, in);

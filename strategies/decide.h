@@ -20,12 +20,9 @@ struct attempt_rec {
 	int attempt; /* its number (uncounted reruns repeat it) */
 	enum role role; /* the agent that actually ran it */
 	enum outcome outcome;
-	int tasks_completed;
-	int tasks_total;
-	/* task items nested in the tasks (docs/stories.md): D6 reads them,
-	 * the plateau does not; 0 when unknown (simulate) */
-	int subtasks_completed;
-	int subtasks_total;
+	/* the subtasks (docs/stories.md): D6 reads them, the plateau does
+	 * not; 0 when unknown (simulate) */
+	struct task_counts counts;
 	int64_t started_ms; /* wall clock, for the max_time_s budget */
 	int64_t hint_ms; /* wait the output asked for, resolved; -1 none */
 	/* the row's error message (borrowed; NULL when unknown, as in

@@ -280,9 +280,9 @@ walk_sub(struct walk *w, cmark_node *top)
 				break;
 			}
 			checked = progress_item_checked(n);
-			w->p->subtasks_total++;
+			w->p->counts.subtasks_total++;
 			if (checked)
-				w->p->subtasks_completed++;
+				w->p->counts.subtasks_completed++;
 			if (!w->want)
 				break;
 			len = item_source(src, sizeof(src), w, n);
@@ -387,13 +387,13 @@ walk_list(struct walk *w, cmark_node *list)
 		/* checked here or in a copy of the section (copies_mark) */
 		checked = progress_item_checked(item) ||
 		    cmark_node_get_user_data(item) == (void *)w;
-		w->p->tasks_total++;
+		w->p->counts.tasks_total++;
 		tlen = 0;
 		text[0] = '\0';
 		if (w->want || (!checked && !w->stalled))
 			tlen = item_source(text, sizeof(text), w, item);
 		if (checked) {
-			w->p->tasks_completed++;
+			w->p->counts.tasks_completed++;
 		} else if (!w->stalled) {
 			w->stalled = true;
 			text_clean(w->p->stalled_task,
@@ -403,7 +403,7 @@ walk_list(struct walk *w, cmark_node *list)
 			if (w->p->stalled_task[0] == '\0')
 				snprintf(w->p->stalled_task,
 				    sizeof(w->p->stalled_task), "task %d",
-				    w->p->tasks_total);
+				    w->p->counts.tasks_total);
 		}
 		if (w->want) {
 			if (w->where[0] != '\0')
@@ -473,104 +473,148 @@ note_code_heading(struct walk *w, cmark_node *n)
 		w->p->code_heading_line = cmark_node_get_start_line(n);
 }
 
+/* Where walk_doc() is in the document. */
+struct doc_walk {
+	const char *want;
+	cmark_node *start; /* the Tasks section's heading, or NULL */
+	struct head_read start_read; /* start as read, when not NULL */
+	/* the heading of the section's copy being walked, or NULL */
+	cmark_node *copy_of;
+	int skip; /* in a checklist subsection of this level */
+	bool in; /* in the Tasks section */
+	const char *outside; /* why a block out of it is not counted */
+};
+
+/* Choose the document's Tasks section (noting the heading passed over)
+ * and say where the walk starts: at its heading, in the whole file when
+ * there are no headings, or outside of it all. */
 static void
-walk_doc(struct walk *w, cmark_node *doc, const char *want)
+doc_start(struct walk *w, struct doc_walk *d, cmark_node *doc)
 {
 	struct progress_cands c;
-	struct head_read start_read;
-	cmark_node *start, *n, *copy_of = NULL;
-	int skip = 0; /* in a checklist subsection of this level */
-	bool in = false;
-	const char *outside = "outside the Tasks section";
-	char why[PROGRESS_WHY_MAX];
 
-	memset(&start_read, 0, sizeof(start_read));
-	progress_heading_scan(&c, doc, want);
+	progress_heading_scan(&c, doc, d->want);
 	if (c.rejected != NULL) {
 		progress_heading_written(
 		    w->p->rejected, sizeof(w->p->rejected), c.rejected);
 		w->p->rejected_line = cmark_node_get_start_line(c.rejected);
 	}
-	start = progress_section_choose(w->p, &c, want);
-	if (start != NULL) {
+	d->start = progress_section_choose(w->p, &c, d->want);
+	if (d->start != NULL) {
 		progress_heading_norm(
-		    w->p->heading, sizeof(w->p->heading), start);
-		progress_heading_written(w->where, sizeof(w->where), start);
+		    w->p->heading, sizeof(w->p->heading), d->start);
+		progress_heading_written(w->where, sizeof(w->where), d->start);
 		progress_heading_written(w->p->heading_written,
-		    sizeof(w->p->heading_written), start);
-		w->p->heading_line = cmark_node_get_start_line(start);
-		progress_heading_read(&start_read, start, want);
-		progress_section_copies(w->p, start, want, w);
+		    sizeof(w->p->heading_written), d->start);
+		w->p->heading_line = cmark_node_get_start_line(d->start);
+		progress_heading_read(&d->start_read, d->start, d->want);
+		progress_section_copies(w->p, d->start, d->want, w);
 	} else if (!c.any_heading) {
 		w->p->whole_file = true;
-		in = true;
+		d->in = true;
 	} else {
 		/* headings, none of them the tasks: no tasks */
-		outside = "outside any Tasks section: the story has none";
+		d->outside = "outside any Tasks section: the story has none";
 	}
+}
+
+/* Is n a heading at the level of the section's own or above it? */
+static bool
+doc_at_start_level(const struct doc_walk *d, cmark_node *n)
+{
+	return d->start != NULL &&
+	    cmark_node_get_type(n) == CMARK_NODE_HEADING &&
+	    cmark_node_get_heading_level(n) <=
+	    cmark_node_get_heading_level(d->start);
+}
+
+/* A heading at the section's level: it ends the section, or is the same
+ * heading written again, right after the section or further down (a
+ * template's empty "## Tasks / Subtasks" above the real one), and the
+ * section goes on there (docs/stories.md). */
+static void
+doc_heading_again(struct walk *w, struct doc_walk *d, cmark_node *n)
+{
+	char why[PROGRESS_WHY_MAX];
+	bool was = d->in;
+
+	d->skip = 0;
+	d->in = !progress_heading_ends(&d->start_read, n, d->want);
+	d->copy_of = d->in ? cmark_node_get_user_data(n) : NULL;
+	if (d->copy_of != NULL) {
+		snprintf(why, sizeof(why),
+		    "the same heading again with the same "
+		    "tasks as line %d: counted once",
+		    cmark_node_get_start_line(d->copy_of));
+		walk_heading(w, n, why);
+	} else if (d->in || was) {
+		walk_heading(w, n,
+		    d->in ? "the same heading again: the "
+			    "section goes on"
+			  : "ends the Tasks section");
+	} else {
+		walk_other(w, n, PROGRESS_ITEM_OUTSIDE, d->outside);
+	}
+}
+
+/* A heading inside the section that opens a checklist: a checklist
+ * inside the section is no task list either
+ * (docs/stories.md#the-tasks-section).  Whether n was one. */
+static bool
+doc_checklist(struct walk *w, struct doc_walk *d, cmark_node *n)
+{
+	if (!d->in || d->copy_of != NULL || d->start == NULL ||
+	    cmark_node_get_type(n) != CMARK_NODE_HEADING)
+		return false;
+	if (d->skip > 0 && cmark_node_get_heading_level(n) <= d->skip)
+		d->skip = 0;
+	if (d->skip != 0 || !progress_heading_checklist(n))
+		return false;
+	d->skip = cmark_node_get_heading_level(n);
+	walk_heading(w, n,
+	    "a checklist of acceptance criteria, QA "
+	    "or done: not counted");
+	return true;
+}
+
+/* Any other top-level block: counted when in the section proper. */
+static void
+doc_block(struct walk *w, const struct doc_walk *d, cmark_node *n)
+{
+	if (d->in && d->copy_of != NULL)
+		walk_other(w, n, PROGRESS_ITEM_IGNORED,
+		    "in a copy of the Tasks section: counted once");
+	else if (d->in && d->skip > 0)
+		walk_other(w, n, PROGRESS_ITEM_OUTSIDE,
+		    "in a checklist inside the Tasks section: not "
+		    "counted");
+	else if (d->in)
+		walk_section(w, n);
+	else
+		walk_other(w, n, PROGRESS_ITEM_OUTSIDE, d->outside);
+}
+
+static void
+walk_doc(struct walk *w, cmark_node *doc, const char *want)
+{
+	struct doc_walk d;
+	cmark_node *n;
+
+	memset(&d, 0, sizeof(d));
+	d.want = want;
+	d.outside = "outside the Tasks section";
+	doc_start(w, &d, doc);
 	for (n = cmark_node_first_child(doc); n != NULL;
 	     n = cmark_node_next(n)) {
 		note_code_heading(w, n);
-		if (n == start) {
-			in = true;
+		if (n == d.start) {
+			d.in = true;
 			walk_heading(w, n, "the Tasks section starts here");
-			continue;
+		} else if (doc_at_start_level(&d, n)) {
+			doc_heading_again(w, &d, n);
+		} else if (!doc_checklist(w, &d, n)) {
+			doc_block(w, &d, n);
 		}
-		if (start != NULL &&
-		    cmark_node_get_type(n) == CMARK_NODE_HEADING &&
-		    cmark_node_get_heading_level(n) <=
-			cmark_node_get_heading_level(start)) {
-			/* the same heading written again, right after the
-			 * section or further down (a template's empty
-			 * "## Tasks / Subtasks" above the real one): the
-			 * section goes on there (docs/stories.md) */
-			bool was = in;
-
-			skip = 0;
-			in = !progress_heading_ends(&start_read, n, want);
-			copy_of = in ? cmark_node_get_user_data(n) : NULL;
-			if (copy_of != NULL) {
-				snprintf(why, sizeof(why),
-				    "the same heading again with the same "
-				    "tasks as line %d: counted once",
-				    cmark_node_get_start_line(copy_of));
-				walk_heading(w, n, why);
-			} else if (in || was) {
-				walk_heading(w, n,
-				    in ? "the same heading again: the "
-					 "section goes on"
-				       : "ends the Tasks section");
-			} else {
-				walk_other(
-				    w, n, PROGRESS_ITEM_OUTSIDE, outside);
-			}
-			continue;
-		}
-		if (in && copy_of == NULL && start != NULL &&
-		    cmark_node_get_type(n) == CMARK_NODE_HEADING) {
-			/* a checklist inside the section is no task list
-			 * either (docs/stories.md#the-tasks-section) */
-			if (skip > 0 && cmark_node_get_heading_level(n) <= skip)
-				skip = 0;
-			if (skip == 0 && progress_heading_checklist(n)) {
-				skip = cmark_node_get_heading_level(n);
-				walk_heading(w, n,
-				    "a checklist of acceptance criteria, QA "
-				    "or done: not counted");
-				continue;
-			}
-		}
-		if (in && copy_of != NULL)
-			walk_other(w, n, PROGRESS_ITEM_IGNORED,
-			    "in a copy of the Tasks section: counted once");
-		else if (in && skip > 0)
-			walk_other(w, n, PROGRESS_ITEM_OUTSIDE,
-			    "in a checklist inside the Tasks section: not "
-			    "counted");
-		else if (in)
-			walk_section(w, n);
-		else
-			walk_other(w, n, PROGRESS_ITEM_OUTSIDE, outside);
 	}
 }
 

@@ -30,16 +30,14 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "common/model.h"
 
 #define PROGRESS_TASK_MAX 256
 #define PROGRESS_WRITTEN_MAX 96 /* a heading as written, cleaned */
 
 struct progress {
-	int tasks_total;
-	int tasks_completed;
-	/* task items nested in the tasks (any depth) */
-	int subtasks_total;
-	int subtasks_completed;
+	/* subtasks: task items nested in the tasks (any depth) */
+	struct task_counts counts;
 	/* Text of the first unchecked task, cleaned, truncated to fit (at a
 	 * UTF-8 boundary); "" when every task is checked. */
 	char stalled_task[PROGRESS_TASK_MAX];

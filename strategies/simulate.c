@@ -89,7 +89,8 @@ simulate_run(struct sim_row **out, size_t *out_n, const struct sim_opts *o,
 	/* parse everything first: a bad token anywhere is a usage error */
 	for (i = 0; i < ntok; i++) {
 		rc = simulate_parse_token(&hist[i].outcome,
-		    &hist[i].tasks_completed, tokens[i], o->tasks_total, err);
+		    &hist[i].counts.tasks_completed, tokens[i], o->tasks_total,
+		    err);
 		if (rc < 0)
 			goto out;
 	}
@@ -99,7 +100,7 @@ simulate_run(struct sim_row **out, size_t *out_n, const struct sim_opts *o,
 
 		hist[i].attempt = attempt;
 		hist[i].role = role;
-		hist[i].tasks_total = o->tasks_total;
+		hist[i].counts.tasks_total = o->tasks_total;
 		hist[i].started_ms = 0;
 		hist[i].hint_ms = -1;
 		memset(&in, 0, sizeof(in));
@@ -119,7 +120,7 @@ simulate_run(struct sim_row **out, size_t *out_n, const struct sim_opts *o,
 		r->attempt = attempt;
 		r->role = role;
 		r->outcome = hist[i].outcome;
-		r->tasks_completed = hist[i].tasks_completed;
+		r->tasks_completed = hist[i].counts.tasks_completed;
 		n++;
 		if (r->d.disable_role >= 0)
 			disabled[r->d.disable_role] = true;

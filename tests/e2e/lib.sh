@@ -20,6 +20,20 @@ unset NO_COLOR CLAUDECODE
 E2E_SANDBOX='{"enabled": false}'
 
 ok() { echo "ok - $*"; }
+
+# tier_count N MIN: how many rounds a soak runs.  N in the long tier
+# (make check-long, run by .ci/run), and in make check's quick tier
+# (STORYCTL_TIER=quick) a third of it but at least MIN: every kind of
+# stop and every assertion still runs, fewer times
+# (docs/design.md#build-and-tests).
+tier_count() {
+	local n=$1
+	if [ "${STORYCTL_TIER:-long}" = quick ]; then
+		n=$(($1 / 3))
+		[ "$n" -lt "$2" ] && n=$2
+	fi
+	echo "$n"
+}
 not_ok() {
 	echo "not ok - $*"
 	T_FAILED=$((T_FAILED + 1))

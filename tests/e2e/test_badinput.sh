@@ -135,6 +135,11 @@ config_with 'del(.stories_glob) | .stories = [{"file": "docs/stories/good.md", "
 bad "empty story id" 65 'stories\[0\]\.id' run
 config_with 'del(.stories_glob) | .stories = [{"file": "docs/stories/good.md", "id": "same"}, {"file": "docs/stories/other.md", "id": "same"}]'
 bad "duplicate story id" 65 '"same"' run
+# a path the record could only keep cut short is refused, not cut
+deep="docs/stories/$(printf 'd%.0s' $(seq 200))/$(printf 'e%.0s' $(seq 200))/$(printf 'f%.0s' $(seq 100))"
+mkdir -p "$P/$deep" && cp "$P/docs/stories/good.md" "$P/$deep/long.md"
+config_with "del(.stories_glob) | .stories = [{\"file\": \"$deep/long.md\", \"id\": \"long\"}]"
+bad "a story path over 511 bytes" 65 'story long: its file path is 523 bytes, longer than the 511' run
 config_with 'del(.stories_glob) | .stories = ["docs/stories/good.md", "docs/stories/missing.md"]'
 bad "missing story file" 65 'docs/stories/missing\.md' run
 mkdir "$P/docs/stories/bad.md"

@@ -17,7 +17,7 @@
 cd "$T_TMP" || exit 1
 
 SEED=${CHAOS_SEED:-1121}
-KILLS=${CHAOS_KILLS:-20}
+KILLS=${CHAOS_KILLS:-$(tier_count 20 8)}
 RANDOM=$SEED
 echo "# chaos seed $SEED (replay with CHAOS_SEED=$SEED)"
 . "$STORYCTL_SRC/tests/e2e/lib_ps.sh"

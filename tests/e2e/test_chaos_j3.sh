@@ -41,7 +41,7 @@
 cd "$T_TMP" || exit 1
 
 SEED=${CHAOS_SEED:-3111}
-KILLS=${CHAOS_KILLS:-60}
+KILLS=${CHAOS_KILLS:-$(tier_count 60 15)}
 RANDOM=$SEED
 echo "# chaos -j 3 seed $SEED (replay with CHAOS_SEED=$SEED)"
 . "$STORYCTL_SRC/tests/e2e/lib_ps.sh"

@@ -38,7 +38,7 @@
 cd "$T_TMP" || exit 1
 
 SEED=${CHAOS_SEED:-3030}
-KILLS=${CHAOS_KILLS:-24}
+KILLS=${CHAOS_KILLS:-$(tier_count 24 8)}
 RANDOM=$SEED
 echo "# chaos recovery seed $SEED (replay with CHAOS_SEED=$SEED)"
 . "$STORYCTL_SRC/tests/e2e/lib_ps.sh"

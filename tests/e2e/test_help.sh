@@ -70,7 +70,7 @@ done
 if command -v groff >/dev/null 2>&1; then
 	groff -man -Tutf8 -ww -P-cbou "$man_page" >"$T_TMP/man.txt" 2>"$T_TMP/man.err"
 	check "groff renders the man page without warnings" test ! -s "$T_TMP/man.err"
-	expect_match "the rendered page has the run section" "$(cat "$T_TMP/man.txt")" 'storyctl run \[-j N\]'
+	expect_match "the rendered page has the run section" "$(cat "$T_TMP/man.txt")" 'storyctl +run +\[-j N\]'
 else
 	ok "# SKIP groff is not installed (scripts/deps installs groff-base)"
 fi
@@ -162,6 +162,44 @@ if command -v zsh >/dev/null 2>&1; then
 else
 	not_ok "zsh is not installed (scripts/deps installs it)"
 fi
+
+# --- the options help lists are the options parsed --------------------------------
+# One table per command drives both (controller/opts.h): every option a
+# command's help (and so the completion and the man page) lists is one its
+# parser takes, and one it does not list is refused.
+empty="$T_TMP/no-config"
+for c in $commands; do
+	[ "$c" = key ] && continue # its options follow a subcommand: below
+	bad=""
+	for w in $("$STORYCTL" __complete options "$c"); do
+		case $w in -h | --help) continue ;; esac
+		rm -rf "$empty" && mkdir -p "$empty"
+		timeout 20 "$STORYCTL" -C "$empty" "$c" "$w" </dev/null >/dev/null 2>"$T_TMP/opt.err"
+		grep -q "unknown option" "$T_TMP/opt.err" && bad="$bad $w"
+	done
+	check "$c takes every option its help lists${bad:+ (not:$bad)}" test -z "$bad"
+	rm -rf "$empty" && mkdir -p "$empty"
+	run_sc -C "$empty" "$c" --no-such-option
+	expect_match "$c refuses an option its help does not list" "$T_ERR" "unknown option '--no-such-option'"
+done
+# ... and the usage line names each of them (by one of its names)
+for c in $commands; do
+	run_sc help "$c"
+	usage=$(printf '%s\n' "$T_OUT" | grep '^usage:')
+	missing=$(printf '%s\n' "$T_OUT" | sed -n '/^options:/,/^$/p' |
+		sed -n 's/^    \(-[^ ].*\)$/\1/p' | while read -r term; do
+		hit=""
+		for n in $(printf '%s' "$term" | tr ',' '\n' | awk '{print $1}'); do
+			case $n in -h | --help) hit=1 ;; esac
+			case "$usage" in *"$n"*) hit=1 ;; esac
+		done
+		[ -n "$hit" ] || printf ' %s' "$term"
+	done)
+	check "$c's usage line names every option${missing:+ (not:$missing)}" test -z "$missing"
+done
+rm -rf "$empty" && mkdir -p "$empty"
+run_sc -C "$empty" key add --no-such-option
+expect_match "key add refuses an option its help does not list" "$T_ERR" "unknown option '--no-such-option'"
 
 # --- make install / uninstall ------------------------------------------------------
 build=$(dirname "$STORYCTL")

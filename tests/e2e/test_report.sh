@@ -53,7 +53,7 @@ run_sc -C "$P" report --html
 expect_rc "--html without a file: 64" 64
 run_sc -C "$P" report --pdf x
 expect_rc "an unknown option: 64" 64
-expect_match "naming it" "$T_ERR" "unknown argument '--pdf'"
+expect_match "naming it" "$T_ERR" "unknown option '--pdf'"
 run_sc -C "$P" report --html - --md -
 expect_rc "both to standard output: 64" 64
 run_sc -C "$P" report --html "$T_TMP/no/such/dir/r.html"

@@ -25,11 +25,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&p, 0xa5, sizeof(p));
 	progress_parse(&p, (const char *)data, size);
-	if (p.tasks_completed < 0 || p.tasks_completed > p.tasks_total)
+	if (p.counts.tasks_completed < 0 ||
+	    p.counts.tasks_completed > p.counts.tasks_total)
 		abort();
 	if (memchr(p.stalled_task, '\0', sizeof(p.stalled_task)) == NULL)
 		abort();
-	if ((p.tasks_completed < p.tasks_total) != (p.stalled_task[0] != '\0'))
+	if ((p.counts.tasks_completed < p.counts.tasks_total) !=
+	    (p.stalled_task[0] != '\0'))
 		abort();
 	if (progress_items(&it, &n, &q, (const char *)data, size, NULL, &err) !=
 	    0)
@@ -42,10 +44,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	free(it);
-	if (q.tasks_total != p.tasks_total ||
+	if (q.counts.tasks_total != p.counts.tasks_total ||
 	    q.skipped_items != p.skipped_items ||
 	    (n < PROGRESS_ITEMS_MAX &&
-		(tasks != p.tasks_total || skipped != p.skipped_items)))
+		(tasks != p.counts.tasks_total || skipped != p.skipped_items)))
 		abort();
 	return 0;
 }

@@ -334,7 +334,7 @@ fake_run(void *ctx, struct runner_result *out, const struct runner_opts *o,
 	path_in(path, fx->cfg.root, o->argv[3]);
 	assert_int_equal(story_read_progress(&pr, path, NULL, NULL, NULL), 0);
 	if (s->poll) {
-		story_write(path, pr.tasks_total, s->poll_done);
+		story_write(path, pr.counts.tasks_total, s->poll_done);
 		for (j = 0; j < 4; j++) {
 			fx->now += 100;
 			c->tokens[j] = o->on_poll(o->ctx, (j + 1) * 100, 0);
@@ -342,7 +342,7 @@ fake_run(void *ctx, struct runner_result *out, const struct runner_opts *o,
 	}
 	fx->now += s->dur_ms;
 	if (s->done != KEEP)
-		story_write(path, pr.tasks_total, s->done);
+		story_write(path, pr.counts.tasks_total, s->done);
 	if (s->interrupted)
 		fx->stop = 1;
 	if (s->tail != NULL) {
@@ -636,16 +636,16 @@ test_worked_example(void **state)
 		assert_prefix(rows[i].reason, rules[i]);
 		assert_string_equal(rows[i].agent, i % 2 ? "fall" : "prim");
 	}
-	assert_int_equal(rows[1].tasks_completed, 4);
-	assert_int_equal(rows[3].tasks_completed, 5);
-	assert_int_equal(rows[3].tasks_total, 9);
+	assert_int_equal(rows[1].counts.tasks_completed, 4);
+	assert_int_equal(rows[3].counts.tasks_completed, 5);
+	assert_int_equal(rows[3].counts.tasks_total, 9);
 	assert_int_equal(rows[3].decision, DECISION_DEFER);
 	assert_int_equal(rows[2].decision, DECISION_RETRY);
 	attempt_rows_free(rows, n);
 	st = fx_story_row(fx, "s1");
 	assert_int_equal(st.status, STATUS_DEFERRED);
 	assert_int_equal(st.attempts, 4);
-	assert_int_equal(st.tasks_completed, 5);
+	assert_int_equal(st.counts.tasks_completed, 5);
 	assert_string_equal(st.last_agent, "fall");
 	/* the exact deferred line (docs/retry-strategy.md) */
 	assert_true(out_has(fx,
@@ -1267,7 +1267,7 @@ test_already_done(void **state)
 	st = fx_story_row(fx, "s1");
 	assert_int_equal(st.status, STATUS_DONE);
 	assert_int_equal(st.attempts, 0);
-	assert_int_equal(st.tasks_completed, 3);
+	assert_int_equal(st.counts.tasks_completed, 3);
 	assert_non_null(strstr(st.reason, "already checked"));
 	assert_int_equal(fx->res.counts[STATUS_DONE], 1);
 }
@@ -1282,7 +1282,7 @@ fx_left_running(struct fx *fx, int64_t t, int64_t cpid, int64_t earlier_pid)
 	struct db *db;
 	struct story_row st;
 	struct attempt_row r;
-	struct db_progress hb = {1, 5, 0, 0};
+	struct task_counts hb = {1, 5, 0, 0};
 	int64_t bid = 0;
 
 	fx_story(fx, "s1.md", 5, 0);
@@ -1294,7 +1294,7 @@ fx_left_running(struct fx *fx, int64_t t, int64_t cpid, int64_t earlier_pid)
 	snprintf(st.id, sizeof(st.id), "s1");
 	snprintf(st.file, sizeof(st.file), "s1.md");
 	st.status = STATUS_RUNNING;
-	st.tasks_total = 5;
+	st.counts.tasks_total = 5;
 	st.updated_ms = t;
 	assert_int_equal(db_story_add(db, &st, &fx->err), 0);
 	memset(&r, 0, sizeof(r));
@@ -1306,7 +1306,7 @@ fx_left_running(struct fx *fx, int64_t t, int64_t cpid, int64_t earlier_pid)
 	snprintf(r.agent, sizeof(r.agent), "prim");
 	r.started_ms = t;
 	r.exit_code = -1;
-	r.tasks_total = 5;
+	r.counts.tasks_total = 5;
 	r.timeout_factor = 1;
 	r.poll_factor = 1;
 	if (earlier_pid > 0) {
@@ -1376,9 +1376,9 @@ test_reconcile_dead_controller(void **state)
 	assert_non_null(strstr(rows[0].error_message, "not counted"));
 	assert_int_equal(rows[0].decision, DECISION_NONE);
 	assert_false(rows[0].counted);
-	assert_int_equal(rows[0].tasks_completed, 2);
-	assert_int_equal(rows[0].subtasks_completed, 1);
-	assert_int_equal(rows[0].subtasks_total, 2);
+	assert_int_equal(rows[0].counts.tasks_completed, 2);
+	assert_int_equal(rows[0].counts.subtasks_completed, 1);
+	assert_int_equal(rows[0].counts.subtasks_total, 2);
 	assert_int_equal(rows[0].ended_ms, t + 5000);
 	assert_int_equal(rows[1].attempt, 1);
 	assert_true(rows[1].counted);
@@ -2166,7 +2166,7 @@ fx_batch_by_hand(struct fx *fx, const int *pos, size_t n,
 		snprintf(st.id, sizeof(st.id), "d%zu", i);
 		snprintf(st.file, sizeof(st.file), "gone/d%zu.md", i);
 		st.status = STATUS_DONE;
-		st.tasks_completed = st.tasks_total = 1;
+		st.counts.tasks_completed = st.counts.tasks_total = 1;
 		for (k = 0; k < npending; k++)
 			if (pending_at[k] == (int)i) {
 				snprintf(
@@ -2174,8 +2174,8 @@ fx_batch_by_hand(struct fx *fx, const int *pos, size_t n,
 				snprintf(st.file, sizeof(st.file), "%s.md",
 				    pending[k]);
 				st.status = STATUS_PENDING;
-				st.tasks_completed = 0;
-				st.tasks_total = 2;
+				st.counts.tasks_completed = 0;
+				st.counts.tasks_total = 2;
 			}
 		st.position = pos[i];
 		st.updated_ms = T0;

@@ -89,7 +89,7 @@ story_init(struct story_row *s, int64_t batch, const char *id, int pos)
 	snprintf(s->file, sizeof(s->file), "docs/stories/%s.md", id);
 	s->position = pos;
 	s->status = STATUS_PENDING;
-	s->tasks_total = 9;
+	s->counts.tasks_total = 9;
 	s->updated_ms = 1000;
 }
 
@@ -128,8 +128,8 @@ attempt_end(struct attempt_row *r, enum outcome o, int done, enum decision d)
 	r->outcome = o;
 	r->error_code = outcome_default_errcode(o);
 	r->counted = outcome_counted(o);
-	r->tasks_completed = done;
-	r->tasks_total = 9;
+	r->counts.tasks_completed = done;
+	r->counts.tasks_total = 9;
 	r->ended_ms = r->started_ms + 100;
 	r->exit_code = o == OUTCOME_SUCCESS ? 0 : 1;
 	r->decision = d;
@@ -500,7 +500,7 @@ test_story_get_update(void **state)
 	story_init(&s, f->batch, "s1", 0);
 	s.status = STATUS_DEFERRED;
 	snprintf(s.reason, sizeof(s.reason), "plateau at 5/9");
-	s.tasks_completed = 5;
+	s.counts.tasks_completed = 5;
 	s.attempts = 4;
 	snprintf(s.last_agent, sizeof(s.last_agent), "codex");
 	s.last_outcome = OUTCOME_INCOMPLETE;
@@ -513,8 +513,8 @@ test_story_get_update(void **state)
 	assert_int_equal(found, 1);
 	assert_int_equal(got.status, STATUS_DEFERRED);
 	assert_string_equal(got.reason, "plateau at 5/9");
-	assert_int_equal(got.tasks_completed, 5);
-	assert_int_equal(got.tasks_total, 9);
+	assert_int_equal(got.counts.tasks_completed, 5);
+	assert_int_equal(got.counts.tasks_total, 9);
 	assert_int_equal(got.attempts, 4);
 	assert_string_equal(got.last_agent, "codex");
 	assert_int_equal(got.last_outcome, OUTCOME_INCOMPLETE);
@@ -644,7 +644,7 @@ test_attempt_finish_writes_all_three(void **state)
 	snprintf(r.reason, sizeof(r.reason), "5/9 tasks, retry with fallback");
 	story_init(&s, f->batch, "s1", 0);
 	s.status = STATUS_PENDING;
-	s.tasks_completed = 5;
+	s.counts.tasks_completed = 5;
 	s.attempts = 1;
 	s.last_outcome = OUTCOME_INCOMPLETE;
 	s.updated_ms = r.ended_ms;
@@ -657,7 +657,7 @@ test_attempt_finish_writes_all_three(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(rows[0].outcome, OUTCOME_INCOMPLETE);
 	assert_int_equal(rows[0].decision, DECISION_RETRY);
-	assert_int_equal(rows[0].tasks_completed, 5);
+	assert_int_equal(rows[0].counts.tasks_completed, 5);
 	assert_string_equal(rows[0].reason, "5/9 tasks, retry with fallback");
 	attempt_rows_free(rows, n);
 	assert_int_equal(
@@ -797,8 +797,8 @@ test_attempt_fields_round_trip(void **state)
 	r.outcome = OUTCOME_TIMEOUT;
 	r.error_code = ERRC_STALLED;
 	snprintf(r.error_message, sizeof(r.error_message), "no progress 600s");
-	r.tasks_completed = 4;
-	r.tasks_total = 9;
+	r.counts.tasks_completed = 4;
+	r.counts.tasks_total = 9;
 	snprintf(r.stalled_task, sizeof(r.stalled_task), "Task 5: wire it");
 	r.delay_ms = 4000;
 	r.decision = DECISION_RETRY;
@@ -827,8 +827,8 @@ test_attempt_fields_round_trip(void **state)
 	assert_int_equal(rows[0].outcome, OUTCOME_TIMEOUT);
 	assert_int_equal(rows[0].error_code, ERRC_STALLED);
 	assert_string_equal(rows[0].error_message, "no progress 600s");
-	assert_int_equal(rows[0].tasks_completed, 4);
-	assert_int_equal(rows[0].tasks_total, 9);
+	assert_int_equal(rows[0].counts.tasks_completed, 4);
+	assert_int_equal(rows[0].counts.tasks_total, 9);
 	assert_string_equal(rows[0].stalled_task, "Task 5: wire it");
 	assert_int_equal(rows[0].delay_ms, 4000);
 	assert_int_equal(rows[0].decision, DECISION_RETRY);
@@ -956,7 +956,7 @@ test_attempt_pid_and_heartbeat(void **state)
 	struct fx *f = *state;
 	struct sc_err err = {0};
 	struct attempt_row r, *rows = NULL;
-	struct db_progress hb = {3, 9, 7, 12};
+	struct task_counts hb = {3, 9, 7, 12};
 	size_t n = 0;
 
 	add_story(f, "s1", 0);
@@ -968,10 +968,10 @@ test_attempt_pid_and_heartbeat(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(rows[0].pid, 777);
 	assert_int_equal(rows[0].heartbeat_ms, 2500);
-	assert_int_equal(rows[0].tasks_completed, 3);
-	assert_int_equal(rows[0].tasks_total, 9);
-	assert_int_equal(rows[0].subtasks_completed, 7);
-	assert_int_equal(rows[0].subtasks_total, 12);
+	assert_int_equal(rows[0].counts.tasks_completed, 3);
+	assert_int_equal(rows[0].counts.tasks_total, 9);
+	assert_int_equal(rows[0].counts.subtasks_completed, 7);
+	assert_int_equal(rows[0].counts.subtasks_total, 12);
 	attempt_rows_free(rows, n);
 
 	assert_int_equal(
@@ -986,7 +986,7 @@ test_attempt_pid_and_heartbeat(void **state)
 	    db_attempt_heartbeat(f->db, r.id, 2600, &hb, &err), SC_EIO);
 	assert_int_equal(
 	    db_attempts_for_story(f->db, &rows, &n, f->batch, "s1", &err), 0);
-	assert_int_equal(rows[0].tasks_completed, 3);
+	assert_int_equal(rows[0].counts.tasks_completed, 3);
 	attempt_rows_free(rows, n);
 }
 
@@ -1296,7 +1296,7 @@ test_status_counts_follow_updates(void **state)
 	assert_int_equal(db_story_update(f->db, &s, &err), 0);
 	assert_counts(f, 1, 1, 0);
 	/* an update that keeps the status changes no count */
-	s.tasks_completed = 3;
+	s.counts.tasks_completed = 3;
 	assert_int_equal(db_story_update(f->db, &s, &err), 0);
 	assert_counts(f, 1, 1, 0);
 	s.status = STATUS_DONE;
@@ -1384,16 +1384,16 @@ test_migration_3_subtasks_session(void **state)
 	assert_int_equal(
 	    db_story_get(f->db, &s, &found, f->batch, "a", &err), 0);
 	assert_int_equal(found, 1);
-	assert_int_equal(s.subtasks_completed, 0);
-	assert_int_equal(s.subtasks_total, 0);
-	s.subtasks_completed = 4;
-	s.subtasks_total = 9;
+	assert_int_equal(s.counts.subtasks_completed, 0);
+	assert_int_equal(s.counts.subtasks_total, 0);
+	s.counts.subtasks_completed = 4;
+	s.counts.subtasks_total = 9;
 	assert_int_equal(db_story_update(f->db, &s, &err), 0);
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(
 	    db_story_get(f->db, &s, &found, f->batch, "a", &err), 0);
-	assert_int_equal(s.subtasks_completed, 4);
-	assert_int_equal(s.subtasks_total, 9);
+	assert_int_equal(s.counts.subtasks_completed, 4);
+	assert_int_equal(s.counts.subtasks_total, 9);
 	assert_raw(f->file,
 	    "SELECT subtasks_completed || '/' || subtasks_total FROM stories"
 	    " WHERE id = 'a'",
@@ -1878,9 +1878,9 @@ test_story_lines(void **state)
 	    db_story_get(f->db, &s, &found, f->batch, "b", &err), 0);
 	s.status = STATUS_DEFERRED;
 	s.attempts = 4;
-	s.tasks_completed = 5;
-	s.subtasks_completed = 11;
-	s.subtasks_total = 20;
+	s.counts.tasks_completed = 5;
+	s.counts.subtasks_completed = 11;
+	s.counts.subtasks_total = 20;
 	snprintf(s.reason, sizeof(s.reason), "D8: plateau | at 5/9");
 	snprintf(s.last_agent, sizeof(s.last_agent), "codex");
 	s.last_outcome = OUTCOME_INCOMPLETE;
@@ -1893,10 +1893,10 @@ test_story_lines(void **state)
 	assert_int_equal(l[0].position, 1);
 	assert_int_equal(l[0].status, STATUS_DEFERRED);
 	assert_int_equal(l[0].attempts, 4);
-	assert_int_equal(l[0].tasks_completed, 5);
-	assert_int_equal(l[0].tasks_total, 9);
-	assert_int_equal(l[0].subtasks_completed, 11);
-	assert_int_equal(l[0].subtasks_total, 20);
+	assert_int_equal(l[0].counts.tasks_completed, 5);
+	assert_int_equal(l[0].counts.tasks_total, 9);
+	assert_int_equal(l[0].counts.subtasks_completed, 11);
+	assert_int_equal(l[0].counts.subtasks_total, 20);
 	assert_string_equal(l[0].last_agent, "codex");
 	assert_int_equal(l[0].last_outcome, OUTCOME_INCOMPLETE);
 	assert_string_equal(l[0].reason, "D8: plateau | at 5/9");
@@ -1904,7 +1904,7 @@ test_story_lines(void **state)
 	assert_int_equal(l[1].status, STATUS_PENDING);
 	assert_int_equal(l[1].last_outcome, OUTCOME_NONE);
 	assert_string_equal(l[1].last_agent, "");
-	assert_int_equal(l[1].subtasks_total, 0);
+	assert_int_equal(l[1].counts.subtasks_total, 0);
 	free(l);
 	free(text);
 	/* an empty range */

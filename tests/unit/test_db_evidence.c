@@ -79,7 +79,7 @@ story_s1(struct fx *f, struct story_row *s)
 	s->batch_id = f->batch;
 	snprintf(s->id, sizeof(s->id), "s1");
 	snprintf(s->file, sizeof(s->file), "s1.md");
-	s->tasks_total = 2;
+	s->counts.tasks_total = 2;
 	s->updated_ms = 1000;
 	assert_int_equal(db_story_add(f->db, s, &err), 0);
 }

@@ -249,8 +249,8 @@ rec(int n, enum role r, enum outcome o, int done)
 	a.attempt = n;
 	a.role = r;
 	a.outcome = o;
-	a.tasks_completed = done;
-	a.tasks_total = 9;
+	a.counts.tasks_completed = done;
+	a.counts.tasks_total = 9;
 	a.hint_ms = -1;
 	return a;
 }
@@ -872,8 +872,8 @@ test_subtasks_and_d6(void **state)
 			h[i] = rec((int)i + 1,
 			    decide_role_for((int)i + 1, true, none),
 			    sc->steps[i].outcome, sc->steps[i].tasks);
-			h[i].subtasks_completed = sc->steps[i].subtasks;
-			h[i].subtasks_total = 12;
+			h[i].counts.subtasks_completed = sc->steps[i].subtasks;
+			h[i].counts.subtasks_total = 12;
 		}
 		input(&in, h, sc->n);
 		assert_int_equal(decide(&d, &in), 0);

@@ -143,8 +143,9 @@ test_untick(void **state)
 	progress_parse(&p0, before, strlen(before));
 	items_of(&c, &nc, out);
 	progress_parse(&p1, out, len);
-	assert_int_equal(p1.tasks_completed, p0.tasks_completed);
-	assert_int_equal(p1.subtasks_completed, p0.subtasks_completed);
+	assert_int_equal(p1.counts.tasks_completed, p0.counts.tasks_completed);
+	assert_int_equal(
+	    p1.counts.subtasks_completed, p0.counts.subtasks_completed);
 	free(out);
 	free(a);
 	free(b);

@@ -124,8 +124,8 @@ test_case(void **state)
 	struct progress p;
 
 	progress_parse(&p, c->text, strlen(c->text));
-	assert_int_equal(p.tasks_total, c->total);
-	assert_int_equal(p.tasks_completed, c->done);
+	assert_int_equal(p.counts.tasks_total, c->total);
+	assert_int_equal(p.counts.tasks_completed, c->done);
 	assert_string_equal(p.stalled_task, c->stalled);
 }
 
@@ -136,13 +136,13 @@ test_null_and_zero_length(void **state)
 
 	memset(&p, 0x55, sizeof(p));
 	progress_parse(&p, NULL, 0);
-	assert_int_equal(p.tasks_total, 0);
-	assert_int_equal(p.tasks_completed, 0);
+	assert_int_equal(p.counts.tasks_total, 0);
+	assert_int_equal(p.counts.tasks_completed, 0);
 	assert_string_equal(p.stalled_task, "");
 
 	/* len bounds the text even when more bytes follow */
 	progress_parse(&p, "- [ ] a\n- [ ] b\n", 8);
-	assert_int_equal(p.tasks_total, 1);
+	assert_int_equal(p.counts.tasks_total, 1);
 	assert_string_equal(p.stalled_task, "a");
 }
 
@@ -155,8 +155,8 @@ test_nul_bytes(void **state)
 	progress_parse(&p, text, sizeof(text) - 1);
 	/* the line starting with NULs is no task (on GitHub the lazy
 	 * continuation of b's); the stalled task is b's line, NUL dropped */
-	assert_int_equal(p.tasks_total, 3);
-	assert_int_equal(p.tasks_completed, 2);
+	assert_int_equal(p.counts.tasks_total, 3);
+	assert_int_equal(p.counts.tasks_completed, 2);
 	assert_string_equal(p.stalled_task, "b c");
 }
 
@@ -175,8 +175,8 @@ test_binary_garbage(void **state)
 	}
 	memcpy(buf + 100, "\n- [ ] \xff\xff\n", 11);
 	progress_parse(&p, (const char *)buf, sizeof(buf));
-	assert_true(p.tasks_total >= 1);
-	assert_true(p.tasks_completed <= p.tasks_total);
+	assert_true(p.counts.tasks_total >= 1);
+	assert_true(p.counts.tasks_completed <= p.counts.tasks_total);
 	assert_true(strlen(p.stalled_task) < PROGRESS_TASK_MAX);
 }
 
@@ -196,7 +196,7 @@ test_truncation_at_utf8_boundary(void **state)
 	}
 	text[n] = '\0';
 	progress_parse(&p, text, n);
-	assert_int_equal(p.tasks_total, 1);
+	assert_int_equal(p.counts.tasks_total, 1);
 	len = strlen(p.stalled_task);
 	assert_true(len <= PROGRESS_TASK_MAX - 1);
 	assert_true(len > PROGRESS_TASK_MAX - 5);
@@ -214,7 +214,7 @@ test_long_ascii_truncated(void **state)
 	memset(text, 'a', sizeof(text));
 	memcpy(text, "- [ ] ", 6);
 	progress_parse(&p, text, sizeof(text));
-	assert_int_equal(p.tasks_total, 1);
+	assert_int_equal(p.counts.tasks_total, 1);
 	assert_int_equal(strlen(p.stalled_task), PROGRESS_TASK_MAX - 1);
 }
 
@@ -233,8 +233,8 @@ test_big_counts(void **state)
 	memcpy(text + n, "- [ ] open", 10);
 	n += 10;
 	progress_parse(&p, text, n);
-	assert_int_equal(p.tasks_total, 1001);
-	assert_int_equal(p.tasks_completed, 1000);
+	assert_int_equal(p.counts.tasks_total, 1001);
+	assert_int_equal(p.counts.tasks_completed, 1000);
 	assert_string_equal(p.stalled_task, "open");
 }
 
@@ -261,8 +261,8 @@ test_story_file_shape(void **state)
 	struct progress p;
 
 	progress_parse(&p, text, sizeof(text) - 1);
-	assert_int_equal(p.tasks_total, 3);
-	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.counts.tasks_total, 3);
+	assert_int_equal(p.counts.tasks_completed, 1);
 	assert_string_equal(p.stalled_task, "Task 2: Validate input (AC: 2)");
 }
 
@@ -479,16 +479,17 @@ test_github_shapes(void **state)
 		progress_parse_heading(
 		    &p, c->text, strlen(c->text), c->heading);
 		used = p.whole_file ? "*" : p.heading;
-		if (p.tasks_total != c->total || p.tasks_completed != c->done ||
-		    p.subtasks_total != c->subtotal ||
-		    p.subtasks_completed != c->subdone ||
+		if (p.counts.tasks_total != c->total ||
+		    p.counts.tasks_completed != c->done ||
+		    p.counts.subtasks_total != c->subtotal ||
+		    p.counts.subtasks_completed != c->subdone ||
 		    strcmp(used, c->used) != 0 ||
 		    strcmp(p.stalled_task, c->stalled) != 0) {
 			print_error("%s: got %d/%d sub %d/%d heading \"%s\" "
 				    "stalled \"%s\"\n",
-			    c->name, p.tasks_completed, p.tasks_total,
-			    p.subtasks_completed, p.subtasks_total, used,
-			    p.stalled_task);
+			    c->name, p.counts.tasks_completed,
+			    p.counts.tasks_total, p.counts.subtasks_completed,
+			    p.counts.subtasks_total, used, p.stalled_task);
 			bad++;
 		}
 	}
@@ -551,13 +552,13 @@ test_skipped_items(void **state)
 		const struct scase *c = &scases[i];
 
 		progress_parse(&p, c->text, strlen(c->text));
-		if (p.tasks_total != c->total ||
+		if (p.counts.tasks_total != c->total ||
 		    p.skipped_items != c->skipped ||
 		    p.skipped_first_line != c->first_line ||
 		    strcmp(p.skipped_first, c->first) != 0)
 			fail_msg("%s: got %d tasks, %d skipped, first line %d "
 				 "\"%s\"",
-			    c->name, p.tasks_total, p.skipped_items,
+			    c->name, p.counts.tasks_total, p.skipped_items,
 			    p.skipped_first_line, p.skipped_first);
 	}
 }
@@ -640,10 +641,10 @@ test_items_listing(void **state)
 			    it[i].why);
 	}
 	assert_int_equal(n, sizeof(want) / sizeof(*want));
-	assert_int_equal(p.tasks_total, 2);
-	assert_int_equal(p.tasks_completed, 1);
-	assert_int_equal(p.subtasks_total, 1);
-	assert_int_equal(p.subtasks_completed, 1);
+	assert_int_equal(p.counts.tasks_total, 2);
+	assert_int_equal(p.counts.tasks_completed, 1);
+	assert_int_equal(p.counts.subtasks_total, 1);
+	assert_int_equal(p.counts.subtasks_completed, 1);
 	assert_int_equal(p.skipped_items, 2);
 	assert_int_equal(p.skipped_first_line, 10);
 	assert_string_equal(p.heading, "tasks / subtasks");
@@ -676,7 +677,7 @@ test_items_whole_file_and_none(void **state)
 	assert_int_equal(it[0].kind, PROGRESS_ITEM_OUTSIDE);
 	assert_string_equal(
 	    it[0].why, "outside any Tasks section: the story has none");
-	assert_int_equal(p.tasks_total, 0);
+	assert_int_equal(p.counts.tasks_total, 0);
 	free(it);
 	/* nothing at all: no list, no error */
 	assert_int_equal(progress_items(&it, &n, NULL, NULL, 0, NULL, &err), 0);
@@ -706,17 +707,17 @@ agree(const char *name, const char *text, const char *heading)
 			subdone++;
 	}
 	free(it);
-	if (a.tasks_total != b.tasks_total ||
-	    a.tasks_completed != b.tasks_completed ||
-	    a.subtasks_total != b.subtasks_total ||
-	    a.subtasks_completed != b.subtasks_completed ||
+	if (a.counts.tasks_total != b.counts.tasks_total ||
+	    a.counts.tasks_completed != b.counts.tasks_completed ||
+	    a.counts.subtasks_total != b.counts.subtasks_total ||
+	    a.counts.subtasks_completed != b.counts.subtasks_completed ||
 	    a.skipped_items != b.skipped_items ||
 	    strcmp(a.stalled_task, b.stalled_task) != 0 ||
 	    strcmp(a.heading, b.heading) != 0 ||
-	    k[PROGRESS_ITEM_TASK] != a.tasks_total ||
-	    done != a.tasks_completed ||
-	    k[PROGRESS_ITEM_SUBTASK] != a.subtasks_total ||
-	    subdone != a.subtasks_completed ||
+	    k[PROGRESS_ITEM_TASK] != a.counts.tasks_total ||
+	    done != a.counts.tasks_completed ||
+	    k[PROGRESS_ITEM_SUBTASK] != a.counts.subtasks_total ||
+	    subdone != a.counts.subtasks_completed ||
 	    k[PROGRESS_ITEM_SKIPPED] != a.skipped_items)
 		fail_msg("%s: the listing disagrees with the counts", name);
 }
@@ -753,7 +754,7 @@ test_items_outside_no_checkbox(void **state)
 	assert_string_equal(it[1].why, "a box with no text: not counted");
 	assert_int_equal(it[2].line, 5);
 	assert_int_equal(it[2].kind, PROGRESS_ITEM_OUTSIDE);
-	assert_int_equal(p.tasks_total, 1);
+	assert_int_equal(p.counts.tasks_total, 1);
 	free(it);
 }
 
@@ -792,7 +793,7 @@ test_items_bounded(void **state)
 	    progress_items(&it, &n, &p, text, (size_t)(t - text), NULL, &err),
 	    0);
 	assert_int_equal(n, PROGRESS_ITEMS_MAX);
-	assert_int_equal(p.tasks_total, N);
+	assert_int_equal(p.counts.tasks_total, N);
 	assert_int_equal(it[n - 1].line, PROGRESS_ITEMS_MAX);
 	free(it);
 	free(text);

@@ -160,13 +160,14 @@ test_shapes(void **state)
 		const struct scase *c = &scases[i];
 
 		progress_parse(&p, c->text, strlen(c->text));
-		if (p.tasks_total != c->total || p.tasks_completed != c->done ||
-		    p.subtasks_total != c->sub_total ||
-		    p.subtasks_completed != c->sub_done) {
+		if (p.counts.tasks_total != c->total ||
+		    p.counts.tasks_completed != c->done ||
+		    p.counts.subtasks_total != c->sub_total ||
+		    p.counts.subtasks_completed != c->sub_done) {
 			print_error("%s: got %d/%d sub %d/%d under \"%s\"\n",
-			    c->name, p.tasks_completed, p.tasks_total,
-			    p.subtasks_completed, p.subtasks_total,
-			    p.heading_written);
+			    c->name, p.counts.tasks_completed,
+			    p.counts.tasks_total, p.counts.subtasks_completed,
+			    p.counts.subtasks_total, p.heading_written);
 			bad++;
 		}
 	}
@@ -189,15 +190,15 @@ test_checklist_passed_over(void **state)
 	parse(&p,
 	    "# 用户故事\n\n## 📝 Task 分解\n- [ ] a\n\n## ✅ 验收标准\n"
 	    "### 功能验收 - Task 模块\n- [x] c1\n");
-	assert_int_equal(p.tasks_total, 1);
-	assert_int_equal(p.tasks_completed, 0);
+	assert_int_equal(p.counts.tasks_total, 1);
+	assert_int_equal(p.counts.tasks_completed, 0);
 	assert_string_equal(p.heading_written, "## 📝 Task 分解");
 	assert_int_equal(p.heading_line, 3);
 	assert_string_equal(p.rejected, "### 功能验收 - Task 模块");
 	assert_int_equal(p.rejected_line, 7);
 	/* alone, it is no task list: the story is invalid, and says why */
 	parse(&p, "## 背景\n## 功能验收 - Task 模块\n- [x] a\n");
-	assert_int_equal(p.tasks_total, 0);
+	assert_int_equal(p.counts.tasks_total, 0);
 	progress_no_tasks_reason(why, sizeof(why), &p);
 	assert_non_null(strstr(why,
 	    "## 功能验收 - Task 模块 (line 2) is a "
@@ -215,8 +216,8 @@ test_disagreeing_lists(void **state)
 	parse(&p,
 	    "## Tasks\n- [x] a\n- [x] b\n## Notes\n## More tasks\n- [ ] "
 	    "c\n- [x] d\n");
-	assert_int_equal(p.tasks_total, 2);
-	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.counts.tasks_total, 2);
+	assert_int_equal(p.counts.tasks_completed, 1);
 	assert_string_equal(p.stalled_task, "c");
 	assert_string_equal(p.heading_written, "## More tasks");
 	assert_string_equal(p.passed_over, "## Tasks");
@@ -224,21 +225,21 @@ test_disagreeing_lists(void **state)
 	assert_int_equal(p.passed_over_tasks, 2);
 	/* both checked: the first one, nothing passed over */
 	parse(&p, "## Tasks\n- [x] a\n## More tasks\n- [x] c\n");
-	assert_int_equal(p.tasks_total, 1);
-	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.counts.tasks_total, 1);
+	assert_int_equal(p.counts.tasks_completed, 1);
 	assert_int_equal(p.passed_over_line, 0);
 	/* a subsection of the chosen one is part of it, not a rival */
 	parse(&p, "## Tasks\n- [x] a\n### Backend tasks\n- [x] b\n");
-	assert_int_equal(p.tasks_total, 2);
+	assert_int_equal(p.counts.tasks_total, 2);
 	assert_int_equal(p.passed_over_line, 0);
 	/* the configured heading, numbered and with a colon */
 	progress_parse_heading(&p, numbered, strlen(numbered), "work items");
-	assert_int_equal(p.tasks_total, 2);
+	assert_int_equal(p.counts.tasks_total, 2);
 	assert_string_equal(p.stalled_task, "b");
 	/* the configured heading is the one, whatever else is open */
 	progress_parse_heading(
 	    &p, "## Work\n- [x] a\n## Tasks\n- [ ] b\n", 36, "Work");
-	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.counts.tasks_completed, 1);
 	assert_int_equal(p.passed_over_line, 0);
 }
 
@@ -255,8 +256,8 @@ test_pasted_twice(void **state)
 
 	(void)state;
 	parse(&p, text);
-	assert_int_equal(p.tasks_total, 2);
-	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.counts.tasks_total, 2);
+	assert_int_equal(p.counts.tasks_completed, 1);
 	assert_int_equal(p.copies, 1);
 	assert_int_equal(p.copy_line, 6);
 	assert_string_equal(p.stalled_task, "a");
@@ -274,8 +275,8 @@ test_pasted_twice(void **state)
 	    "## Tasks\n\n## Notes\n## Tasks\n- [ ] a\n- [ ] b\n"
 	    "## X\n## Tasks\n- [x] a\n- [ ] b\n## Y\n## Tasks\n- [ ] a\n"
 	    "- [ ] b\n");
-	assert_int_equal(p.tasks_total, 2);
-	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.counts.tasks_total, 2);
+	assert_int_equal(p.counts.tasks_completed, 1);
 	assert_int_equal(p.copies, 2);
 }
 
@@ -287,7 +288,7 @@ test_heading_in_code(void **state)
 
 	(void)state;
 	parse(&p, "## Intro\n\n                  ## Tasks\n- [ ] a\n");
-	assert_int_equal(p.tasks_total, 0);
+	assert_int_equal(p.counts.tasks_total, 0);
 	assert_int_equal(p.code_heading_line, 3);
 	progress_no_tasks_reason(why, sizeof(why), &p);
 	assert_non_null(strstr(why, "line 3 looks like a heading"));

@@ -192,7 +192,7 @@ rec(enum outcome o, int done)
 
 	memset(&a, 0, sizeof(a));
 	a.outcome = o;
-	a.tasks_completed = done;
+	a.counts.tasks_completed = done;
 	return a;
 }
 
@@ -212,7 +212,7 @@ test_transient_zero(void **state)
 	assert_false(breaker_transient_zero(h, 3));
 	/* a checked subtask is progress: not an outage */
 	h[2] = rec(OUTCOME_TIMEOUT, 0);
-	h[2].subtasks_completed = 2;
+	h[2].counts.subtasks_completed = 2;
 	assert_false(breaker_transient_zero(h, 3));
 	assert_false(breaker_transient_zero(h, 0));
 }

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "controller/serve_config.h"
+#include "controller/cli.h"
 #include "controller/view.h"
 #include "state/db.h"
 
@@ -82,7 +83,7 @@ setup(void **state)
 	write_config(f, "fb1", 3600);
 	f->cli.config_path = f->json;
 	assert_int_equal(serve_config_new(&f->sc, &err), 0);
-	f->cli.serve = f->sc;
+	f->cli.lender = serve_config_lender(f->sc);
 	*state = f;
 	return 0;
 }
@@ -125,8 +126,9 @@ view_once(struct fx *f, char *fallback, size_t cap, size_t *nstories)
 	struct story_row *rows = NULL;
 	struct view v;
 
-	assert_int_equal(view_open(&v, &f->cli, false, &err), 0);
-	assert_ptr_equal(v.lender, f->sc);
+	assert_int_equal(
+	    view_open(&v, f->cli.config_path, f->cli.lender, false, &err), 0);
+	assert_ptr_equal(v.lender, serve_config_lender(f->sc));
 	snprintf(fallback, cap, "%s", v.cfg.agents[ROLE_FALLBACK].name);
 	assert_int_equal(view_stories(&rows, nstories, &v, NULL, &err), 0);
 	free(rows);
@@ -221,9 +223,11 @@ test_broken_config_not_kept(void **state)
 	assert_non_null(fp);
 	fprintf(fp, "{\"stories_glob\": \n");
 	fclose(fp);
-	assert_true(view_open(&v, &f->cli, false, &err) < 0);
+	assert_true(
+	    view_open(&v, f->cli.config_path, f->cli.lender, false, &err) < 0);
 	view_close(&v);
-	assert_true(view_open(&v, &f->cli, false, &err) < 0);
+	assert_true(
+	    view_open(&v, f->cli.config_path, f->cli.lender, false, &err) < 0);
 	view_close(&v);
 	write_config(f, "fb4", 3600);
 	view_once(f, fb, sizeof(fb), &n);
@@ -243,7 +247,8 @@ test_request_handle_lent(void **state)
 	make_batch(f);
 	assert_int_equal(db_open_readonly(&db, f->state, &err), 0);
 	serve_config_use_db(f->sc, db, f->state);
-	assert_int_equal(view_open(&v, &f->cli, false, &err), 0);
+	assert_int_equal(
+	    view_open(&v, f->cli.config_path, f->cli.lender, false, &err), 0);
 	assert_ptr_equal(v.db, db);
 	assert_true(v.have_batch);
 	view_close(&v);
@@ -253,7 +258,8 @@ test_request_handle_lent(void **state)
 	assert_int_equal(found, 1);
 	db_close(db);
 	/* a write view loads and opens its own */
-	assert_int_equal(view_open(&v, &f->cli, true, &err), 0);
+	assert_int_equal(
+	    view_open(&v, f->cli.config_path, f->cli.lender, true, &err), 0);
 	assert_null(v.lender);
 	view_close(&v);
 }

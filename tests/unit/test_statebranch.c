@@ -88,7 +88,7 @@ add_story(struct fx *f, struct story_row *s, const char *id, int pos)
 	snprintf(s->file, sizeof(s->file), "docs/stories/%s.md", id);
 	s->position = pos;
 	s->status = STATUS_PENDING;
-	s->tasks_total = 9;
+	s->counts.tasks_total = 9;
 	s->updated_ms = 1000;
 	assert_int_equal(db_story_add(f->db, s, &err), 0);
 }
@@ -150,11 +150,11 @@ decide(struct fx *f, struct story_row *st, enum decision d)
 	r.outcome = OUTCOME_SUCCESS;
 	r.exit_code = 0;
 	r.ended_ms = 3000;
-	r.tasks_completed = 9;
-	r.tasks_total = 9;
+	r.counts.tasks_completed = 9;
+	r.counts.tasks_total = 9;
 	r.decision = d;
 	st->status = STATUS_DONE;
-	st->tasks_completed = 9;
+	st->counts.tasks_completed = 9;
 	st->attempts = 1;
 	assert_int_equal(db_attempt_finish(f->db, &r, st, NULL, NULL, &err), 0);
 	attempt_row_release(&r);
@@ -463,14 +463,15 @@ row_ref(char *out, size_t size, const struct story_line *s)
 	for (i = 0; agent[i] != '\0'; i++)
 		if (strchr("|\n\r", agent[i]) != NULL)
 			agent[i] = ' ';
-	if (s->subtasks_total > 0)
-		snprintf(sub, sizeof(sub), "%d/%d", s->subtasks_completed,
-		    s->subtasks_total);
+	if (s->counts.subtasks_total > 0)
+		snprintf(sub, sizeof(sub), "%d/%d",
+		    s->counts.subtasks_completed, s->counts.subtasks_total);
 	else
 		snprintf(sub, sizeof(sub), "-");
 	snprintf(out, size, "| %s | %s | %d | %d/%d | %s | %s | %s | %s |\n",
-	    s->id, status_name(s->status), s->attempts, s->tasks_completed,
-	    s->tasks_total, agent[0] ? agent : "-",
+	    s->id, status_name(s->status), s->attempts,
+	    s->counts.tasks_completed, s->counts.tasks_total,
+	    agent[0] ? agent : "-",
 	    s->last_outcome == OUTCOME_NONE ? "-"
 					    : outcome_name(s->last_outcome),
 	    reason[0] ? reason : "-", sub);
@@ -499,25 +500,25 @@ test_table_rows_exact(void **state)
 	}
 	v[0].status = STATUS_DONE;
 	v[0].attempts = 3;
-	v[0].tasks_completed = 9;
-	v[0].tasks_total = 9;
+	v[0].counts.tasks_completed = 9;
+	v[0].counts.tasks_total = 9;
 	v[0].last_agent = "claude";
 	v[0].last_outcome = OUTCOME_SUCCESS;
 	v[0].reason = "D1: success\nall | done\r";
-	v[0].subtasks_completed = 2;
-	v[0].subtasks_total = 4;
+	v[0].counts.subtasks_completed = 2;
+	v[0].counts.subtasks_total = 4;
 	v[1].attempts = -1;
-	v[1].tasks_completed = INT32_MIN;
-	v[1].tasks_total = INT32_MAX;
-	v[1].subtasks_completed = -7;
-	v[1].subtasks_total = 1;
+	v[1].counts.tasks_completed = INT32_MIN;
+	v[1].counts.tasks_total = INT32_MAX;
+	v[1].counts.subtasks_completed = -7;
+	v[1].counts.subtasks_total = 1;
 	v[2].reason = long_reason;
 	v[2].last_agent = long_reason;
 	v[2].last_outcome = (enum outcome)99;
 	v[3].id = long_id;
 	v[3].reason = "long id";
 	v[4].status = (enum story_status) - 3;
-	v[4].subtasks_total = -1;
+	v[4].counts.subtasks_total = -1;
 	v[5].id = "\xc3\xa9t\xc3\xa9";
 	v[5].attempts = 1000000;
 	assert_int_equal(render_progress_md(&md, v, 6, 3), 0);

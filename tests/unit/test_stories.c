@@ -145,28 +145,28 @@ test_load(void **state)
 	assert_null(s[0].resolved);
 	path = story_abspath(&s[0], c.root);
 	assert_string_equal(path, want);
-	assert_int_equal(s[0].tasks_total, 3);
-	assert_int_equal(s[0].tasks_completed, 1);
+	assert_int_equal(s[0].counts.tasks_total, 3);
+	assert_int_equal(s[0].counts.tasks_completed, 1);
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
 	assert_null(s[0].reason);
 	/* the stalled task is not kept per story: read when needed */
 	assert_int_equal(story_read_progress(&pr, path, NULL, NULL, &err), 0);
 	free(path);
 	assert_string_equal(pr.stalled_task, "two");
-	assert_int_equal(pr.tasks_completed, 1);
+	assert_int_equal(pr.counts.tasks_completed, 1);
 
 	/* the id given replaces the file's name, and the file stays: both
 	 * live in one block (config_story_set_id()) */
 	assert_string_equal(s[1].id, "second");
 	assert_string_equal(s[1].file, "docs/1-2.md");
-	assert_int_equal(s[1].tasks_total, 0);
+	assert_int_equal(s[1].counts.tasks_total, 0);
 	assert_int_equal(s[1].load_status, STATUS_INVALID);
 	assert_string_equal(s[1].reason,
 	    "no tasks: no task-list item (\"- [ ] ...\") in the file, which "
 	    "has no headings");
 
 	assert_string_equal(s[2].id, "1-3");
-	assert_int_equal(s[2].tasks_completed, 1);
+	assert_int_equal(s[2].counts.tasks_completed, 1);
 	assert_int_equal(s[2].load_status, STATUS_PENDING);
 
 	stories_free(s, n);
@@ -195,7 +195,7 @@ test_tasks_heading(void **state)
 	load_config(&c, t, "{\"stories\": [\"a.md\"]}");
 	if (stories_load(&s, &n, &c, &err) != 0)
 		fail_msg("%s", err.msg);
-	assert_int_equal(s[0].tasks_total, 0);
+	assert_int_equal(s[0].counts.tasks_total, 0);
 	assert_int_equal(s[0].load_status, STATUS_INVALID);
 	stories_free(s, n);
 	config_release(&c);
@@ -205,19 +205,19 @@ test_tasks_heading(void **state)
 	    "\"Work Items\"}}");
 	if (stories_load(&s, &n, &c, &err) != 0)
 		fail_msg("%s", err.msg);
-	assert_int_equal(s[0].tasks_total, 2);
-	assert_int_equal(s[0].tasks_completed, 1);
+	assert_int_equal(s[0].counts.tasks_total, 2);
+	assert_int_equal(s[0].counts.tasks_completed, 1);
 	assert_int_equal(s[0].load_status, STATUS_PENDING);
 	path = story_abspath(&s[0], c.root);
 	assert_non_null(path);
 	assert_int_equal(
 	    story_read_progress(&pr, path, c.root, c.tasks_heading, &err), 0);
-	assert_int_equal(pr.tasks_total, 2);
-	assert_int_equal(pr.subtasks_completed, 1);
+	assert_int_equal(pr.counts.tasks_total, 2);
+	assert_int_equal(pr.counts.subtasks_completed, 1);
 	assert_string_equal(pr.stalled_task, "two");
 	assert_int_equal(story_read_progress(&pr, path, c.root, NULL, &err), 0);
 	free(path);
-	assert_int_equal(pr.tasks_total, 0);
+	assert_int_equal(pr.counts.tasks_total, 0);
 	stories_free(s, n);
 	config_release(&c);
 }
@@ -262,7 +262,7 @@ test_status_and_drafts(void **state)
 	assert_false(s[3].draft);
 	/* a draft is still a story: valid, its tasks counted */
 	assert_int_equal(s[2].load_status, STATUS_PENDING);
-	assert_int_equal(s[2].tasks_total, 1);
+	assert_int_equal(s[2].counts.tasks_total, 1);
 	assert_true(story_skipped(&s[0], &c));
 	assert_false(story_skipped(&s[1], &c));
 	assert_true(story_skipped(&s[2], &c));
@@ -487,7 +487,7 @@ test_symlink_inside_ok(void **state)
 	path = story_abspath(&s[0], c.root);
 	assert_string_equal(path, want);
 	free(path);
-	assert_int_equal(s[0].tasks_total, 2);
+	assert_int_equal(s[0].counts.tasks_total, 2);
 	stories_free(s, n);
 	config_release(&c);
 }
@@ -530,14 +530,14 @@ test_read_progress(void **state)
 	write_file(t->root, "s.md", "- [ ] a\n- [ ] b\n");
 	fmt_into(path, sizeof(path), "%s/s.md", t->root);
 	assert_int_equal(story_read_progress(&p, path, NULL, NULL, &err), 0);
-	assert_int_equal(p.tasks_total, 2);
-	assert_int_equal(p.tasks_completed, 0);
+	assert_int_equal(p.counts.tasks_total, 2);
+	assert_int_equal(p.counts.tasks_completed, 0);
 	assert_string_equal(p.stalled_task, "a");
 
 	/* the agent checks a box: the next read sees it */
 	write_file(t->root, "s.md", "- [x] a\n- [ ] b\n");
 	assert_int_equal(story_read_progress(&p, path, NULL, NULL, &err), 0);
-	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.counts.tasks_completed, 1);
 	assert_string_equal(p.stalled_task, "b");
 
 	/* the agent deleted it: an error naming the file, progress zeroed */
@@ -545,7 +545,7 @@ test_read_progress(void **state)
 	assert_int_equal(
 	    story_read_progress(&p, path, NULL, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, path));
-	assert_int_equal(p.tasks_total, 0);
+	assert_int_equal(p.counts.tasks_total, 0);
 	assert_string_equal(p.stalled_task, "");
 }
 
@@ -567,7 +567,7 @@ test_swapped_symlink(void **state)
 	fmt_into(inside, sizeof(inside), "%s/other.md", t->root);
 	write_file(t->base, "secret.md", "- [x] SECRET-MARKER\n- [ ] x\n");
 	assert_int_equal(story_read_progress(&p, path, t->root, NULL, &err), 0);
-	assert_int_equal(p.tasks_total, 2);
+	assert_int_equal(p.counts.tasks_total, 2);
 
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(symlink(outside, path), 0);
@@ -575,13 +575,13 @@ test_swapped_symlink(void **state)
 	    story_read_progress(&p, path, t->root, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "a symlink was swapped in"));
 	assert_non_null(strstr(err.msg, "secret.md"));
-	assert_int_equal(p.tasks_total, 0);
+	assert_int_equal(p.counts.tasks_total, 0);
 	assert_string_equal(p.stalled_task, "");
 
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(symlink(inside, path), 0);
 	assert_int_equal(story_read_progress(&p, path, t->root, NULL, &err), 0);
-	assert_int_equal(p.tasks_completed, 1);
+	assert_int_equal(p.counts.tasks_completed, 1);
 }
 
 /* The refusal names the story relative to its root and where the
@@ -648,7 +648,7 @@ test_swapped_directory(void **state)
 	assert_int_equal(
 	    story_read_progress(&p, path, t->root, NULL, &err), SC_EDATA);
 	assert_non_null(strstr(err.msg, "d/s.md: a symlink was swapped in"));
-	assert_int_equal(p.tasks_total, 0);
+	assert_int_equal(p.counts.tasks_total, 0);
 }
 
 int
