@@ -58,9 +58,9 @@ endif
 # table), is linked into storyctl beside the library, not into it, as
 # git links git.c and builtin/ beside libgit.a: nothing in the library
 # calls up into a command (docs/design.md#rooms).
-SRC_CLI  = controller/main.c $(wildcard controller/cmd_*.c)
+SRC_CLI  = controller/cli/main.c $(wildcard controller/cli/cmd_*.c)
 SRC_LIB  = $(wildcard common/*.c strategies/*.c state/*.c) \
-	   $(filter-out $(SRC_CLI),$(wildcard controller/*.c))
+	   $(filter-out $(SRC_CLI),$(wildcard controller/*.c controller/*/*.c))
 OBJ_LIB  = $(SRC_LIB:%.c=$(BUILD)/obj/%.o)
 LIB      = $(BUILD)/libstoryctl.a
 BIN      = $(BUILD)/storyctl
@@ -186,17 +186,17 @@ uninstall:
 		$(DESTDIR)$(BASHCOMPDIR)/storyctl \
 		$(DESTDIR)$(ZSHCOMPDIR)/_storyctl
 
-# man/storyctl.1 is generated from the help table (controller/help.c) and
+# man/storyctl.1 is generated from the help table (controller/cli/help.c) and
 # kept in git, so installing needs no build tool; tests/e2e/test_help.sh
 # fails when it is stale.
 man: $(BIN)
 	$(BIN) __man >man/storyctl.1
 
 fmt:
-	clang-format -i $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/fault/*.c)
+	clang-format -i $(wildcard */*.c */*.h controller/*/*.c controller/*/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/fault/*.c)
 
 fmt-check:
-	clang-format --dry-run --Werror $(wildcard */*.c */*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/fault/*.c)
+	clang-format --dry-run --Werror $(wildcard */*.c */*.h controller/*/*.c controller/*/*.h tests/unit/*.c tests/unit/*.h tests/fuzz/*.c tests/fuzz/*.h tests/fault/*.c)
 
 clean:
 	rm -rf build build-asan

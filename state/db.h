@@ -436,7 +436,7 @@ int db_deaths_before(struct db *db, int *n, int64_t *last_pid,
     const struct attempt_row *r, struct sc_err *err);
 
 /* A counter bumped each time a story is put back to pending
- * (controller/requeue.c), by any process: a running controller that sees
+ * (controller/engine/requeue.c), by any process: a running controller that sees
  * it change reads its stories' statuses again
  * (docs/api.md#while-a-batch-runs).  0 before the first bump. */
 #define DB_META_REOPEN_SEQ "reopen_seq"

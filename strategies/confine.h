@@ -2,7 +2,7 @@
  * confine.h - the bubblewrap command line that confines one agent
  * attempt to its tree (docs/sandbox.md#the-mounts).  Pure: paths in,
  * argv out; what exists on the disk, which tool is there and whether it
- * works are the controller's to find out (controller/sandbox.c).
+ * works are the controller's to find out (controller/engine/sandbox.c).
  *
  * The sandbox the argv builds, in the order bubblewrap applies it (a
  * later mount covers an earlier one):

@@ -4,7 +4,7 @@
  * `storyctl` command that acts on it, and the delivery rules (which
  * answers are worth another try, and how long to wait before it).
  * Structs in, text out; no I/O.  The delivery itself is
- * controller/notifier.h's.
+ * controller/engine/notifier.h's.
  */
 #ifndef STORYCTL_NOTIFYEV_H
 #define STORYCTL_NOTIFYEV_H

@@ -46,7 +46,7 @@ enum sched_state {
  * status of the story's dependency k (0 <= k < ndeps); *why = the k that
  * blocks it, else the first k it waits on, else SIZE_MAX.  A bad ending
  * decides even while another dependency is open.  The batch loop calls
- * it with its own view (controller/batch.c). */
+ * it with its own view (controller/engine/batch.c). */
 enum sched_state schedule_deps_state(size_t *why, size_t ndeps,
     enum story_status (*status)(const void *ctx, size_t k), const void *ctx);
 

@@ -3,7 +3,7 @@
  * role, success by attempt number, recovery of transient failures, delays
  * by cause, error codes, time lost to limits and waits, cost, plateaus.
  * Pure: rows in, figures out; `storyctl stats` and GET /v1/stats read the
- * rows from the database and print the result (controller/cmd_stats.c).
+ * rows from the database and print the result (controller/cli/cmd_stats.c).
  *
  * Ownership: stats_compute() fills *out with arrays it allocates; the
  * caller releases them with stats_result_free() (which takes a zeroed or

@@ -2,7 +2,7 @@
  * statusline.h - the text of run's live status line
  * (docs/commands.md#the-live-status-line): every busy slot, compactly,
  * cut to the terminal's width so that it never wraps.  Pure: the slots'
- * data and a width in, the line out; controller/console.c measures the
+ * data and a width in, the line out; controller/engine/console.c measures the
  * terminal and draws it.
  */
 #ifndef STORYCTL_STATUSLINE_H

@@ -331,7 +331,7 @@ check_message() {
 }
 
 # The preset's full-autonomy flag, which storyctl gives a CLI only
-# inside its sandbox (controller/presets.c, docs/sandbox.md#presets).
+# inside its sandbox (controller/config/presets.c, docs/sandbox.md#presets).
 autonomy_flag() {
 	case $1 in
 	claude) echo bypassPermissions ;;

@@ -21,7 +21,7 @@ KINDS=(
 	"headers 30"
 	"body 10"
 )
-TIMEOUT_S=10 # SERVE_TIMEOUT_S (controller/serve.h)
+TIMEOUT_S=10 # SERVE_TIMEOUT_S (controller/serve/serve.h)
 
 SRV_PID=
 SRV_PORT=

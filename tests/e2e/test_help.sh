@@ -164,7 +164,7 @@ else
 fi
 
 # --- the options help lists are the options parsed --------------------------------
-# One table per command drives both (controller/opts.h): every option a
+# One table per command drives both (controller/cli/opts.h): every option a
 # command's help (and so the completion and the man page) lists is one its
 # parser takes, and one it does not list is refused.
 empty="$T_TMP/no-config"

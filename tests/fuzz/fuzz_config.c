@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "controller/config.h"
+#include "controller/config/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

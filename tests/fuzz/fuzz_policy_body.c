@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/config.h"
-#include "controller/serve_policy.h"
+#include "controller/config/config.h"
+#include "controller/serve/serve_policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

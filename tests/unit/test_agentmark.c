@@ -1,6 +1,6 @@
 /* test_agentmark.c - the mark every agent carries and the start-up
  * sweep that ends what carries a dead controller's mark
- * (controller/agentmark.c, docs/runner.md#the-mark), with real
+ * (controller/engine/agentmark.c, docs/runner.md#the-mark), with real
  * processes: marked ones (a leader and its grandchild that cleared its
  * environment), one with another state dir's mark, one whose mark sits
  * across the boundary of two reads, and the agent environment that
@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "controller/agentenv.h"
-#include "controller/agentmark.h"
+#include "controller/engine/agentenv.h"
+#include "controller/engine/agentmark.h"
 #include "controller/clock.h"
 
 /* Two fresh directories stand for two state dirs: their own inodes, so

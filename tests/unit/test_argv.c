@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "controller/argv.h"
+#include "controller/config/argv.h"
 
 static const struct argv_vars vars = {
     .prompt = "Implement docs/stories/1-2.md",

@@ -1,5 +1,5 @@
 /*
- * test_batch.c - the batch loop (controller/batch.c, attempt.c,
+ * test_batch.c - the batch loop (controller/engine/batch.c, attempt.c,
  * console.c) driven through its seams: a fake clock that never really
  * sleeps (sleep_until records the deadline and jumps the clock to it)
  * and a scripted fake agent runner that checks boxes in the story file,
@@ -31,10 +31,10 @@
 #include <git2.h>
 #include <jansson.h>
 
-#include "controller/batch.h"
-#include "controller/batch_notify.h"
-#include "controller/config.h"
-#include "controller/stories.h"
+#include "controller/engine/batch.h"
+#include "controller/engine/batch_notify.h"
+#include "controller/config/config.h"
+#include "controller/config/stories.h"
 #include "state/db.h"
 #include "state/gitstate.h"
 #include "state/lock.h"

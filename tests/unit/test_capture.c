@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "controller/capture.h"
+#include "controller/engine/capture.h"
 
 static char dir[64];
 

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "controller/config.h"
-#include "controller/presets.h"
+#include "controller/config/config.h"
+#include "controller/config/presets.h"
 
 /* ---- temp dir helpers ---- */
 

@@ -27,9 +27,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "controller/batch_notify.h"
-#include "controller/config.h"
-#include "controller/notifier.h"
+#include "controller/engine/batch_notify.h"
+#include "controller/config/config.h"
+#include "controller/engine/notifier.h"
 #include "common/model.h"
 #include "strategies/notifyev.h"
 

@@ -1,5 +1,5 @@
 /* test_opts.c - a command line parsed by its help table
- * (controller/opts.c), as a table of command lines. */
+ * (controller/cli/opts.c), as a table of command lines. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "controller/opts.h"
+#include "controller/cli/opts.h"
 
 /* As help.c writes them: a flag, a value, two names for one option. */
 static const struct help_item table[] = {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "controller/config.h"
+#include "controller/config/config.h"
 
 static struct config cfg;
 

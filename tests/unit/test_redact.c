@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "controller/agentenv.h"
-#include "controller/capture.h"
+#include "controller/engine/agentenv.h"
+#include "controller/engine/capture.h"
 #include "state/redact.h"
 
 struct rcase {
@@ -585,7 +585,7 @@ test_value_worth(void **state)
 			    worth_cases[i].secret ? "worth" : "not worth");
 }
 
-/* What start-up collects (controller/agentenv.c): the agents' env
+/* What start-up collects (controller/engine/agentenv.c): the agents' env
  * values, and the controller's variables the name rule picks. */
 static void
 test_agentenv_secrets(void **state)
@@ -620,7 +620,7 @@ test_agentenv_secrets(void **state)
 }
 
 /* Agent output reaches the redactor as the capture's tail, put back in
- * order from its ring (controller/capture.c): a value written in two
+ * order from its ring (controller/engine/capture.c): a value written in two
  * chunks, across the ring's wrap, is whole in the text redacted. */
 static void
 test_value_across_chunks(void **state)

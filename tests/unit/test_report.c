@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "controller/report.h"
-#include "controller/report_int.h"
+#include "controller/report/report.h"
+#include "controller/report/report_int.h"
 
 /* A finished night: s-ok done in one attempt; s-stall deferred after
  * two (a wait between them); s-bad escalated, its reason and agent

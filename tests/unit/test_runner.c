@@ -25,11 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "controller/agentenv.h"
-#include "controller/pgroup.h"
-#include "controller/runner.h"
-#include "controller/spawn.h"
-#include "controller/watchdog.h"
+#include "controller/engine/agentenv.h"
+#include "controller/engine/pgroup.h"
+#include "controller/engine/runner.h"
+#include "controller/engine/spawn.h"
+#include "controller/engine/watchdog.h"
 
 static char root[PATH_MAX];
 static char tmpdir[PATH_MAX];
@@ -924,7 +924,7 @@ run_with_path(struct runner_result *r, const char *const *argv,
 }
 
 /* Whether posix_spawn reports a failed exec here: not under valgrind,
- * which runs its clone as a fork (controller/spawn.h). */
+ * which runs its clone as a fork (controller/engine/spawn.h). */
 static bool
 spawn_reports_exec_errors(void)
 {
@@ -1926,7 +1926,7 @@ test_async_controller_death(void **state)
 
 /*
  * The controller dies in the middle of a spawn: the watchdog was told the
- * agent's pipe but not yet its group (controller/watchdog.h).  It finds
+ * agent's pipe but not yet its group (controller/engine/watchdog.h).  It finds
  * the processes holding that pipe and ends them: an agent that leads its
  * group and ignores SIGTERM (SIGKILL after the grace), and a process still
  * in the controller's group, as a spawn before its setpgid is (signalled

@@ -1,5 +1,5 @@
 /* test_serve_config.c - the server's kept config
- * (controller/serve_config.c): loaded once while storyctl.json keeps its
+ * (controller/serve/serve_config.c): loaded once while storyctl.json keeps its
  * identity and a batch exists; again when the file changes, when it is
  * too new to trust, and before the first batch (the story list); the
  * request's database handle lent, not closed (docs/api.md#what-a-request-costs). */
@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "controller/serve_config.h"
-#include "controller/cli.h"
-#include "controller/view.h"
+#include "controller/serve/serve_config.h"
+#include "controller/cli/cli.h"
+#include "controller/views/view.h"
 #include "state/db.h"
 
 struct fx {

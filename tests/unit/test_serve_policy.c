@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "controller/config.h"
-#include "controller/serve_policy.h"
+#include "controller/config/config.h"
+#include "controller/serve/serve_policy.h"
 
 static struct config cfg;
 

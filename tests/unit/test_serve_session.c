@@ -1,6 +1,6 @@
-/* test_serve_session.c - the dashboard's sessions (controller/serve_session.c)
+/* test_serve_session.c - the dashboard's sessions (controller/serve/serve_session.c)
  * with a made-up clock: ids, lookup, expiry, eviction, the end of a
- * session; and the sign-in form's body (controller/serve_page.c)
+ * session; and the sign-in form's body (controller/serve/serve_page.c)
  * (docs/api.md#the-dashboard). */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "controller/serve_page.h"
-#include "controller/serve_session.h"
+#include "controller/serve/serve_page.h"
+#include "controller/serve/serve_session.h"
 
 static const struct serve_session_key KEY = {
     "dash", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"};

@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "controller/config.h"
-#include "controller/stories.h"
+#include "controller/config/config.h"
+#include "controller/config/stories.h"
 
 struct tmp {
 	char base[1024]; /* mkdtemp dir, resolved */

@@ -1,0 +1,150 @@
+/*
+ * batch_run_int.h - what the files of batch_run() share: batch.c and
+ * batch_*.c.  Not an interface.
+ */
+#ifndef STORYCTL_BATCH_RUN_INT_H
+#define STORYCTL_BATCH_RUN_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "controller/engine/batch_int.h"
+#include "strategies/schedule.h"
+
+/*
+ * The loop's compact view of the batch (run_stories()): one small entry
+ * per story, in position order, so that a batch of thousands of stories
+ * costs some tens of bytes per story.  An entry's index is the story's
+ * index in the loop (the breaker's counted[] too).  A story's full row
+ * lives in its slot while a slot holds it; otherwise it is read from the
+ * database when needed (sched_row()).  Ids are looked up once, when the
+ * schedule is built: the loop follows indexes.
+ */
+struct sched_ent {
+	const struct story *s; /* NULL: no longer in the config */
+	const char *id; /* s->id, or malloc'd when s is NULL */
+	int ci; /* its index in cfg->stories, -1 when none */
+	int slot; /* the slot holding it, -1 when none */
+	enum story_status status; /* the database's while in no slot */
+	bool wanted; /* `run STORY...` names it, or names none */
+	size_t dep, ndeps; /* its dependencies in the batch: deps[dep..] */
+};
+
+struct sched {
+	struct sched_ent *e;
+	size_t n, cap;
+	size_t *deps; /* entry indexes, in depends_on order */
+	size_t cursor; /* every entry before it is final or not wanted */
+	uint64_t gen; /* bumped by every change slot_fill() looks at */
+	uint64_t idle_gen; /* gen when slot_fill() last found nothing */
+	int64_t reopen_seq; /* db_reopen_seq() when last looked at */
+};
+
+/* batch_sched.c */
+/* pending or running: the story has attempts to come */
+bool batch_status_open(enum story_status s);
+void batch_sched_free(struct sched *sc);
+/*
+ * The schedule of the batch, read a page of rows at a time, so that the
+ * full rows of the batch are never all in memory.  batch_select() gives
+ * the stories positions 0..N-1; a batch whose positions have gaps is
+ * read whole instead (the same order: by position, then id).
+ */
+int batch_sched_build(
+    struct sched *sc, const struct batch *b, struct sc_err *err);
+/* Entry i changed (its status, its slot): slot_fill() looks again, from
+ * i on when it is open again. */
+void batch_sched_touch(struct sched *sc, size_t i);
+/* Story i's status now: its slot's row while a slot holds it. */
+enum story_status batch_sched_status(
+    const struct batch *b, const struct sched *sc, size_t i);
+/* Story i's full row from the database (it is in no slot). */
+int batch_sched_row(struct story_row *out, const struct batch *b,
+    const struct sched *sc, size_t i, struct sc_err *err);
+/* Whether story i may run now given the statuses of its dependencies in
+ * the batch (the rule is strategies/schedule.c's, docs/scheduling.md);
+ * *why is the dependency that blocks it or that it waits on first
+ * (SIZE_MAX when ready). */
+enum sched_state batch_sched_deps_state(
+    const struct batch *b, const struct sched *sc, size_t i, size_t *why);
+/* A story put back to pending by another process (`storyctl requeue`,
+ * a failure POSTed to `storyctl serve`): when db_reopen_seq() moved,
+ * the pending stories in no slot are read again and run like the others
+ * (docs/api.md#while-a-batch-runs).  One indexed read otherwise. */
+int batch_sched_reopened(struct batch *b, struct sched *sc, struct sc_err *err);
+/* Put story i back to pending (requeue_story()): in its slot's row
+ * while a slot holds it, else in the database and the schedule. */
+int batch_sched_requeue(struct batch *b, struct sched *sc, size_t i,
+    const char *reason, int64_t now, struct sc_err *err);
+
+/* batch_reconcile.c */
+/*
+ * A `running` attempt whose controller is gone (we hold the lock, so
+ * every one is): kill its process group if it survived, close it as a
+ * crash with the progress the story file shows now, and decide it like
+ * any crash.
+ */
+int batch_reconcile(struct batch *b, struct sc_err *err);
+
+/* batch_select.c */
+/* The batch to run: the unfinished one, or (run) a new one made of the
+ * config's stories; res->nothing when resume finds none. */
+int batch_select(struct batch *b, struct batch_result *res, struct sc_err *err);
+
+/* batch_work.c */
+/*
+ * git.commit_work in the main tree: refuse to start on uncommitted
+ * changes, so nothing of the user's is ever mixed into a story's commit
+ * or reset away.  Changes of a story that was in progress when the last
+ * controller stopped are that story's, and resuming it is allowed.
+ */
+int batch_work_check(struct batch *b, struct sc_err *err);
+/* Remember HEAD as where the story began (git.commit_work). */
+int batch_work_base(struct batch *b, struct story_row *st, struct sc_err *err);
+/* git.commit_work in the main tree, when story st is final: done work
+ * goes on the current branch; deferred or escalated work on
+ * storyctl/wip/<id>, and the tree returns to where the story began. */
+int batch_work_end(struct batch *b, struct story_row *st, struct sc_err *err);
+/* -j N > 1: the story works in its own worktree on storyctl/story/<id>,
+ * started from the branch of a dependency that has one, or from HEAD. */
+int batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
+    struct sc_err *err);
+/*
+ * The worktree of story st (-j N > 1) once the story is final: its work
+ * is committed on its branch and the worktree goes (the branch stays).
+ * Used by a live decision (slot_release), by start-up recovery after a
+ * decision made for a dead controller's attempt, and by the sweep of
+ * worktrees whose story was decided just before a crash
+ * (docs/git-work.md#recovery).
+ */
+int batch_worktree_settle(struct batch *b, const struct story_row *st,
+    const char *worktree, struct sc_err *err);
+/*
+ * Start-up, after recovery: a worktree whose story is already final in
+ * this batch belongs to a controller that died between the decision and
+ * the commit of the work (or to a decision recovery just made).  Settle
+ * it as the live decision would have.  Worktrees of open stories stay:
+ * the story's next attempt continues in them.
+ */
+int batch_worktree_sweep(struct batch *b, struct sc_err *err);
+
+/* batch_loop.c */
+/*
+ * The supervision loop: up to N stories at once, one process, no
+ * threads.  A slot holds its story while the story's next attempt
+ * waits out its delay, so -j 1 is the plain sequential night.
+ */
+int batch_run_stories(struct batch *b, struct sc_err *err);
+
+/* batch.c */
+/* The loaded story with this id, or NULL. */
+const struct story *batch_story_by_id(
+    const struct batch_opts *o, const char *id);
+
+/* batch_ops.c */
+/* The agent seam of a batch: o's own when it has one (tests), else the
+ * real runner, one agent at a time (docs/design.md#layout). */
+void batch_ops_init(struct batch_agent_ops *ops, const struct batch_opts *o);
+
+#endif

@@ -1,0 +1,156 @@
+/*
+ * views_story.c - the read model's stories: the list and one story's
+ * record, read once from a view for `list`, `show`, GET /v1/stories,
+ * GET /v1/stories/ID and the report (docs/json.md#list,
+ * docs/json.md#show).  The text is cmd_inspect.c's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/cli/cli.h"
+#include "controller/views/view.h"
+#include "controller/views/views.h"
+#include "state/db.h"
+#include "state/render.h"
+#include "state/render_evidence.h"
+
+/* list --json: an array whose every element carries the format_version
+ * (docs/json.md#list); cost_usd null when no attempt reported one. */
+static int
+list_build_json(
+    json_t **out, const struct story_row *rows, size_t n, struct sc_err *err)
+{
+	json_t *arr = json_array(), *o;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; arr != NULL && i < n; i++) {
+		o = json_pack("{s:i, s:s, s:s, s:s, s:i, s:i, s:i, s:o, s:i, "
+			      "s:i, s:o}",
+		    "format_version", CLI_JSON_FORMAT_VERSION, "id", rows[i].id,
+		    "file", rows[i].file, "status", status_name(rows[i].status),
+		    "attempts", rows[i].attempts, "tasks_completed",
+		    rows[i].counts.tasks_completed, "tasks_total",
+		    rows[i].counts.tasks_total, "reason",
+		    rows[i].reason[0] ? json_string(rows[i].reason)
+				      : json_null(),
+		    "subtasks_completed", rows[i].counts.subtasks_completed,
+		    "subtasks_total", rows[i].counts.subtasks_total, "cost_usd",
+		    rows[i].cost_usd > 0 ? json_real(rows[i].cost_usd)
+					 : json_null());
+		if (o == NULL || json_array_append_new(arr, o) < 0) {
+			rc = err_set(err, SC_EOS, "out of memory");
+			goto out;
+		}
+	}
+	if (arr == NULL)
+		rc = err_set(err, SC_EOS, "out of memory");
+out:
+	if (rc < 0) {
+		json_decref(arr);
+		arr = NULL;
+	}
+	*out = arr;
+	return rc;
+}
+
+/* One builder for list --json and GET /v1/stories (docs/api.md). */
+int
+views_list_json(
+    json_t **out, struct view *v, const char *status, struct sc_err *err)
+{
+	struct story_row *rows = NULL;
+	size_t n = 0;
+	int rc;
+
+	*out = NULL;
+	rc = view_stories(&rows, &n, v, status, err);
+	if (rc == 0)
+		rc = list_build_json(out, rows, n, err);
+	free(rows);
+	return rc;
+}
+
+/* show --json: the record the state branch keeps as stories/<id>.json
+ * (docs/state-branch.md), with the format_version first
+ * (docs/json.md#show); the branch's copy carries none. */
+static int
+show_build_json(json_t **out, const struct story_row *st,
+    const struct attempt_row *rows, size_t n, const char *override,
+    const struct failure_row *fl, size_t nf, struct sc_err *err)
+{
+	json_t *j = render_story_json(st, rows, n, override);
+	json_t *o =
+	    json_pack("{s:i}", "format_version", CLI_JSON_FORMAT_VERSION);
+	int rc = 0;
+
+	/* as stories/<id>.json has it, only while there is one */
+	if (j != NULL && nf > 0 &&
+	    json_object_set_new(
+		j, "external_failures", render_failures_json(fl, nf)) != 0) {
+		json_decref(j);
+		j = NULL;
+	}
+	if (j == NULL || o == NULL || json_object_update(o, j) != 0) {
+		rc = err_set(err, SC_EOS, "out of memory");
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(j);
+	*out = o;
+	return rc;
+}
+
+void
+views_story_release(struct views_story *sh)
+{
+	attempt_rows_free(sh->rows, sh->n);
+	failure_rows_free(sh->fl, sh->nf);
+	evidence_rows_free(sh->ev, sh->nev);
+	free(sh->override);
+	memset(sh, 0, sizeof(*sh));
+}
+
+int
+views_story_read(
+    struct views_story *sh, struct view *v, const char *id, struct sc_err *err)
+{
+	struct policy_row pol = {0};
+	int found = 0, rc;
+
+	memset(sh, 0, sizeof(*sh));
+	rc = view_find_story(&sh->st, v, id, err);
+	if (rc == 0 && v->have_batch)
+		rc = db_attempts_for_story(
+		    v->db, &sh->rows, &sh->n, v->batch.id, id, err);
+	if (rc == 0 && v->have_batch)
+		rc = db_failures_for_story(
+		    v->db, &sh->fl, &sh->nf, v->batch.id, id, false, err);
+	if (rc == 0 && v->have_batch)
+		rc = db_evidence_for_story(
+		    v->db, &sh->ev, &sh->nev, v->batch.id, id, err);
+	if (rc == 0 && v->db != NULL)
+		rc = db_policy_get(v->db, &pol, &found, id, err);
+	if (rc == 0 && found)
+		sh->override = pol.body;
+	return rc;
+}
+
+/* One builder for show ID --json and GET /v1/stories/ID (docs/api.md). */
+int
+views_show_json(
+    json_t **out, struct view *v, const char *id, struct sc_err *err)
+{
+	struct views_story sh;
+	int rc;
+
+	*out = NULL;
+	rc = views_story_read(&sh, v, id, err);
+	if (rc == 0)
+		rc = show_build_json(
+		    out, &sh.st, sh.rows, sh.n, sh.override, sh.fl, sh.nf, err);
+	if (rc == 0 && render_story_add_evidence(*out, sh.ev, sh.nev) < 0)
+		rc = err_set(err, SC_EOS, "out of memory");
+	views_story_release(&sh);
+	return rc;
+}
