@@ -1,4 +1,6 @@
 /* strbuf.c - see strbuf.h. */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,14 +69,16 @@ strbuf_grow(struct strbuf *sb, size_t extra)
 
 	if (sb->oom)
 		return -1;
-	if (extra > (size_t)-1 - sb->len - 1)
+	/* no object may be larger than PTRDIFF_MAX (C11 6.5.6); malloc
+	 * refuses more anyway, and the sanitizers abort on asking */
+	if (extra > (size_t)PTRDIFF_MAX - sb->len - 1)
 		goto oom;
 	want = sb->len + extra + 1;
 	if (want <= sb->alloc)
 		return 0;
 	n = sb->alloc > 0 ? sb->alloc : 64;
 	while (n < want)
-		n = n > (size_t)-1 / 2 ? want : n * 2;
+		n = n > (size_t)PTRDIFF_MAX / 2 ? want : n * 2;
 	p = realloc(sb->alloc > 0 ? sb->buf : NULL, n);
 	if (p == NULL)
 		goto oom;

@@ -61,8 +61,9 @@ test_out_of_memory_is_sticky(void **state)
 
 	(void)state;
 	assert_int_equal(strbuf_addstr(&sb, "kept"), 0);
-	/* a size no allocator gives */
-	assert_int_equal(strbuf_grow(&sb, (size_t)-1 / 2), -1);
+	/* a size no object may have (over PTRDIFF_MAX): refused before
+	 * the allocator is asked */
+	assert_int_equal(strbuf_grow(&sb, (size_t)PTRDIFF_MAX), -1);
 	assert_true(sb.oom);
 	assert_int_equal(strbuf_addstr(&sb, "more"), -1);
 	assert_string_equal(sb.buf, "kept");
