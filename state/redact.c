@@ -659,11 +659,15 @@ redact_text_copy(
     const struct redact_values *rv, char *dst, size_t cap, const char *src)
 {
 	char *r = redact_text(rv, src, src != NULL ? strlen(src) : 0, NULL);
+	bool cut = false;
 	size_t n = 0;
 
 	dst[0] = '\0';
 	if (r != NULL)
-		n = text_clean(dst, cap, r, strlen(r), TEXT_KEEP_NL, NULL);
+		n = text_clean(dst, cap, r, strlen(r), TEXT_KEEP_NL, &cut);
+	/* never silently (docs/state.md#text-fields) */
+	if (cut)
+		n = text_mark_cut(dst, cap, n);
 	free(r);
 	return n;
 }

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "state/render.h"
-#include "state/render_evidence.h"
 #include "state/statebranch.h"
+#include "state/story_record.h"
 
 /* The last line of every commit message: the database's decision
  * sequence the commit shows, which statebranch_sync() compares
@@ -17,48 +17,21 @@ static int
 story_json_text(char **out, struct statebranch *sb, int64_t batch_id,
     const struct story_row *st, struct sc_err *err)
 {
-	struct attempt_row *rows = NULL;
-	struct evidence_row *ev = NULL;
-	struct failure_row *fl = NULL;
-	struct policy_row pol = {0};
-	size_t n = 0, nev = 0, nf = 0;
+	struct story_record r;
 	json_t *j = NULL;
-	int found = 0, rc;
+	int rc;
 
 	*out = NULL;
-	rc = db_attempts_for_story(sb->db, &rows, &n, batch_id, st->id, err);
+	rc = story_record_read(&r, sb->db, batch_id, st, err);
 	if (rc == 0)
-		rc = db_policy_get(sb->db, &pol, &found, st->id, err);
-	if (rc == 0)
-		rc = db_failures_for_story(
-		    sb->db, &fl, &nf, batch_id, st->id, false, err);
-	if (rc < 0)
-		goto out;
-	rc = db_evidence_for_story(sb->db, &ev, &nev, batch_id, st->id, err);
-	if (rc < 0)
-		goto out;
-	j = render_story_json(st, rows, n, found ? pol.body : NULL);
-	/* each attempt's evidence (docs/evidence.md) */
-	if (j != NULL && render_story_add_evidence(j, ev, nev) < 0) {
-		json_decref(j);
-		j = NULL;
-	}
-	/* only while there is one, so that a story without keeps its
-	 * bytes (docs/json.md#show) */
-	if (j != NULL && nf > 0)
-		json_object_set_new(
-		    j, "external_failures", render_failures_json(fl, nf));
-	if (j != NULL)
-		*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	if (*out == NULL)
+		rc = story_record_json(&j, &r, err);
+	if (rc == 0 &&
+	    (*out = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER)) ==
+		NULL)
 		rc = err_set(
 		    err, SC_EOS, "out of memory rendering story %s", st->id);
-out:
-	free(pol.body);
 	json_decref(j);
-	attempt_rows_free(rows, n);
-	evidence_rows_free(ev, nev);
-	failure_rows_free(fl, nf);
+	story_record_release(&r);
 	return rc;
 }
 

@@ -351,3 +351,35 @@ out:
 	dst[c.o] = '\0';
 	return c.o;
 }
+
+/* The mark ends a cut text (U+2026, three bytes in UTF-8). */
+#define CUT_MARK "\xe2\x80\xa6"
+
+size_t
+text_mark_cut(char *dst, size_t cap, size_t len)
+{
+	size_t at = len;
+
+	if (cap < sizeof(CUT_MARK))
+		return len;
+	if (at > cap - sizeof(CUT_MARK))
+		at = cap - sizeof(CUT_MARK);
+	while (at > 0 && text_utf8_cont((unsigned char)dst[at]))
+		at--;
+	memcpy(dst + at, CUT_MARK, sizeof(CUT_MARK));
+	return at + sizeof(CUT_MARK) - 1;
+}
+
+size_t
+text_copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n < cap) {
+		memcpy(dst, src, n + 1);
+		return n;
+	}
+	memcpy(dst, src, cap - 1);
+	dst[cap - 1] = '\0';
+	return text_mark_cut(dst, cap, cap - 1);
+}

@@ -120,6 +120,18 @@ enum {
 size_t text_clean(char *dst, size_t cap, const char *src, size_t n,
     unsigned flags, bool *cut);
 
+/* The text of a fixed field of the record (a reason, an error message:
+ * docs/state.md#text-fields) from src: copied whole when it fits in
+ * cap - 1 bytes; otherwise cut at a character boundary and ended with
+ * "…", so that a cut is never silent.  cap >= 4.  Returns the length
+ * written. */
+size_t text_copy(char *dst, size_t cap, const char *src);
+
+/* dst, of len bytes written into cap by a copy that left text out (as
+ * text_clean() says with *cut): its end replaced by "…" at a character
+ * boundary.  Returns the new length. */
+size_t text_mark_cut(char *dst, size_t cap, size_t len);
+
 /* Whether the JSON text s[0..n) nests at most max_depth deep (strings
  * skipped), checked before jansson parses it so that a hostile line
  * cannot recurse the parser deep. */

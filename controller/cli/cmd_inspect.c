@@ -305,7 +305,7 @@ show_failure_line(const struct cli *cli, const struct failure_row *f)
 
 /* show ID without --json. */
 static void
-show_print(const struct cli *cli, const struct views_story *sh)
+show_print(const struct cli *cli, const struct story_record *sh)
 {
 	const struct story_row *st = &sh->st;
 	size_t i;
@@ -348,7 +348,7 @@ int
 cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
 	struct view v;
-	struct views_story sh;
+	struct story_record sh;
 	const char *id = NULL;
 	json_t *j = NULL;
 	int json = 0, rc;

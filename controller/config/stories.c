@@ -293,6 +293,100 @@ story_look_release(struct story_look *l)
 	memset(l, 0, sizeof(*l));
 }
 
+void
+story_seen_release(struct story_seen *seen)
+{
+	if (seen == NULL)
+		return;
+	free(seen->path);
+	free(seen->text);
+	story_look_release(&seen->look);
+	memset(seen, 0, sizeof(*seen));
+}
+
+/* *out = a copy of l; SC_EOS on OOM. */
+static int
+look_copy(
+    struct story_look *out, const struct story_look *l, struct sc_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->pr = l->pr;
+	if (l->nitems == 0)
+		return 0;
+	out->items = malloc(l->nitems * sizeof(*l->items));
+	if (out->items == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	memcpy(out->items, l->items, l->nitems * sizeof(*l->items));
+	out->nitems = l->nitems;
+	return 0;
+}
+
+/* seen made to hold the file's bytes now and what they parse to: the
+ * parse only when they differ from the bytes seen holds.  On error seen
+ * is empty (the next read parses). */
+static int
+seen_refresh(struct story_seen *seen, const char *abspath, const char *root,
+    const char *tasks_heading, struct sc_err *err)
+{
+	struct story_look look = {0};
+	char *text = NULL, *path = NULL;
+	size_t len = 0;
+	int rc;
+
+	rc = story_read_text(&text, &len, abspath, root, err);
+	if (rc < 0)
+		goto out;
+	if (seen->path != NULL && strcmp(seen->path, abspath) == 0 &&
+	    seen->len == len && memcmp(seen->text, text, len) == 0)
+		goto out;
+	rc = progress_items(
+	    &look.items, &look.nitems, &look.pr, text, len, tasks_heading, err);
+	if (rc == 0 && (path = strdup(abspath)) == NULL)
+		rc = err_set(err, SC_EOS, "out of memory");
+	if (rc < 0)
+		goto out;
+	story_seen_release(seen);
+	seen->path = path;
+	seen->text = text;
+	seen->len = len;
+	seen->look = look;
+	return 0;
+out:
+	if (rc < 0)
+		story_seen_release(seen);
+	story_look_release(&look);
+	free(text);
+	return rc;
+}
+
+int
+story_read_seen(struct story_look *out, struct story_seen *seen,
+    const char *abspath, const char *root, const char *tasks_heading,
+    struct sc_err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = seen_refresh(seen, abspath, root, tasks_heading, err);
+	if (rc == 0)
+		rc = look_copy(out, &seen->look, err);
+	return rc;
+}
+
+int
+story_read_seen_progress(struct progress *out, struct story_seen *seen,
+    const char *abspath, const char *root, const char *tasks_heading,
+    struct sc_err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = seen_refresh(seen, abspath, root, tasks_heading, err);
+	if (rc == 0)
+		*out = seen->look.pr;
+	return rc;
+}
+
 static bool
 path_inside(const char *p, const char *root)
 {

@@ -127,6 +127,35 @@ int story_read_look(struct story_look *out, const char *abspath,
 /* Free what l owns and zero it; NULL ok. */
 void story_look_release(struct story_look *l);
 
+/*
+ * The story file's bytes as last parsed and what they parsed to.  A
+ * slot keeps one, so that the story is read at each moment that needs
+ * it (each poll of an attempt, its end, the next attempt's start: a
+ * person or the agent may change it in between) but the same bytes are
+ * parsed once (docs/design.md#what-is-read-twice).  Zeroed is empty.
+ */
+struct story_seen {
+	char *path;
+	char *text;
+	size_t len;
+	struct story_look look;
+};
+
+/* story_read_look() through seen: the file is read; when its bytes are
+ * seen's (same path) *out is a copy of seen's look, otherwise they are
+ * parsed and seen keeps them.  *out is the caller's either way
+ * (story_look_release()); on error it is zeroed and seen empty. */
+int story_read_seen(struct story_look *out, struct story_seen *seen,
+    const char *abspath, const char *root, const char *tasks_heading,
+    struct sc_err *err);
+/* The same for the progress alone (story_read_progress()). */
+int story_read_seen_progress(struct progress *out, struct story_seen *seen,
+    const char *abspath, const char *root, const char *tasks_heading,
+    struct sc_err *err);
+
+/* Free what seen holds and zero it; NULL ok. */
+void story_seen_release(struct story_seen *seen);
+
 /* The run order of cfg's stories (indexes into cfg->stories, which
  * stories_load() keeps): a story after the stories it depends on,
  * otherwise config order.  *out malloc'd.  SC_EDATA naming a cycle. */

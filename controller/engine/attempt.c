@@ -83,8 +83,8 @@ prepare_read(bool *settled, struct story_look *look, struct batch *b,
 	int rc;
 
 	*settled = true;
-	rc = story_read_look(
-	    look, sl->abspath, slot_root(b, sl), b->cfg->tasks_heading, err);
+	rc = story_read_seen(look, &sl->seen, sl->abspath, slot_root(b, sl),
+	    b->cfg->tasks_heading, err);
 	if (rc < 0) {
 		/* one unreadable story must not end the night */
 		snprintf(why, sizeof(why), "cannot read the story: %.200s",
@@ -353,7 +353,7 @@ service_agent(struct batch *b, struct slot *sl, struct sc_err *err)
 	}
 	remote_collect(b, sl, ar->r.attempt, &ar->agent_res, ar->r.log_path);
 	collect_confined(b, sl, ar);
-	read = story_read_look(&look, sl->abspath, slot_root(b, sl),
+	read = story_read_seen(&look, &sl->seen, sl->abspath, slot_root(b, sl),
 		   b->cfg->tasks_heading, NULL) == 0;
 	ar->end = read ? look.pr : ar->start;
 	/* before the gates: under verify.require_diff unbacked ticks are

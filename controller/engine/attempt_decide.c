@@ -14,6 +14,7 @@
 #include "controller/engine/console.h"
 #include "controller/clock.h"
 #include "state/db_evidence.h"
+#include "strategies/text.h"
 
 /* The attempts of a story the strategy sees (since its last requeue). */
 static int
@@ -459,7 +460,7 @@ attempt_settle(struct batch *b, struct story_row *st, enum story_status status,
 	int rc;
 
 	st->status = status;
-	snprintf(st->reason, sizeof(st->reason), "%s", reason);
+	text_copy(st->reason, sizeof(st->reason), reason);
 	st->updated_ms = b->o->clock.now_ms(b->o->clock.ctx);
 	rc = db_story_update(b->db, st, err);
 	if (rc < 0)

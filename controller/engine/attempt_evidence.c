@@ -140,8 +140,8 @@ judge(struct attempt_run *ar, const struct story_look *now)
 		console_line(b, "%s: %s", ar->sl->st->id, err.msg);
 		goto out;
 	}
-	if (story_read_progress(&ar->end, ar->sl->abspath, slot_root(b, ar->sl),
-		b->cfg->tasks_heading, NULL) < 0)
+	if (story_read_seen_progress(&ar->end, &ar->sl->seen, ar->sl->abspath,
+		slot_root(b, ar->sl), b->cfg->tasks_heading, NULL) < 0)
 		ar->end = ar->start;
 out:
 	free(text);

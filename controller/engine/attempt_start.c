@@ -57,9 +57,9 @@ on_poll(void *ctx, int64_t elapsed_ms, int pgid)
 	(void)pgid;
 	if (now - ar->last_read_ms >= ar->poll_ms) {
 		ar->last_read_ms = now;
-		if (story_read_progress(&pr, ar->sl->abspath,
-			slot_root(ar->b, ar->sl), b->cfg->tasks_heading,
-			NULL) == 0) {
+		if (story_read_seen_progress(&pr, &ar->sl->seen,
+			ar->sl->abspath, slot_root(ar->b, ar->sl),
+			b->cfg->tasks_heading, NULL) == 0) {
 			ar->token = pr.counts.tasks_completed;
 			ar->r.counts = pr.counts;
 			hb = pr.counts;

@@ -41,6 +41,9 @@ struct slot {
 	 * way and the breaker reads the history itself */
 	bool tz_known, tz;
 	struct attempt_run *run; /* SLOT_RUNNING */
+	/* the story file as last parsed: each read parses only bytes not
+	 * seen before (docs/design.md#what-is-read-twice) */
+	struct story_seen seen;
 };
 
 struct batch {

@@ -109,6 +109,7 @@ slot_release(struct batch *b, struct slot *sl, struct sc_err *err)
 	free(sl->worktree);
 	free(sl->abspath);
 	free(sl->cwd);
+	story_seen_release(&sl->seen);
 	memset(sl, 0, sizeof(*sl));
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "controller/engine/requeue.h"
+#include "strategies/text.h"
 
 int
 requeue_story(struct db *db, struct story_row *st, const char *reason,
@@ -21,7 +22,7 @@ requeue_story(struct db *db, struct story_row *st, const char *reason,
 	st->seq_base = n > 0 ? rows[n - 1].seq : 0;
 	st->attempt_base = st->attempts;
 	st->status = STATUS_PENDING;
-	snprintf(st->reason, sizeof(st->reason), "%s", reason);
+	text_copy(st->reason, sizeof(st->reason), reason);
 	st->updated_ms = now_ms;
 	rc = db_story_update(db, st, err);
 	if (rc == 0)

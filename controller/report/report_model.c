@@ -59,28 +59,47 @@ model_marks(json_t **out, struct view *v, struct sc_err *err)
 
 /* The attempts' times to the millisecond (show --json has whole
  * seconds, which would stack a fast story's attempts on one another):
- * start_ms and end_ms beside started_at in each attempt of one. */
+ * start_ms and end_ms beside started_at in each attempt of one, from
+ * the record one was built from. */
 static int
-model_times(json_t *one, struct view *v, const char *id, struct sc_err *err)
+model_times(json_t *one, const struct story_record *r, struct sc_err *err)
 {
-	struct attempt_row *rows = NULL;
 	json_t *atts = json_object_get(one, "attempts"), *a;
-	size_t n = 0, i;
-	int rc = 0;
+	size_t i;
 
-	if (v->db != NULL && v->have_batch)
-		rc = db_attempts_for_story(
-		    v->db, &rows, &n, v->batch.id, id, err);
-	for (i = 0; rc == 0 && i < n && i < json_array_size(atts); i++) {
+	for (i = 0; i < r->n && i < json_array_size(atts); i++) {
 		a = json_array_get(atts, i);
-		if (json_object_set_new(
-			a, "start_ms", json_integer(rows[i].started_ms)) < 0 ||
+		if (json_object_set_new(a, "start_ms",
+			json_integer(r->rows[i].started_ms)) < 0 ||
 		    json_object_set_new(a, "end_ms",
-			rows[i].ended_ms > 0 ? json_integer(rows[i].ended_ms)
-					     : json_null()) < 0)
-			rc = err_set(err, SC_EOS, "out of memory");
+			r->rows[i].ended_ms > 0
+			    ? json_integer(r->rows[i].ended_ms)
+			    : json_null()) < 0)
+			return err_set(err, SC_EOS, "out of memory");
 	}
-	attempt_rows_free(rows, n);
+	return 0;
+}
+
+/* One story of the model: show --json's record (without the
+ * format_version) with the times above; appended to arr. */
+static int
+model_story(json_t *arr, struct view *v, const char *id, struct sc_err *err)
+{
+	struct story_record r;
+	json_t *one = NULL;
+	int rc;
+
+	rc = views_story_read(&r, v, id, err);
+	if (rc == 0)
+		rc = story_record_json(&one, &r, err);
+	if (rc == 0)
+		rc = model_times(one, &r, err);
+	/* json_array_append_new() takes one, on failure too */
+	if (rc == 0 && json_array_append_new(arr, one) < 0)
+		rc = err_set(err, SC_EOS, "out of memory");
+	else if (rc < 0)
+		json_decref(one);
+	views_story_release(&r);
 	return rc;
 }
 
@@ -88,7 +107,7 @@ model_times(json_t *one, struct view *v, const char *id, struct sc_err *err)
 static int
 model_stories(json_t **out, struct view *v, struct sc_err *err)
 {
-	json_t *list = NULL, *arr = json_array(), *e, *one;
+	json_t *list = NULL, *arr = json_array(), *e;
 	size_t i;
 	int rc;
 
@@ -100,15 +119,8 @@ model_stories(json_t **out, struct view *v, struct sc_err *err)
 	{
 		if (rc < 0)
 			break;
-		rc = views_show_json(
-		    &one, v, json_string_value(json_object_get(e, "id")), err);
-		if (rc < 0)
-			break;
-		json_object_del(one, "format_version");
-		rc = model_times(
-		    one, v, json_string_value(json_object_get(e, "id")), err);
-		if (rc == 0 && json_array_append_new(arr, one) < 0)
-			rc = err_set(err, SC_EOS, "out of memory");
+		rc = model_story(
+		    arr, v, json_string_value(json_object_get(e, "id")), err);
 	}
 	json_decref(list);
 	if (rc < 0)

@@ -11,6 +11,7 @@
 #include "controller/config/stories.h"
 #include "controller/views/view.h"
 #include "strategies/suggest.h"
+#include "strategies/text.h"
 /* write: the command changes the record (requeue); the others open the
  * database read-only (docs/state.md#opening). */
 int
@@ -89,7 +90,7 @@ view_stories(struct story_row **out, size_t *n, struct view *v,
 		snprintf(r->file, sizeof(r->file), "%s", s[i].file);
 		r->position = (int)i;
 		r->status = s[i].load_status;
-		snprintf(r->reason, sizeof(r->reason), "%s",
+		text_copy(r->reason, sizeof(r->reason),
 		    s[i].reason != NULL ? s[i].reason : "");
 		r->counts = s[i].counts;
 		if (status == NULL ||

@@ -18,6 +18,7 @@
 #include "common/err.h"
 #include "controller/views/view.h"
 #include "state/db.h"
+#include "state/story_record.h"
 #include "strategies/stats.h"
 
 /* What status shows (controller/views/views_status.c). */
@@ -39,23 +40,13 @@ int views_status_read(
     struct views_status *out, struct view *v, struct sc_err *err);
 void views_status_release(struct views_status *sf);
 
-/* What show reads of a story: its row, its attempts and the failures
- * reported from outside in the latest batch (none before one), its
- * evidence, its retry-policy override (NULL when none); no such story
- * is SC_EUSAGE from view_find_story() (controller/views/views_story.c). */
-struct views_story {
-	struct story_row st;
-	struct attempt_row *rows;
-	size_t n;
-	struct failure_row *fl;
-	size_t nf;
-	struct evidence_row *ev; /* each attempt's (docs/evidence.md) */
-	size_t nev;
-	char *override;
-};
-int views_story_read(struct views_story *out, struct view *v, const char *id,
+/* What show reads of a story: its record (state/story_record.h), the
+ * attempts and failures of the latest batch (none before one); no such
+ * story is SC_EUSAGE from view_find_story()
+ * (controller/views/views_story.c). */
+int views_story_read(struct story_record *out, struct view *v, const char *id,
     struct sc_err *err);
-void views_story_release(struct views_story *sh);
+void views_story_release(struct story_record *sh);
 
 /* The figures of stats for batch (as views_stats_json() takes it), and
  * the batch they cover in *id (0: all); *out is released with

@@ -11,8 +11,7 @@
 #include "controller/views/view.h"
 #include "controller/views/views.h"
 #include "state/db.h"
-#include "state/render.h"
-#include "state/render_evidence.h"
+#include "state/story_record.h"
 
 /* list --json: an array whose every element carries the format_version
  * (docs/json.md#list); cost_usd null when no attempt reported one. */
@@ -71,86 +70,53 @@ views_list_json(
 	return rc;
 }
 
-/* show --json: the record the state branch keeps as stories/<id>.json
- * (docs/state-branch.md), with the format_version first
- * (docs/json.md#show); the branch's copy carries none. */
-static int
-show_build_json(json_t **out, const struct story_row *st,
-    const struct attempt_row *rows, size_t n, const char *override,
-    const struct failure_row *fl, size_t nf, struct sc_err *err)
-{
-	json_t *j = render_story_json(st, rows, n, override);
-	json_t *o =
-	    json_pack("{s:i}", "format_version", CLI_JSON_FORMAT_VERSION);
-	int rc = 0;
-
-	/* as stories/<id>.json has it, only while there is one */
-	if (j != NULL && nf > 0 &&
-	    json_object_set_new(
-		j, "external_failures", render_failures_json(fl, nf)) != 0) {
-		json_decref(j);
-		j = NULL;
-	}
-	if (j == NULL || o == NULL || json_object_update(o, j) != 0) {
-		rc = err_set(err, SC_EOS, "out of memory");
-		json_decref(o);
-		o = NULL;
-	}
-	json_decref(j);
-	*out = o;
-	return rc;
-}
-
 void
-views_story_release(struct views_story *sh)
+views_story_release(struct story_record *sh)
 {
-	attempt_rows_free(sh->rows, sh->n);
-	failure_rows_free(sh->fl, sh->nf);
-	evidence_rows_free(sh->ev, sh->nev);
-	free(sh->override);
-	memset(sh, 0, sizeof(*sh));
+	story_record_release(sh);
 }
 
 int
 views_story_read(
-    struct views_story *sh, struct view *v, const char *id, struct sc_err *err)
+    struct story_record *sh, struct view *v, const char *id, struct sc_err *err)
 {
-	struct policy_row pol = {0};
-	int found = 0, rc;
+	struct story_row st;
+	int rc;
 
 	memset(sh, 0, sizeof(*sh));
-	rc = view_find_story(&sh->st, v, id, err);
-	if (rc == 0 && v->have_batch)
-		rc = db_attempts_for_story(
-		    v->db, &sh->rows, &sh->n, v->batch.id, id, err);
-	if (rc == 0 && v->have_batch)
-		rc = db_failures_for_story(
-		    v->db, &sh->fl, &sh->nf, v->batch.id, id, false, err);
-	if (rc == 0 && v->have_batch)
-		rc = db_evidence_for_story(
-		    v->db, &sh->ev, &sh->nev, v->batch.id, id, err);
-	if (rc == 0 && v->db != NULL)
-		rc = db_policy_get(v->db, &pol, &found, id, err);
-	if (rc == 0 && found)
-		sh->override = pol.body;
+	rc = view_find_story(&st, v, id, err);
+	if (rc == 0)
+		rc = story_record_read(
+		    sh, v->db, v->have_batch ? v->batch.id : 0, &st, err);
 	return rc;
 }
 
-/* One builder for show ID --json and GET /v1/stories/ID (docs/api.md). */
+/* show ID --json and GET /v1/stories/ID (docs/api.md): the record the
+ * state branch keeps as stories/<id>.json (docs/state-branch.md), built
+ * by the same story_record_json(), with the format_version first
+ * (docs/json.md#show); the branch's copy carries none. */
 int
 views_show_json(
     json_t **out, struct view *v, const char *id, struct sc_err *err)
 {
-	struct views_story sh;
+	struct story_record sh;
+	json_t *j = NULL, *o = NULL;
 	int rc;
 
 	*out = NULL;
 	rc = views_story_read(&sh, v, id, err);
 	if (rc == 0)
-		rc = show_build_json(
-		    out, &sh.st, sh.rows, sh.n, sh.override, sh.fl, sh.nf, err);
-	if (rc == 0 && render_story_add_evidence(*out, sh.ev, sh.nev) < 0)
+		rc = story_record_json(&j, &sh, err);
+	if (rc == 0 &&
+	    ((o = json_pack("{s:i}", "format_version",
+		  CLI_JSON_FORMAT_VERSION)) == NULL ||
+		json_object_update(o, j) != 0)) {
 		rc = err_set(err, SC_EOS, "out of memory");
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(j);
 	views_story_release(&sh);
+	*out = o;
 	return rc;
 }

@@ -55,6 +55,10 @@ expect_json "show --json: format_version first, the record after it" \
 	'(keys_unsorted[0] == "format_version") and .id == "c1" and .cost_usd == 0.25'
 check "the state branch's stories/c1.json carries no format_version" bash -c \
 	'git -C "$1" show storyctl/state:stories/c1.json | jq -e "has(\"format_version\") | not" >/dev/null' _ "$P"
+# one builder (state/story_record.c): the same record but for the version
+printf '%s\n' "$T_OUT" | jq -S 'del(.format_version)' >"$T_TMP/show-c1.json"
+check "show --json is the state branch's stories/c1.json but for format_version" bash -c \
+	'git -C "$1" show storyctl/state:stories/c1.json | jq -S . | cmp -s - "$2"' _ "$P" "$T_TMP/show-c1.json"
 
 # --- list's table: the id column as wide as the longest id, capped --------------
 long=$(printf 'x%.0s' $(seq 1 60))

@@ -651,6 +651,55 @@ test_swapped_directory(void **state)
 	assert_int_equal(p.counts.tasks_total, 0);
 }
 
+/* The slot's cache of the story (story_read_seen()): the same bytes are
+ * parsed once, and a change of one byte (a box ticked, the size the
+ * same) or of the path is always read afresh. */
+static void
+test_seen(void **state)
+{
+	struct tmp *t = *state;
+	struct story_seen seen = {0};
+	struct story_look look;
+	struct progress p;
+	struct sc_err err;
+	char path[PATH_MAX], other[PATH_MAX];
+	const char *kept;
+
+	fmt_into(path, sizeof(path), "%s/s.md", t->root);
+	fmt_into(other, sizeof(other), "%s/o.md", t->root);
+	write_file(t->root, "s.md", "- [x] a\n- [ ] b\n");
+	write_file(t->root, "o.md", "- [x] a\n- [ ] b\n- [ ] c\n");
+	assert_int_equal(
+	    story_read_seen(&look, &seen, path, t->root, NULL, &err), 0);
+	assert_int_equal(look.pr.counts.tasks_completed, 1);
+	assert_int_equal(look.pr.counts.tasks_total, 2);
+	assert_int_equal(look.nitems, 2);
+	story_look_release(&look);
+	kept = seen.text;
+	assert_int_equal(
+	    story_read_seen_progress(&p, &seen, path, t->root, NULL, &err), 0);
+	assert_int_equal(p.counts.tasks_completed, 1);
+	assert_ptr_equal(seen.text, kept); /* not parsed again */
+	write_file(t->root, "s.md", "- [x] a\n- [x] b\n");
+	assert_int_equal(
+	    story_read_seen(&look, &seen, path, t->root, NULL, &err), 0);
+	assert_int_equal(look.pr.counts.tasks_completed, 2);
+	assert_true(look.items[1].checked);
+	story_look_release(&look);
+	/* another story in the same slot */
+	assert_int_equal(
+	    story_read_seen_progress(&p, &seen, other, t->root, NULL, &err), 0);
+	assert_int_equal(p.counts.tasks_total, 3);
+	/* gone: an error, and nothing kept */
+	assert_int_equal(unlink(other), 0);
+	assert_true(story_read_seen_progress(
+			&p, &seen, other, t->root, NULL, &err) < 0);
+	assert_null(seen.text);
+	assert_int_equal(p.counts.tasks_total, 0);
+	story_seen_release(&seen);
+	story_seen_release(NULL);
+}
+
 int
 main(void)
 {
@@ -688,6 +737,7 @@ main(void)
 		test_too_large, tmp_setup, tmp_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_read_progress, tmp_setup, tmp_teardown),
+	    cmocka_unit_test_setup_teardown(test_seen, tmp_setup, tmp_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

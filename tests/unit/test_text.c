@@ -101,6 +101,38 @@ test_clean_table(void **state)
 	}
 }
 
+/* A fixed field never cuts silently (docs/state.md#text-fields): what
+ * fits is copied whole, what does not ends with the mark, cut at a
+ * character boundary. */
+static void
+test_copy_marks_a_cut(void **state)
+{
+	static const struct {
+		const char *in;
+		size_t cap;
+		const char *out;
+	} t[] = {
+	    {"abc", 4, "abc"},
+	    {"abcd", 4, "\xe2\x80\xa6"},
+	    {"abcdefgh", 8, "abcd\xe2\x80\xa6"},
+	    /* é is two bytes: never half of it */
+	    {"ab\xc3\xa9\xc3\xa9xyz", 8, "ab\xc3\xa9\xe2\x80\xa6"},
+	    {"a\xc3\xa9\xc3\xa9xyz", 8, "a\xc3\xa9\xe2\x80\xa6"},
+	    {"", 4, ""},
+	};
+	char buf[16];
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(*t); i++) {
+		memset(buf, 'Z', sizeof(buf));
+		n = text_copy(buf, t[i].cap, t[i].in);
+		if (strcmp(buf, t[i].out) != 0 || n != strlen(t[i].out) ||
+		    n >= t[i].cap)
+			fail_msg("%zu: got \"%s\" (%zu)", i, buf, n);
+	}
+}
+
 /* Whatever comes in, no control character and only valid UTF-8 comes
  * out. */
 static void
@@ -168,6 +200,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_clean_table),
 	    cmocka_unit_test(test_clean_every_byte),
+	    cmocka_unit_test(test_copy_marks_a_cut),
 	    cmocka_unit_test(test_ascii_and_search),
 	};
 
