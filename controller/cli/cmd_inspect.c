@@ -27,6 +27,7 @@
 #include "strategies/evidence.h"
 #include "strategies/statusline.h"
 #include "strategies/suggest.h"
+#include "strategies/text.h"
 
 /* --- list ------------------------------------------------------------ */
 
@@ -139,6 +140,36 @@ out:
 
 /* --- show ------------------------------------------------------------ */
 
+/* An ended attempt's stalled task and the agent's final message, one
+ * line each (docs/commands.md#show): the first line of the message,
+ * cleaned and cut at SHOW_FINAL_MAX bytes with "…"; the whole is in
+ * show --attempt N and in show --json. */
+#define SHOW_FINAL_MAX 200
+static void
+show_story_lines(const struct cli *cli, const struct attempt_row *a)
+{
+	const char *m = a->result_text != NULL ? a->result_text : "";
+	char line[SHOW_FINAL_MAX + 1];
+	size_t len = strcspn(m, "\n");
+	bool cut = false;
+
+	if (a->outcome == OUTCOME_NONE)
+		return;
+	if (a->stalled_task[0] != '\0')
+		fprintf(cli->out, "       stalled: %s\n", a->stalled_task);
+	else if (a->counts.tasks_total > 0 &&
+	    a->counts.tasks_completed == a->counts.tasks_total)
+		fprintf(
+		    cli->out, "       stalled: (none: every task checked)\n");
+	else
+		fprintf(cli->out, "       stalled: -\n");
+	text_clean(line, sizeof(line), m, len, TEXT_COLLAPSE | TEXT_TRIM, &cut);
+	if (cut || m[len] != '\0')
+		text_mark_cut(line, sizeof(line), strlen(line));
+	fprintf(cli->out, "       final: %s\n",
+	    line[0] ? line : "(the agent left no final message)");
+}
+
 /* The last max_lines lines of text, indented under an attempt. */
 static void
 print_indented(const struct cli *cli, const char *text, int max_lines)
@@ -193,6 +224,7 @@ show_attempt_line(const struct cli *cli, const struct attempt_row *a)
 		fprintf(cli->out, "       output: %s\n", a->error_message);
 	if (a->session_id[0])
 		fprintf(cli->out, "       session: %s\n", a->session_id);
+	show_story_lines(cli, a);
 	if (a->gate[0] != '\0' && strcmp(a->gate, "review") != 0) {
 		fprintf(cli->out, "       gate %s failed (exit %d):\n", a->gate,
 		    a->gate_exit);

@@ -180,7 +180,8 @@ expect_peak "death by signal"
 # in its error and its final message; its gate prints the same.  h2's
 # error fills the 512-byte message with "é" after three short secrets,
 # whose "[REDACTED]" marks are longer than they were: the message is cut
-# at a character boundary, so show --json keeps it.  Nothing that drives
+# at a character boundary and ends with "…" (docs/state.md#text-fields),
+# so show --json keeps it and says it was cut.  Nothing that drives
 # a terminal reaches show, show --json, the database or the branch.
 cgate="$T_TMP/c1-gate"
 cat >"$cgate" <<'SH'
@@ -228,7 +229,7 @@ run_sc -C "$P" show h1
 no_controls "C1: none in show" "$T_OUT"
 T_OUT=$(attempt_json h2)
 expect_json "a message cut to fit stays UTF-8: show --json keeps it" \
-	'.attempts[0].error_message | test("password=\\[REDACTED\\].*éé$")'
+	'.attempts[0].error_message | test("password=\\[REDACTED\\].*éé…$")'
 no_controls "C1: none in the database" "$(sqlite3 "$P/.storyctl/state.db" .dump)"
 no_controls "C1: none on the state branch" "$(git -C "$P" log -p storyctl/state)"
 

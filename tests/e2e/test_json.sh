@@ -59,6 +59,15 @@ check "the state branch's stories/c1.json carries no format_version" bash -c \
 printf '%s\n' "$T_OUT" | jq -S 'del(.format_version)' >"$T_TMP/show-c1.json"
 check "show --json is the state branch's stories/c1.json but for format_version" bash -c \
 	'git -C "$1" show storyctl/state:stories/c1.json | jq -S . | cmp -s - "$2"' _ "$P" "$T_TMP/show-c1.json"
+# show names each attempt's stalled task and final message, a line each
+# (SPEC §16, docs/commands.md#show)
+run_sc -C "$P" show c1
+expect_match "show: a done attempt stalled on nothing" "$T_OUT" '^ +stalled: \(none: every task checked\)$'
+expect_match "show: the agent's final message" "$T_OUT" '^ +final: spent 0\.25$'
+run_sc -C "$P" show c2
+expect_match "show: the first task left unchecked" "$T_OUT" '^ +stalled: Task 2 of c2$'
+# a plain-text agent's last words: the first line, marked as going on
+expect_match "show: a text agent's final message, its first line" "$T_OUT" '^ +final: sim-agent: primary attempt 1 on docs/stories/c2\.md…$'
 
 # --- list's table: the id column as wide as the longest id, capped --------------
 long=$(printf 'x%.0s' $(seq 1 60))
