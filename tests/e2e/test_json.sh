@@ -60,7 +60,7 @@ printf '%s\n' "$T_OUT" | jq -S 'del(.format_version)' >"$T_TMP/show-c1.json"
 check "show --json is the state branch's stories/c1.json but for format_version" bash -c \
 	'git -C "$1" show storyctl/state:stories/c1.json | jq -S . | cmp -s - "$2"' _ "$P" "$T_TMP/show-c1.json"
 # show names each attempt's stalled task and final message, a line each
-# (SPEC §16, docs/commands.md#show)
+# (docs/commands.md#show)
 run_sc -C "$P" show c1
 expect_match "show: a done attempt stalled on nothing" "$T_OUT" '^ +stalled: \(none: every task checked\)$'
 expect_match "show: the agent's final message" "$T_OUT" '^ +final: spent 0\.25$'
