@@ -450,10 +450,12 @@ out:
 	return rc;
 }
 
-/* One delta into out's totals and, while there is room, its list. */
+/* One delta into out's totals and, while there is room, its list; its
+ * patch into pt (NULL: none). */
 static int
-ev_add_delta(struct gitevidence_diff *out, git_diff *diff, size_t i,
-    const char *path, const char *dir, struct sc_err *err)
+ev_add_delta(struct gitevidence_diff *out, struct gitevidence_patch *pt,
+    git_diff *diff, size_t i, const char *path, const char *dir,
+    struct sc_err *err)
 {
 	const git_diff_delta *d = git_diff_get_delta(diff, i);
 	static const char codes[] = {[GIT_DELTA_ADDED] = 'A',
@@ -477,6 +479,8 @@ ev_add_delta(struct gitevidence_diff *out, git_diff *diff, size_t i,
 	out->files_changed++;
 	out->lines_added += (int)adds;
 	out->lines_removed += (int)dels;
+	if (pt != NULL && patch != NULL)
+		evpatch_add(pt, patch);
 	if (out->nlisted >= GITEVIDENCE_LIST_MAX)
 		goto out;
 	f = &out->listed[out->nlisted++];
@@ -492,10 +496,12 @@ out:
 	return rc;
 }
 
-/* The deltas of diff into out, leaving out the excluded file and dir. */
+/* The deltas of diff into out (and their patches into pt, NULL: none),
+ * leaving out the excluded file and dir. */
 static int
-ev_count(struct gitevidence_diff *out, git_diff *diff, const char *ex,
-    const char *exfile, const char *dir, struct sc_err *err)
+ev_count(struct gitevidence_diff *out, struct gitevidence_patch *pt,
+    git_diff *diff, const char *ex, const char *exfile, const char *dir,
+    struct sc_err *err)
 {
 	size_t i, n = git_diff_num_deltas(diff);
 	const git_diff_delta *d;
@@ -512,7 +518,7 @@ ev_count(struct gitevidence_diff *out, git_diff *diff, const char *ex,
 		    gitwork_excluded(d->new_file.path, ex) ||
 		    gitwork_excluded(d->old_file.path, ex))
 			continue;
-		rc = ev_add_delta(out, diff, i, path, dir, err);
+		rc = ev_add_delta(out, pt, diff, i, path, dir, err);
 	}
 	return rc;
 }
@@ -556,6 +562,16 @@ gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
     const char *dir, const char *base_tree_hex, const char *exclude_dir,
     const char *exclude_file, struct sc_err *err)
 {
+	return gitevidence_diff_patch(
+	    out, NULL, w, dir, base_tree_hex, exclude_dir, exclude_file, err);
+}
+
+int
+gitevidence_diff_patch(struct gitevidence_diff *out,
+    struct gitevidence_patch *patch, struct gitevidence_watches *w,
+    const char *dir, const char *base_tree_hex, const char *exclude_dir,
+    const char *exclude_file, struct sc_err *err)
+{
 	struct ev_tree *t = NULL;
 	struct strlist changed = {0};
 	const struct strlist *only;
@@ -594,7 +610,7 @@ gitevidence_diff(struct gitevidence_diff *out, struct gitevidence_watches *w,
 	if ((!t->kept && (rc = ev_write_tree(&now, t, only, dir, err)) < 0) ||
 	    (rc = ev_tree_diff(&diff, in, &base, &now, dir, err)) < 0)
 		goto out;
-	rc = ev_count(out, diff, t->ex, exfile, dir, err);
+	rc = ev_count(out, patch, diff, t->ex, exfile, dir, err);
 out:
 	git_diff_free(diff);
 	if (t != NULL && t->mempack != NULL)

@@ -28,6 +28,7 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include "common/strbuf.h"
 #include "state/gitwork.h"
 
 /* How many files a diff lists by name; the totals count them all. */
@@ -103,5 +104,38 @@ int gitevidence_snapshot(char *tree_hex, struct gitevidence_watches *w,
 int gitevidence_diff(struct gitevidence_diff *out,
     struct gitevidence_watches *w, const char *dir, const char *base_tree_hex,
     const char *exclude_dir, const char *exclude_file, struct sc_err *err);
+
+/*
+ * The attempt's diff as text (docs/evidence.md#the-attempts-diff): the
+ * patch of the same deltas gitevidence_diff() counts, as `git diff -M`
+ * prints it (a binary file as "Binary files a/X and b/X differ"), in
+ * text, at most max bytes: a line that would go past max is left out
+ * with everything after it, and cut says so.  files: the files the
+ * patch holds in full; the others (files_changed - files) were cut.
+ */
+#define GITEVIDENCE_PATCH_MAX (8u << 20)
+struct gitevidence_patch {
+	struct strbuf text;
+	size_t max; /* 0: GITEVIDENCE_PATCH_MAX */
+	bool cut;
+	int files;
+};
+/* Free p's text and zero it; a zeroed p is fine. */
+void gitevidence_patch_release(struct gitevidence_patch *p);
+
+/* gitevidence_diff() that also puts the patch into *patch (NULL: none,
+ * as gitevidence_diff()). */
+int gitevidence_diff_patch(struct gitevidence_diff *out,
+    struct gitevidence_patch *patch, struct gitevidence_watches *w,
+    const char *dir, const char *base_tree_hex, const char *exclude_dir,
+    const char *exclude_file, struct sc_err *err);
+
+/*
+ * Where an attempt's diff is kept: beside its log, the log's name with
+ * ".diff" for its ".log" (logs/<id>.a<N>.<ms>.diff), as the prompt file
+ * is, so that no column records it.  -1 when log_path does not end in
+ * ".log" or out (cap bytes) is too small.
+ */
+int gitevidence_patch_path(char *out, size_t cap, const char *log_path);
 
 #endif

@@ -42,4 +42,9 @@ int evindex_copy(git_index **out, git_index *idx);
 /* Whether a and b hold the same paths, contents and modes. */
 bool evindex_same(git_index *a, git_index *b);
 
+/* patch's text appended to p while it fits (state/gitevidence_patch.c);
+ * what does not, and anything after it, is left out and p->cut set. */
+struct gitevidence_patch;
+void evpatch_add(struct gitevidence_patch *p, git_patch *patch);
+
 #endif /* STORYCTL_GITEVIDENCE_INT_H */

@@ -80,6 +80,7 @@ int cmd_init(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err);
+int cmd_diff(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_stats(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err);

@@ -272,6 +272,43 @@ const struct cli_help help_show = {
     "attempt and the time it may start.",
     show_opts, show_exits, show_examples, "@ids"};
 
+static const struct help_item diff_opts[] = {
+    {"--attempt N",
+	"that attempt (its number, as show prints it: a1, a2, ...)\n"
+	"instead of the story's last",
+	NULL},
+    OPT_HELP,
+    HELP_END,
+};
+static const struct help_item diff_exits[] = {
+    {"0", "printed (nothing when the attempt changed nothing)", NULL},
+    {"1",
+	"the attempt has no diff to print: it was not measured, is\n"
+	"still running, or its diff was not kept (why, on stderr)",
+	NULL},
+    {"64",
+	"a bad command line, no storyctl.json found, or no such STORY\n"
+	"or attempt (with a suggestion)",
+	NULL},
+    {"65", "storyctl.json is not valid", NULL},
+    {"74", "the state database or the kept diff cannot be read", NULL},
+    HELP_END,
+};
+static const struct help_item diff_examples[] = {
+    {"storyctl diff 1.2", "what the last attempt of story 1.2 changed", NULL},
+    {"storyctl diff 1.2 --attempt 1", "what its first one changed", NULL},
+    HELP_END,
+};
+const struct cli_help help_diff = {
+    "What an attempt changed in its work tree besides the story file,\n"
+    "as git diff prints it: every file added, changed, renamed or\n"
+    "deleted, from the tree at the attempt's start to the tree its\n"
+    "agent left.  The diff is kept beside the attempt's log when its\n"
+    "agent ends (docs/evidence.md#the-attempts-diff), cut at 8 MiB,\n"
+    "and secrets are redacted as everywhere.  On a terminal it is\n"
+    "coloured as git colours it.",
+    diff_opts, diff_exits, diff_examples, "@ids"};
+
 static const struct help_item log_opts[] = {
     {"-f, --follow",
 	"keep printing new events while a controller runs the batch;\n"

@@ -32,7 +32,7 @@ struct cli_help {
 extern const struct cli_help help_init, help_check, help_tasks, help_run,
     help_resume, help_status, help_list, help_show, help_log, help_stats,
     help_requeue, help_key, help_serve, help_report, help_simulate, help_agents,
-    help_help, help_job;
+    help_help, help_job, help_diff;
 
 /* The global options (-C, -c, -h, --version) and the exit codes every
  * command shares, for `storyctl help` and the man page. */

@@ -18,6 +18,7 @@
 #include "controller/config/stories.h"
 #include "state/db_evidence.h"
 #include "state/gitevidence.h"
+#include "state/redact.h"
 #include "state/render_evidence.h"
 
 static void
@@ -51,21 +52,93 @@ attempt_evidence_start(struct attempt_run *ar, struct story_look *now)
 	}
 }
 
-/* The change since the start's snapshot into ar->ev. */
+/*
+ * Write the text of an attempt's diff to path: new, 0600, no symlink
+ * followed, in the logs dir (0700) beside the log it is named after.
+ */
+static int
+write_private(
+    const char *path, const char *text, size_t len, struct sc_err *err)
+{
+	ssize_t put = 0;
+	size_t done = 0;
+	int fd, rc = 0;
+
+	fd = open(
+	    path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
+	while (done < len && put >= 0) {
+		put = write(fd, text + done, len - done);
+		if (put > 0)
+			done += (size_t)put;
+		else if (put < 0 && errno == EINTR)
+			put = 0;
+	}
+	if (put < 0 || close(fd) != 0)
+		rc = err_set(err, SC_EIO, "%s: %s", path, strerror(errno));
+	return rc;
+}
+
+/*
+ * Keep the attempt's diff for `storyctl diff` beside its log
+ * (docs/evidence.md#the-attempts-diff): there is no commit per attempt,
+ * so a middle attempt's change exists nowhere else once the next one
+ * starts.  Redacted with the batch's secrets before it is written, as
+ * everything shown from an attempt is; said at the end when cut.  An
+ * attempt that changed nothing keeps no file.  Best effort: a diff that
+ * cannot be kept leaves the counts as measured, and says so.
+ */
+static void
+keep_patch(struct attempt_run *ar, struct gitevidence_patch *pt,
+    const struct gitevidence_diff *d)
+{
+	char path[sizeof(ar->r.log_path) + 8];
+	struct sc_err err = {0};
+	size_t max = pt->max != 0 ? pt->max : GITEVIDENCE_PATCH_MAX;
+	char *text = NULL;
+
+	if (d->files_changed == 0 ||
+	    gitevidence_patch_path(path, sizeof(path), ar->r.log_path) < 0)
+		return;
+	if (pt->cut) {
+		if (pt->text.len > 0 && pt->text.buf[pt->text.len - 1] != '\n')
+			strbuf_addch(&pt->text, '\n');
+		strbuf_addf(&pt->text,
+		    "[storyctl: the diff is cut here at %zu MiB: %d of %d "
+		    "files not shown in full]\n",
+		    max >> 20, d->files_changed - pt->files, d->files_changed);
+	}
+	text = redact_text(ar->b->secrets, pt->text.buf, pt->text.len, NULL);
+	if (text == NULL || pt->text.oom)
+		err_set(&err, SC_EOS, "out of memory");
+	else
+		(void)write_private(path, text, strlen(text), &err);
+	if (err.code != 0)
+		console_line(ar->b, "%s: attempt %d: its diff is not kept: %s",
+		    ar->sl->st->id, ar->r.attempt, err.msg);
+	free(text);
+}
+
+/* The change since the start's snapshot into ar->ev, its text kept. */
 static void
 measure(struct attempt_run *ar)
 {
 	struct gitevidence_diff d;
+	struct gitevidence_patch pt = {STRBUF_INIT, 0, false, 0};
 	struct sc_err err = {0};
 
 	if (ar->ev_base[0] == '\0')
 		return; /* not_measured says why */
-	if (gitevidence_diff(&d, ar->b->evw, slot_root(ar->b, ar->sl),
-		ar->ev_base, ar->b->cfg->state_dir, ar->sl->abspath,
-		&err) < 0) {
+	if (gitevidence_diff_patch(&d, &pt, ar->b->evw,
+		slot_root(ar->b, ar->sl), ar->ev_base, ar->b->cfg->state_dir,
+		ar->sl->abspath, &err) < 0) {
+		gitevidence_patch_release(&pt);
 		not_measured(ar, "the work tree cannot be diffed", err.msg);
 		return;
 	}
+	keep_patch(ar, &pt, &d);
+	gitevidence_patch_release(&pt);
 	ar->ev.measured = true;
 	/* a tree's id, not a watched snapshot's name (docs/evidence.md) */
 	if (strspn(ar->ev_base, "0123456789abcdef") == 40 &&

@@ -441,6 +441,106 @@ test_errors(void **state)
 	assert_non_null(strstr(err.msg, "snapshot"));
 }
 
+/* The diff as text (docs/evidence.md#the-attempts-diff): `git diff -M`'s
+ * patch of the counted files only, hunks, a rename, a binary file. */
+static void
+test_patch_text(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	struct gitevidence_patch pt = {STRBUF_INIT, 0, false, 0};
+	struct sc_err err = {0, ""};
+	char from[PATH_MAX], to[PATH_MAX];
+	const char *t;
+	FILE *f;
+
+	snapshot(fx);
+	write_file(fx->repo, "a.txt", "1\nTWO\n3\n");
+	snprintf(from, sizeof(from), "%s/sub/c.txt", fx->repo);
+	snprintf(to, sizeof(to), "%s/sub/d.txt", fx->repo);
+	assert_int_equal(rename(from, to), 0);
+	snprintf(to, sizeof(to), "%s/img.bin", fx->repo);
+	assert_non_null(f = fopen(to, "wb"));
+	assert_int_equal(fwrite("\0\1\2\0", 1, 4, f), 4);
+	assert_int_equal(fclose(f), 0);
+	write_file(fx->repo, "story.md", "changed\n");
+	write_file(fx->repo, EX "/logs/x", "state\n");
+	assert_int_equal(gitevidence_diff_patch(&d, &pt, fx->w, fx->repo,
+			     fx->base, fx->ex, "story.md", &err),
+	    0);
+	t = pt.text.buf;
+	assert_int_equal(d.files_changed, 3);
+	assert_int_equal(pt.files, 3);
+	assert_false(pt.cut);
+	assert_int_equal(
+	    strncmp(t, "diff --git a/a.txt b/a.txt\nindex ", 33), 0);
+	assert_non_null(strstr(t,
+	    "\n--- a/a.txt\n+++ b/a.txt\n"
+	    "@@ -1,3 +1,3 @@\n 1\n-2\n+TWO\n 3\n"));
+	assert_non_null(strstr(t,
+	    "\ndiff --git a/img.bin b/img.bin\n"
+	    "new file mode 100644\n"));
+	assert_non_null(
+	    strstr(t, "Binary files /dev/null and b/img.bin differ\n"));
+	assert_non_null(strstr(t,
+	    "\ndiff --git a/sub/c.txt b/sub/d.txt\n"
+	    "similarity index 100%\n"
+	    "rename from sub/c.txt\nrename to sub/d.txt\n"));
+	assert_null(strstr(t, "story.md"));
+	assert_null(strstr(t, EX));
+	gitevidence_patch_release(&pt);
+	gitevidence_patch_release(NULL);
+}
+
+/* Bounded: whole lines up to max, the files beyond it not counted as
+ * shown; the counts still hold every file. */
+static void
+test_patch_bounded(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	struct gitevidence_patch pt = {STRBUF_INIT, 300, false, 0};
+	struct sc_err err = {0, ""};
+	char big[4096];
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < 200; i++)
+		n += (size_t)snprintf(big + n, sizeof(big) - n, "line %d\n", i);
+	snapshot(fx);
+	write_file(fx->repo, "a.txt", big);
+	write_file(fx->repo, "z.txt", "after\n");
+	assert_int_equal(gitevidence_diff_patch(&d, &pt, fx->w, fx->repo,
+			     fx->base, fx->ex, "story.md", &err),
+	    0);
+	assert_int_equal(d.files_changed, 2);
+	assert_int_equal(d.lines_added, 201);
+	assert_true(pt.cut);
+	assert_int_equal(pt.files, 0);
+	assert_true(pt.text.len > 100 && pt.text.len <= 300);
+	assert_int_equal(pt.text.buf[pt.text.len - 1], '\n');
+	assert_null(strstr(pt.text.buf, "z.txt"));
+	gitevidence_patch_release(&pt);
+}
+
+/* Where a diff is kept: its log's name, ".diff" for ".log". */
+static void
+test_patch_path(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(gitevidence_patch_path(out, sizeof(out),
+			     "/s/.storyctl/logs/1.2.a3.1700000000000.log"),
+	    0);
+	assert_string_equal(out, "/s/.storyctl/logs/1.2.a3.1700000000000.diff");
+	assert_int_equal(gitevidence_patch_path(out, sizeof(out), "x.txt"), -1);
+	assert_int_equal(gitevidence_patch_path(out, sizeof(out), ""), -1);
+	assert_int_equal(gitevidence_patch_path(out, 6, "a.log"), -1);
+	assert_int_equal(gitevidence_patch_path(out, 7, "a.log"), 0);
+	assert_string_equal(out, "a.diff");
+}
+
 int
 main(void)
 {
@@ -463,6 +563,15 @@ main(void)
 		test_dirs_moved_and_replaced, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_many_attempts, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_patch_text, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_patch_bounded, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_patch_path),
+	    {"watched: test_patch_text", test_patch_text, fx_setup_watch,
+		fx_teardown, NULL},
+	    {"watched: test_patch_bounded", test_patch_bounded, fx_setup_watch,
+		fx_teardown, NULL},
 	    {"watched: test_nothing", test_nothing, fx_setup_watch, fx_teardown,
 		NULL},
 	    {"watched: test_story_state_ignored_left_out",
