@@ -26,6 +26,13 @@
  * The window is a ring of the last CLASSIFY_WINDOW non-empty lines; an
  * event is kept (parsed, not re-read) while its line is in the ring, so
  * that at most that many are alive at once.
+ * A third part, when asked (adapter_read_transcript): the transcript
+ * (strategies/transcript.h) gets every line that is not blank and not
+ * inside a pretty-printed object, with the value parsed here (the
+ * object a line "{" opens, a line's object or array, or NULL), so that
+ * what `show --attempt` prints and what the verdict says come from one
+ * walk and one parse (docs/agents.md#transcript).  It only reads: the
+ * verdict and agent_output are the same with it or without.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -35,6 +42,7 @@
 #include "strategies/reader.h"
 #include "strategies/reader_int.h"
 #include "strategies/text.h"
+#include "strategies/transcript.h"
 
 struct walk {
 	const char *t;
@@ -45,6 +53,10 @@ struct walk {
 	/* a line that starts before this is inside a pretty-printed
 	 * object read from an earlier line */
 	size_t json_end;
+	/* the transcript fed from the same walk (NULL: none) and the
+	 * index of the line being walked */
+	struct transcript *tr;
+	size_t lineno;
 };
 
 /* blank for the walk: spaces, line controls and NUL */
@@ -172,6 +184,24 @@ pretty_object(
 	return 1;
 }
 
+/* The line t[p..e) to the transcript, with the value this walk parsed
+ * from it (NULL: none), so that it is parsed once for both. */
+static void
+to_transcript(struct walk *w, size_t p, size_t e, json_t *v)
+{
+	struct transcript_line l;
+
+	if (w->tr == NULL)
+		return;
+	memset(&l, 0, sizeof(l));
+	l.s = w->t + p;
+	l.n = e - p;
+	l.index = w->lineno;
+	l.parsed = true;
+	l.value = v;
+	transcript_push(w->tr, &l);
+}
+
 /* The JSON of the trimmed line s[0..n) (as[0..an) in agentout's view)
  * into the window's line wl and agentout: one parse for both; the
  * classifier reads an object, agentout an object or an array when it
@@ -186,6 +216,8 @@ line_json(struct walk *w, struct classify_line *wl, size_t p, size_t e,
 
 	if (n == 1 && s[0] == '{') {
 		pretty = pretty_object(w, wl, s, !nul_edge);
+		if (pretty != 0)
+			to_transcript(w, p, e, wl->event);
 		if (pretty == 1)
 			return;
 		if (pretty == 2) {
@@ -199,6 +231,7 @@ line_json(struct walk *w, struct classify_line *wl, size_t p, size_t e,
 		o = parse(s, n, 0, NULL);
 	if (o != NULL && json_is_object(o))
 		wl->event = json_incref(o);
+	to_transcript(w, p, e, o);
 	agentout_line(w, p, e, as, an, nul_edge ? NULL : o);
 	json_decref(o);
 }
@@ -227,8 +260,9 @@ walk_line(struct walk *w, size_t p, size_t e)
 	line_json(w, wl, p, e, s, n, as, an);
 }
 
-void
-adapter_read(struct agent_report *out, const struct classify_input *in)
+int
+adapter_read_transcript(struct agent_report *out,
+    const struct classify_input *in, struct transcript *tr)
 {
 	struct classify_line win[CLASSIFY_WINDOW];
 	struct walk wbuf, *w = &wbuf;
@@ -240,12 +274,15 @@ adapter_read(struct agent_report *out, const struct classify_input *in)
 	w->len = in->tail != NULL ? in->tail_len : 0;
 	w->nring = 0;
 	w->json_end = 0;
+	w->tr = tr;
+	w->lineno = 0;
 	memset(out, 0, sizeof(*out));
 	agentout_begin(&w->ao, &out->output, w->t);
 	while (p < w->len) {
 		nl = memchr(w->t + p, '\n', w->len - p);
 		e = nl != NULL ? (size_t)(nl - w->t) : w->len;
 		walk_line(w, p, e);
+		w->lineno++;
 		p = e + 1;
 	}
 	agentout_end(&w->ao);
@@ -256,6 +293,13 @@ adapter_read(struct agent_report *out, const struct classify_input *in)
 	classify_window(&out->verdict, in, win, (int)n);
 	for (i = 0; i < n; i++)
 		json_decref(win[i].event);
+	return tr != NULL ? transcript_end(tr) : 0;
+}
+
+void
+adapter_read(struct agent_report *out, const struct classify_input *in)
+{
+	(void)adapter_read_transcript(out, in, NULL);
 }
 
 /* What the one reader decides (the tail's other facts are dropped).

@@ -38,4 +38,16 @@ struct agent_report {
  * *out is always filled. */
 void adapter_read(struct agent_report *out, const struct classify_input *in);
 
+struct transcript;
+
+/*
+ * adapter_read() that also normalizes the tail: each line it walks goes
+ * to tr (strategies/transcript.h) with the JSON value parsed for the
+ * verdict, and tr is ended; tr NULL is adapter_read().  *out is always
+ * filled, exactly as adapter_read() fills it; returns 0 or the
+ * transcript callback's negative return.
+ */
+int adapter_read_transcript(struct agent_report *out,
+    const struct classify_input *in, struct transcript *tr);
+
 #endif
