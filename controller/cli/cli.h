@@ -81,6 +81,10 @@ int cmd_status(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_list(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_diff(struct cli *cli, int argc, char **argv, struct sc_err *err);
+/* show with --attempt N: that attempt's transcript (show_attempt.c);
+ * *handled false when argv has no --attempt, and nothing was done. */
+int show_attempt(
+    bool *handled, struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_log(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_stats(struct cli *cli, int argc, char **argv, struct sc_err *err);
 int cmd_requeue(struct cli *cli, int argc, char **argv, struct sc_err *err);

@@ -383,8 +383,13 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	struct story_record sh;
 	const char *id = NULL;
 	json_t *j = NULL;
+	bool handled;
 	int json = 0, rc;
 
+	/* show STORY --attempt N is the attempt's transcript */
+	rc = show_attempt(&handled, cli, argc, argv, err);
+	if (rc < 0 || handled)
+		return rc;
 	memset(&sh, 0, sizeof(sh));
 	rc = cli_view_flags(
 	    "show", help_show.options, argc, argv, &json, NULL, &id, err);

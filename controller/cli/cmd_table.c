@@ -36,7 +36,7 @@ static const struct cli_command commands[] = {
     {"list", "[--status S] [--json]",
 	"stories with status, attempts, progress, reason", cmd_list,
 	&help_list},
-    {"show", "STORY [--json]",
+    {"show", "STORY [--attempt N] [--json]",
 	"one story's attempts with the reason of each decision", cmd_show,
 	&help_show},
     {"diff", "STORY [--attempt N]",

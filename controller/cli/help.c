@@ -258,12 +258,21 @@ const struct cli_help help_list = {
     list_opts, read_exits, list_examples, NULL};
 
 static const struct help_item show_opts[] = {
-    OPT_JSON("the story and every attempt"), OPT_HELP, HELP_END};
+    {"--attempt N",
+	"that attempt's transcript instead: what the agent said, each\n"
+	"command and file it ran or touched, errors and retries, tokens\n"
+	"and cost, its final message (N as show prints it: a1, a2, ...)",
+	NULL},
+    OPT_JSON("the story and every attempt; with --attempt, the\n"
+	     "transcript's events as an array"),
+    OPT_HELP, HELP_END};
 static const struct help_item show_exits[] = {
     EXITS_READ, {"64", "no such story (with a suggestion)", NULL}, HELP_END};
 static const struct help_item show_examples[] = {
     {"storyctl show 1.2", "every attempt of story 1.2 and why", NULL},
     {"storyctl show 1.2 --json", "the same with every field", NULL},
+    {"storyctl show 1.2 --attempt 2", "what the agent did in attempt 2",
+	NULL},
     HELP_END,
 };
 const struct cli_help help_show = {

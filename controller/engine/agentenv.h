@@ -23,19 +23,6 @@
 int agentenv_build(char ***out, const struct strlist *add, const char *mark,
     struct sc_err *err);
 
-/*
- * The secrets storyctl redacts by value (docs/reliability.md#redaction):
- * every value of the nadds env lists adds (the agents' "env": what
- * storyctl itself hands an agent), then every variable of envp (the
- * controller's environment) whose name says it is a secret
- * (redact_name_secret()), each known by its variable's name; values
- * redact_value_worth() refuses are left out.  *out is the caller's
- * (redact_values_free()).  SC_EOS when out of memory.
- */
-int agentenv_secrets(struct redact_values **out,
-    const struct strlist *const *adds, size_t nadds, char *const *envp,
-    struct sc_err *err);
-
 /* The value of variable name in envp (the first one, as getenv()), or
  * NULL.  The result points into envp. */
 const char *agentenv_value(char *const *envp, const char *name);

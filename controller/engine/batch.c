@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "controller/engine/agentenv.h"
+#include "controller/config/secrets.h"
 #include "controller/engine/agentmark.h"
 #include "controller/engine/attempt.h"
 #include "controller/engine/batch_notify.h"
@@ -214,7 +214,6 @@ batch_run(
     struct batch_result *out, const struct batch_opts *o, struct sc_err *err)
 {
 	struct batch b;
-	const struct strlist *adds[2];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -223,9 +222,7 @@ batch_run(
 	b.cfg = o->cfg;
 	/* before anything is read back or stored: reconcile stores the
 	 * messages of attempts a dead controller left */
-	adds[0] = &o->cfg->agents[0].env;
-	adds[1] = &o->cfg->agents[1].env;
-	rc = agentenv_secrets(&b.secrets, adds, 2, environ, err);
+	rc = secrets_of_config(&b.secrets, o->cfg, err);
 	if (rc < 0)
 		goto out;
 	snprintf(

@@ -83,7 +83,7 @@ struct batch {
 	struct notify_ops notify;
 	struct notifier *notifier;
 	/* the secrets redacted by value from everything stored or sent
-	 * (agentenv_secrets(), docs/reliability.md#redaction); NULL: none */
+	 * (secrets_of_config(), docs/reliability.md#redaction); NULL: none */
 	struct redact_values *secrets;
 };
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "controller/engine/agentenv.h"
+#include "controller/config/secrets.h"
 #include "controller/engine/requeue.h"
 #include "controller/serve/serve_failures.h"
 #include "controller/views/view.h"
@@ -179,13 +179,11 @@ static int
 row_of(struct failure_row *f, const struct failure_report *r,
     const struct story_row *st, const char *key_name, const struct config *cfg)
 {
-	const struct strlist *adds[2] = {
-	    &cfg->agents[ROLE_PRIMARY].env, &cfg->agents[ROLE_FALLBACK].env};
 	struct redact_values *secrets = NULL;
 	struct sc_err err;
 
 	memset(f, 0, sizeof(*f));
-	if (agentenv_secrets(&secrets, adds, 2, environ, &err) < 0)
+	if (secrets_of_config(&secrets, cfg, &err) < 0)
 		return SC_EOS;
 	f->batch_id = st->batch_id;
 	snprintf(f->story_id, sizeof(f->story_id), "%s", st->id);

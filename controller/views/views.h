@@ -48,6 +48,16 @@ int views_story_read(struct story_record *out, struct view *v, const char *id,
     struct sc_err *err);
 void views_story_release(struct story_record *sh);
 
+/* Attempt number n of sh (0: its last) for show --attempt N and diff
+ * --attempt N; a number that ran more than once (a rerun after a usage
+ * limit) is its last run.  NULL when it has none such: then
+ * views_story_no_attempt() is the error (SC_EUSAGE naming cmd, with the
+ * nearest number). */
+const struct attempt_row *views_story_attempt(
+    const struct story_record *sh, int n);
+int views_story_no_attempt(const struct story_record *sh, const char *cmd,
+    int n, struct sc_err *err);
+
 /* The figures of stats for batch (as views_stats_json() takes it), and
  * the batch they cover in *id (0: all); *out is released with
  * stats_result_free() (controller/views/views_stats.c). */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
-#include "controller/engine/agentenv.h"
+#include "controller/config/secrets.h"
 #include "controller/views/views.h"
 #include "controller/views/views_diff.h"
 #include "state/db_evidence.h"
@@ -30,44 +30,6 @@ views_diff_release(struct views_diff *d)
 		return;
 	free(d->text);
 	memset(d, 0, sizeof(*d));
-}
-
-/* The row of attempt number n of sh (0: its last), or NULL: a number
- * that ran more than once (a rerun) is its last run. */
-static const struct attempt_row *
-pick(const struct story_record *sh, int n)
-{
-	size_t i;
-
-	if (sh->n > 0 && n == 0)
-		return &sh->rows[sh->n - 1];
-	for (i = sh->n; i > 0; i--)
-		if (sh->rows[i - 1].attempt == n)
-			return &sh->rows[i - 1];
-	return NULL;
-}
-
-/* No attempt n of story id: the error, with the nearest number. */
-static int
-no_attempt(
-    const struct story_record *sh, const char *id, int n, struct sc_err *err)
-{
-	int lo = 0, hi = 0;
-	size_t i;
-
-	if (sh->n == 0)
-		return err_set(
-		    err, SC_EUSAGE, "diff: story '%s' has no attempt yet", id);
-	for (i = 0; i < sh->n; i++) {
-		if (lo == 0 || sh->rows[i].attempt < lo)
-			lo = sh->rows[i].attempt;
-		if (sh->rows[i].attempt > hi)
-			hi = sh->rows[i].attempt;
-	}
-	return err_set(err, SC_EUSAGE,
-	    "diff: story '%s' has no attempt %d; did you mean --attempt %d? "
-	    "(it has attempts %d to %d)",
-	    id, n, n < lo ? lo : hi, lo, hi);
 }
 
 /* The evidence row of the attempt whose seq is seq, or NULL. */
@@ -126,12 +88,10 @@ static int
 redact_into(struct views_diff *d, const struct config *cfg, const char *raw,
     size_t len, struct sc_err *err)
 {
-	const struct strlist *adds[2] = {
-	    &cfg->agents[ROLE_PRIMARY].env, &cfg->agents[ROLE_FALLBACK].env};
 	struct redact_values *rv = NULL;
 	int rc;
 
-	rc = agentenv_secrets(&rv, adds, 2, environ, err);
+	rc = secrets_of_config(&rv, cfg, err);
 	if (rc < 0)
 		return rc;
 	d->text = redact_text(rv, raw, len, NULL);
@@ -199,8 +159,8 @@ views_diff_read(struct views_diff *out, struct view *v, const char *id,
 	rc = views_story_read(&sh, v, id, err);
 	if (rc < 0)
 		goto out;
-	if ((a = pick(&sh, attempt)) == NULL) {
-		rc = no_attempt(&sh, id, attempt, err);
+	if ((a = views_story_attempt(&sh, attempt)) == NULL) {
+		rc = views_story_no_attempt(&sh, "diff", attempt, err);
 		goto out;
 	}
 	snprintf(out->story, sizeof(out->story), "%s", sh.st.id);

@@ -120,3 +120,38 @@ views_show_json(
 	*out = o;
 	return rc;
 }
+
+const struct attempt_row *
+views_story_attempt(const struct story_record *sh, int n)
+{
+	size_t i;
+
+	if (sh->n > 0 && n == 0)
+		return &sh->rows[sh->n - 1];
+	for (i = sh->n; i > 0; i--)
+		if (sh->rows[i - 1].attempt == n)
+			return &sh->rows[i - 1];
+	return NULL;
+}
+
+int
+views_story_no_attempt(const struct story_record *sh, const char *cmd, int n,
+    struct sc_err *err)
+{
+	int lo = 0, hi = 0;
+	size_t i;
+
+	if (sh->n == 0)
+		return err_set(err, SC_EUSAGE, "%s: story '%s' has no attempt yet",
+		    cmd, sh->st.id);
+	for (i = 0; i < sh->n; i++) {
+		if (lo == 0 || sh->rows[i].attempt < lo)
+			lo = sh->rows[i].attempt;
+		if (sh->rows[i].attempt > hi)
+			hi = sh->rows[i].attempt;
+	}
+	return err_set(err, SC_EUSAGE,
+	    "%s: story '%s' has no attempt %d; did you mean --attempt %d? "
+	    "(it has attempts %d to %d)",
+	    cmd, sh->st.id, n, n < lo ? lo : hi, lo, hi);
+}

@@ -99,6 +99,18 @@ none "show --json: no secret" "$T_TMP/show.json"
 marks "show --json: the marks name the variables" "$T_TMP/show.json"
 check "show --json: the sc_ key is [REDACTED]" grep -qF 'DEPLOY_TARGET], [REDACTED], Authorization' "$T_TMP/show.json"
 
+# the transcript is read from the raw log each time it is shown, and
+# redacted as it is printed: the agents' env from the config, the
+# controller's secrets from the environment show runs in
+# (docs/agents.md#transcript)
+EXAMPLE_API_TOKEN=$C_TOKEN "$STORYCTL" -C "$P" show s1 --attempt 1 >"$T_TMP/transcript.txt" 2>&1
+check "show --attempt 1 prints the transcript" grep -q '^  \[' "$T_TMP/transcript.txt"
+none "show --attempt 1: no secret" "$T_TMP/transcript.txt"
+marks "show --attempt 1: the marks name the variables" "$T_TMP/transcript.txt"
+EXAMPLE_API_TOKEN=$C_TOKEN "$STORYCTL" -C "$P" show s1 --attempt 2 --json >"$T_TMP/transcript.json" 2>&1
+check "show --attempt 2 --json is an array of events" jq -e 'type == "array" and length > 0 and all(.[]; has("t") and has("kind"))' "$T_TMP/transcript.json"
+none "show --attempt 2 --json: no secret" "$T_TMP/transcript.json"
+
 git -C "$P" log -p storyctl/state >"$T_TMP/branch.txt" 2>&1
 check "the state branch has commits" test -s "$T_TMP/branch.txt"
 none "git log -p storyctl/state: no secret" "$T_TMP/branch.txt"

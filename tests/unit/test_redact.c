@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "controller/engine/agentenv.h"
+#include "controller/config/secrets.h"
 #include "controller/engine/capture.h"
 #include "state/redact.h"
 
@@ -591,10 +591,10 @@ test_value_worth(void **state)
 			    worth_cases[i].secret ? "worth" : "not worth");
 }
 
-/* What start-up collects (controller/engine/agentenv.c): the agents' env
+/* What start-up collects (controller/config/secrets.c): the agents' env
  * values, and the controller's variables the name rule picks. */
 static void
-test_agentenv_secrets(void **state)
+test_secrets_values(void **state)
 {
 	struct strlist a1 = {0}, a2 = {0};
 	const struct strlist *adds[] = {&a1, &a2, NULL};
@@ -612,7 +612,7 @@ test_agentenv_secrets(void **state)
 	    strlist_push(&a1, "MY_AGENT_SECRET=hunter2-value-XYZ"), 0);
 	assert_int_equal(strlist_push(&a1, "FLAG=true"), 0);
 	assert_int_equal(strlist_push(&a2, "PLAIN=plain-but-long-value"), 0);
-	assert_int_equal(agentenv_secrets(&rv, adds, 3, envp, &err), 0);
+	assert_int_equal(secrets_values(&rv, adds, 3, envp, &err), 0);
 	assert_int_equal(redact_values_count(rv), 3);
 	out = redact_text(rv, in, strlen(in), NULL);
 	assert_non_null(out);
@@ -714,7 +714,7 @@ main(void)
 	    cmocka_unit_test(test_by_value_copy),
 	    cmocka_unit_test(test_name_rule),
 	    cmocka_unit_test(test_value_worth),
-	    cmocka_unit_test(test_agentenv_secrets),
+	    cmocka_unit_test(test_secrets_values),
 	    cmocka_unit_test(test_value_across_chunks),
 	    cmocka_unit_test(test_values_linear),
 	};
