@@ -125,7 +125,7 @@ cmd_report(struct cli *cli, int argc, char **argv, struct sc_err *err)
 		return rc;
 	rc = view_open(&v, cli->config_path, cli->lender, false, err);
 	if (rc == 0)
-		rc = report_model(&model, &v, view_now_ms(), err);
+		rc = report_model(&model, &v, view_now_ms(), true, err);
 	if (rc == 0 && html != NULL)
 		rc = report_html(&text, model, &o, err);
 	if (rc == 0 && html != NULL)

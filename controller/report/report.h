@@ -20,10 +20,12 @@
 #include "common/err.h"
 #include "controller/views/view.h"
 
-/* The model of the latest batch of v at now_ms (docs/report.md#model).
- * *out is the caller's (json_decref()). */
-int report_model(
-    json_t **out, struct view *v, int64_t now_ms, struct sc_err *err);
+/* The model of the latest batch of v at now_ms (docs/report.md#model);
+ * with embed, each attempt's transcript end and diff in it, for a
+ * report file (docs/report.md#attempts).  *out is the caller's
+ * (json_decref()). */
+int report_model(json_t **out, struct view *v, int64_t now_ms, bool embed,
+    struct sc_err *err);
 
 /* How the HTML page is made. */
 struct report_html_opts {

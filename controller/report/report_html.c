@@ -81,6 +81,11 @@ static const char page_css[] =
     "top}\n"
     "td.reason{overflow-wrap:anywhere;min-width:12em}\n"
     "ol.attempts{margin:0;padding-left:1.4em}\n"
+    "a.att{font-size:.85rem;margin-left:.3em}\n"
+    "section.part{margin:1rem 0}section.part h3{font-size:1rem;margin:0 0 "
+    ".3rem}section.part pre{max-height:24rem;overflow:auto;white-space:"
+    "pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:.5rem;"
+    "font-size:.8rem}section.part:target{outline:2px solid #0072B2}\n"
     ".hint{display:none;color:var(--muted);font-size:.85rem}\n"
     ".needs li.flag{border-left-color:#CC79A7}\n"
     ".change{color:var(--muted);font-size:.9rem}.flagtext{color:#A0306E;"
@@ -283,9 +288,10 @@ html_timeline(FILE *f, const json_t *model)
 	    f);
 }
 
-/* One story's attempts as an ordered list of text. */
+/* Story number i's attempts as an ordered list of text, each linked to
+ * its transcript and diff (report_attempts.c). */
 static void
-html_attempts(FILE *f, const json_t *s)
+html_attempts(FILE *f, const json_t *s, size_t i)
 {
 	const json_t *a;
 	size_t k;
@@ -319,6 +325,7 @@ html_attempts(FILE *f, const json_t *s)
 			report_put_html(f, why);
 			fputs("</span>", f);
 		}
+		report_attempt_links(f, i, k);
 		fputs("</li>", f);
 	}
 	fputs("</ol>", f);
@@ -350,7 +357,7 @@ html_stories(FILE *f, const json_t *model)
 		    report_str(s, "status"),
 		    (long long)report_int(s, "tasks_completed"),
 		    (long long)report_int(s, "tasks_total"));
-		html_attempts(f, s);
+		html_attempts(f, s, i);
 		fprintf(f,
 		    "</td><td data-label=\"cost\">"
 		    "$%.2f</td><td class=\"reason\" data-label=\"reason\">",
@@ -376,7 +383,10 @@ html_stories(FILE *f, const json_t *model)
  *   EventSource cannot): "data:" lines end an event, "id:" is kept for
  *   Last-Event-ID when it reconnects (after 2 s, as the stream's retry
  *   says); while it is down the page is polled every 5 s;
- * - a 401 with a session drops it and puts the sign-in form back.
+ * - a 401 with a session drops it and puts the sign-in form back;
+ * - following an attempt's link (a.att) fetches that part, its
+ *   transcript as text or its diff, into the section the link points
+ *   to (docs/report.md#attempts).
  * No cookie is read or written.
  */
 static const char live_js[] =
@@ -415,6 +425,19 @@ static const char live_js[] =
     "else if(l.indexOf('id:')==0)last=l.slice(3).trim()}return more()})}"
     "return more()}).catch(function(){fallback()}).then(function(){"
     "if(!over)setTimeout(stream,2000)})}"
+    "document.addEventListener('click',function(e){var a=e.target.closest"
+    "?e.target.closest('a.att'):null,p,q,u;if(!a||over)return;p=document."
+    "getElementById(a.getAttribute('href').slice(1));if(!p||p."
+    "getAttribute('data-got'))return;q=p.querySelector('pre');q."
+    "textContent='loading...';u='/v1/stories/'+encodeURIComponent(p."
+    "getAttribute('data-story'))+'/attempts/'+p.getAttribute("
+    "'data-attempt')+'/'+p.getAttribute('data-part');if(p.getAttribute("
+    "'data-part')=='transcript')u+='?format=text';fetch(u,{headers:hd(),"
+    "cache:'no-store',credentials:'omit'}).then(function(r){return r.text()"
+    ".then(function(t){if(r.status==401){end();return}if(!r.ok){try{t=JSON"
+    ".parse(t).error.message}catch(x){}}else p.setAttribute('data-got','1');"
+    "q.textContent=t||'(no change)'})}).catch(function(){q.textContent="
+    "'cannot reach storyctl serve'})});"
     "load();stream()})();";
 
 int
@@ -445,6 +468,7 @@ html_main(FILE *f, const json_t *model)
 	html_timeline(f, model);
 	report_stats_html(f, model);
 	html_stories(f, model);
+	report_attempts_html(f, model);
 	fputs("</main>\n", f);
 }
 

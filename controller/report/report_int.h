@@ -13,6 +13,8 @@
 
 #include <jansson.h>
 
+#include "common/err.h"
+
 /* An ISO 8601 UTC time of the model ("2026-11-24T21:05:09Z") in ms;
  * 0 for null or anything else. */
 int64_t report_time_ms(const json_t *t);
@@ -65,5 +67,23 @@ void report_stats_md(FILE *f, const json_t *model);
 
 /* The timeline of model as inline SVG (docs/report.md#timeline). */
 void report_svg(FILE *f, const json_t *model);
+
+/* report_attempts.c (docs/report.md#attempts). */
+struct config;
+struct story_record;
+struct redact_values;
+/* Into each attempt of story (show --json's object of record r): the
+ * end of its transcript ("transcript", "transcript_omitted") and its
+ * diff ("diff", "diff_cut"), or why there is none ("transcript_why",
+ * "diff_why"), redacted with rv.  SC_EOS. */
+int report_attempts_embed(json_t *story, const struct config *cfg,
+    const struct story_record *r, const struct redact_values *rv,
+    struct sc_err *err);
+/* The links of attempt k of story number story to its two parts. */
+void report_attempt_links(FILE *f, size_t story, size_t k);
+/* The Attempts section: each attempt's transcript and diff, as the
+ * model holds them (empty for the live page, whose script fetches
+ * them). */
+void report_attempts_html(FILE *f, const json_t *model);
 
 #endif

@@ -7,7 +7,9 @@
  */
 #include <string.h>
 
+#include "controller/config/secrets.h"
 #include "controller/report/report.h"
+#include "controller/report/report_int.h"
 #include "controller/views/views.h"
 #include "state/db.h"
 #include "state/render.h"
@@ -83,7 +85,8 @@ model_times(json_t *one, const struct story_record *r, struct sc_err *err)
 /* One story of the model: show --json's record (without the
  * format_version) with the times above; appended to arr. */
 static int
-model_story(json_t *arr, struct view *v, const char *id, struct sc_err *err)
+model_story(json_t *arr, struct view *v, const char *id,
+    const struct redact_values *embed, struct sc_err *err)
 {
 	struct story_record r;
 	json_t *one = NULL;
@@ -94,6 +97,8 @@ model_story(json_t *arr, struct view *v, const char *id, struct sc_err *err)
 		rc = story_record_json(&one, &r, err);
 	if (rc == 0)
 		rc = model_times(one, &r, err);
+	if (rc == 0 && embed != NULL)
+		rc = report_attempts_embed(one, &v->cfg, &r, embed, err);
 	/* json_array_append_new() takes one, on failure too */
 	if (rc == 0 && json_array_append_new(arr, one) < 0)
 		rc = err_set(err, SC_EOS, "out of memory");
@@ -103,9 +108,11 @@ model_story(json_t *arr, struct view *v, const char *id, struct sc_err *err)
 	return rc;
 }
 
-/* show --json of every story of the batch, in the batch's order. */
+/* show --json of every story of the batch, in the batch's order; with
+ * embed (the secrets to redact with), each attempt's parts. */
 static int
-model_stories(json_t **out, struct view *v, struct sc_err *err)
+model_stories(json_t **out, struct view *v, const struct redact_values *embed,
+    struct sc_err *err)
 {
 	json_t *list = NULL, *arr = json_array(), *e;
 	size_t i;
@@ -119,8 +126,8 @@ model_stories(json_t **out, struct view *v, struct sc_err *err)
 	{
 		if (rc < 0)
 			break;
-		rc = model_story(
-		    arr, v, json_string_value(json_object_get(e, "id")), err);
+		rc = model_story(arr, v,
+		    json_string_value(json_object_get(e, "id")), embed, err);
 	}
 	json_decref(list);
 	if (rc < 0)
@@ -131,16 +138,22 @@ model_stories(json_t **out, struct view *v, struct sc_err *err)
 }
 
 int
-report_model(json_t **out, struct view *v, int64_t now_ms, struct sc_err *err)
+report_model(json_t **out, struct view *v, int64_t now_ms, bool embed,
+    struct sc_err *err)
 {
 	json_t *status = NULL, *stories = NULL, *marks = NULL, *m = NULL;
 	json_t *stats = NULL;
+	struct redact_values *rv = NULL;
 	int rc;
 
 	*out = NULL;
 	rc = views_status_json(&status, v, err);
+	/* a report file holds each attempt's parts, redacted as show
+	 * --attempt and diff redact them */
+	if (rc == 0 && embed)
+		rc = secrets_of_config(&rv, &v->cfg, err);
 	if (rc == 0)
-		rc = model_stories(&stories, v, err);
+		rc = model_stories(&stories, v, rv, err);
 	if (rc == 0)
 		rc = model_marks(&marks, v, err);
 	if (rc < 0)
@@ -161,6 +174,7 @@ out:
 	json_decref(stories);
 	json_decref(marks);
 	json_decref(stats);
+	redact_values_free(rv);
 	*out = m;
 	return rc;
 }

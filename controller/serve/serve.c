@@ -9,6 +9,7 @@
  * thread, and is closed after SERVE_TIMEOUT_S (docs/api.md#limits).  An
  * event stream waits suspended, out of that thread (serve_events.c).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,6 +33,7 @@
 #include "controller/serve/serve_session.h"
 #include "state/apikey.h"
 #include "state/db.h"
+#include "strategies/number.h"
 
 static void
 req_fail(struct req *r, int status, const char *code, const char *msg)
@@ -89,6 +91,37 @@ serve_send_error(
 	    status == MHD_HTTP_METHOD_NOT_ALLOWED ? "GET" : NULL);
 }
 
+/* "N/transcript" or "N/diff" after /v1/stories/ID/attempts/
+ * (docs/api.md#attempts): N a number from 1 up, checked here. */
+static void
+serve_route_attempt(struct req *r, const char *rest)
+{
+	char num[16];
+	const char *slash = strchr(rest, '/');
+	size_t len = slash != NULL ? (size_t)(slash - rest) : 0;
+	struct sc_err err = {0};
+
+	if (slash == NULL ||
+	    (strcmp(slash + 1, "transcript") != 0 &&
+		strcmp(slash + 1, "diff") != 0))
+		return;
+	if (len == 0 || len >= sizeof(num)) {
+		req_fail(r, MHD_HTTP_BAD_REQUEST, "bad_attempt",
+		    "an attempt is a number from 1 up");
+		return;
+	}
+	memcpy(num, rest, len);
+	num[len] = '\0';
+	if (number_parse_int(&r->attempt, num, "attempt", 1, INT_MAX, &err) <
+	    0) {
+		req_fail(r, MHD_HTTP_BAD_REQUEST, "bad_attempt",
+		    "an attempt is a number from 1 up");
+		return;
+	}
+	r->diff = strcmp(slash + 1, "diff") == 0;
+	r->route = ROUTE_ATTEMPT;
+}
+
 /* The route of path; ids are checked before any lookup, so "..", an
  * encoded slash (already decoded by the library into another segment)
  * or an overlong id never reaches the database (docs/api.md#ids). */
@@ -133,7 +166,9 @@ serve_route(struct req *r, const char *path)
 		r->route = ROUTE_STORY;
 		return;
 	}
-	if (strcmp(slash + 1, "retry-policy") == 0)
+	if (strncmp(slash + 1, "attempts/", 9) == 0)
+		serve_route_attempt(r, slash + 10);
+	else if (strcmp(slash + 1, "retry-policy") == 0)
 		r->route = ROUTE_POLICY;
 	else if (strcmp(slash + 1, "failures") == 0)
 		r->route = ROUTE_FAILURES;
@@ -295,10 +330,11 @@ serve_check_route(
 	if (r->route == ROUTE_NONE)
 		req_fail(r, MHD_HTTP_NOT_FOUND, "not_found", "no such route");
 	else if (sid != NULL && r->route != ROUTE_PAGE &&
-	    r->route != ROUTE_EVENTS_STREAM)
+	    r->route != ROUTE_EVENTS_STREAM && r->route != ROUTE_ATTEMPT)
 		req_fail(r, MHD_HTTP_UNAUTHORIZED, "unauthorized",
-		    "a dashboard session reads the page and its event stream "
-		    "only: send a key in X-API-Key");
+		    "a dashboard session reads the page, its event stream and "
+		    "an attempt's transcript and diff only: send a key in "
+		    "X-API-Key");
 	else if (!get && scope == 0)
 		req_fail(r, MHD_HTTP_FORBIDDEN, "forbidden",
 		    "a read key can only GET");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "controller/optlib_mhd.h"
+#include "controller/serve/serve_attempt.h"
 #include "controller/serve/serve_events.h"
 #include "controller/serve/serve_failures.h"
 #include "controller/serve/serve_int.h"
@@ -131,5 +132,7 @@ serve_route_answer(const struct serve *s, struct MHD_Connection *c,
 		return serve_events(s, c, r);
 	if (r->route == ROUTE_FAILURES || r->route == ROUTE_REQUEUE)
 		return serve_failures(s, c, r, method);
+	if (r->route == ROUTE_ATTEMPT)
+		return serve_attempt(c, s->cli, r->id, r->attempt, r->diff);
 	return serve_view(s, c, r);
 }

@@ -48,6 +48,8 @@ enum route {
 	ROUTE_EVENTS_STREAM,
 	ROUTE_FAILURES, /* GET, POST /v1/stories/ID/failures */
 	ROUTE_REQUEUE, /* POST /v1/stories/ID/requeue */
+	/* GET /v1/stories/ID/attempts/N/transcript and .../diff */
+	ROUTE_ATTEMPT,
 	ROUTE_PAGE, /* GET / : the live dashboard (serve_page.c) */
 	ROUTE_SESSION, /* POST /session: the dashboard's sign-in */
 };
@@ -55,6 +57,8 @@ enum route {
 struct req {
 	enum route route;
 	char id[128];
+	int attempt; /* ROUTE_ATTEMPT: N, and which part */
+	bool diff;
 	char key_name[DB_KEY_NAME_MAX];
 	/* / with ?key=: answered 400, the key never read */
 	bool key_in_url;

@@ -313,7 +313,7 @@ serve_page(struct MHD_Connection *c, const struct cli *cli)
 	memset(&v, 0, sizeof(v));
 	rc = view_open(&v, cli->config_path, cli->lender, false, &err);
 	if (rc == 0)
-		rc = report_model(&model, &v, view_now_ms(), &err);
+		rc = report_model(&model, &v, view_now_ms(), false, &err);
 	if (rc == 0)
 		rc = report_html(&html, model, &o, &err);
 	json_decref(model);

@@ -148,6 +148,22 @@ out:
 }
 
 int
+views_diff_of(struct views_diff *out, const struct config *cfg,
+    const struct story_record *sh, const struct attempt_row *a,
+    struct sc_err *err)
+{
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->story, sizeof(out->story), "%s", sh->st.id);
+	out->attempt = a->attempt;
+	rc = fill(out, cfg, a, evidence_of(sh, a->seq), err);
+	if (rc < 0)
+		views_diff_release(out);
+	return rc;
+}
+
+int
 views_diff_read(struct views_diff *out, struct view *v, const char *id,
     int attempt, struct sc_err *err)
 {
@@ -159,16 +175,11 @@ views_diff_read(struct views_diff *out, struct view *v, const char *id,
 	rc = views_story_read(&sh, v, id, err);
 	if (rc < 0)
 		goto out;
-	if ((a = views_story_attempt(&sh, attempt)) == NULL) {
+	if ((a = views_story_attempt(&sh, attempt)) == NULL)
 		rc = views_story_no_attempt(&sh, "diff", attempt, err);
-		goto out;
-	}
-	snprintf(out->story, sizeof(out->story), "%s", sh.st.id);
-	out->attempt = a->attempt;
-	rc = fill(out, &v->cfg, a, evidence_of(&sh, a->seq), err);
+	else
+		rc = views_diff_of(out, &v->cfg, &sh, a, err);
 out:
-	if (rc < 0)
-		views_diff_release(out);
 	views_story_release(&sh);
 	return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "controller/views/view.h"
+#include "state/story_record.h"
 
 /* One attempt's diff, or why there is none; owned (views_diff_release()). */
 struct views_diff {
@@ -37,6 +38,12 @@ struct views_diff {
  */
 int views_diff_read(struct views_diff *out, struct view *v, const char *id,
     int attempt, struct sc_err *err);
+
+/* The same for attempt a of the record sh, already read (the report
+ * reads each story once). */
+int views_diff_of(struct views_diff *out, const struct config *cfg,
+    const struct story_record *sh, const struct attempt_row *a,
+    struct sc_err *err);
 
 /* Free what d owns and zero it; a zeroed d is fine. */
 void views_diff_release(struct views_diff *d);

@@ -19,8 +19,10 @@
 
 #include <jansson.h>
 
+#include "common/strbuf.h"
 #include "controller/views/views_transcript.h"
 #include "state/redact.h"
+#include "strategies/text.h"
 #include "strategies/transcript.h"
 
 #define CHUNK ((size_t)64 * 1024)
@@ -345,4 +347,66 @@ views_transcript_text(char *buf, size_t cap, const struct transcript_event *ev)
 	}
 	buf[n] = '\0';
 	return n;
+}
+
+/* The tail's ring of lines: the newest max of them, oldest at head. */
+struct tail {
+	char (*line)[VIEWS_TRANSCRIPT_TAIL_LINE];
+	size_t max, n, head, seen;
+};
+
+static int
+tail_add(const struct transcript_event *ev, void *arg)
+{
+	struct tail *t = arg;
+	char buf[TRANSCRIPT_TEXT_MAX + 256];
+	size_t at, n;
+
+	views_transcript_text(buf, sizeof(buf), ev);
+	if (t->n < t->max) {
+		at = (t->head + t->n++) % t->max;
+	} else {
+		at = t->head;
+		t->head = (t->head + 1) % t->max;
+	}
+	n = (size_t)snprintf(
+	    t->line[at], VIEWS_TRANSCRIPT_TAIL_LINE, "%s", buf);
+	if (n >= VIEWS_TRANSCRIPT_TAIL_LINE)
+		text_mark_cut(t->line[at], VIEWS_TRANSCRIPT_TAIL_LINE,
+		    VIEWS_TRANSCRIPT_TAIL_LINE - 1);
+	t->seen++;
+	return 0;
+}
+
+int
+views_transcript_tail(char **out, size_t *omitted, const char *path,
+    const struct redact_values *secrets, size_t max_lines, struct sc_err *err)
+{
+	struct tail t = {0};
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	*omitted = 0;
+	t.max = max_lines > 0 ? max_lines : 1;
+	t.line = calloc(t.max, sizeof(*t.line));
+	if (t.line == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	rc = views_transcript_each(path, secrets, tail_add, &t, err);
+	for (i = 0; rc == 0 && i < t.n; i++) {
+		strbuf_addstr(&sb, t.line[(t.head + i) % t.max]);
+		strbuf_addstr(&sb, "\n");
+	}
+	if (rc == 0 && sb.oom)
+		rc = err_set(err, SC_EOS, "out of memory");
+	if (rc == 0) {
+		*out = strbuf_detach(&sb, NULL);
+		*omitted = t.seen - t.n;
+		if (*out == NULL)
+			rc = err_set(err, SC_EOS, "out of memory");
+	}
+	strbuf_release(&sb);
+	free(t.line);
+	return rc;
 }

@@ -55,4 +55,16 @@ int views_transcript_json(json_t **out, const char *path,
 size_t views_transcript_text(
     char *buf, size_t cap, const struct transcript_event *ev);
 
+/*
+ * The last max_lines events of the log at path as text, one line each as
+ * `show --attempt N` prints them ("[t] ..."), each line at most
+ * VIEWS_TRANSCRIPT_TAIL_LINE bytes: for the report and the dashboard,
+ * which show an attempt's end and point to `show` for the whole
+ * (docs/report.md#attempts).  *out malloc'd (the caller's), *omitted
+ * the events before the tail.  Errors as views_transcript_each().
+ */
+#define VIEWS_TRANSCRIPT_TAIL_LINE 600
+int views_transcript_tail(char **out, size_t *omitted, const char *path,
+    const struct redact_values *secrets, size_t max_lines, struct sc_err *err);
+
 #endif

@@ -131,6 +131,26 @@ RUN_PID=
 wd_shot "$SHOTS/dashboard-1280.png"
 check "a screenshot of the live page ($SHOTS/dashboard-1280.png)" [ -s "$SHOTS/dashboard-1280.png" ]
 
+# each attempt links to its transcript and its diff (docs/report.md#attempts):
+# following a link fetches that part into the section it points to
+# part_text PART: follow live1's first attempt's PART link, then the text
+# of the section it led to, once loaded
+part_text() {
+	wd_call POST "/session/$WD_SESSION/element/$(wd_el "tr[data-story=live1] a.att[href^='#$1']")/click" '{}' >/dev/null
+	for _ in $(seq 1 100); do
+		V=$(wd_js "var p = document.getElementById(location.hash.slice(1)); return p && p.getAttribute('data-got') ? location.hash + ' ' + p.querySelector('pre').textContent : ''")
+		[ "$V" != '""' ] && break
+		sleep 0.1
+	done
+	printf '%s' "$V"
+}
+V=$(part_text t)
+expect_match "the transcript link leads to the attempt's transcript" "$V" '^"#t-0-0 \[[0-9]+\] text: all done'
+V=$(part_text d)
+expect_match "the diff link leads to its diff: the file the agent wrote" "$V" '^"#d-0-0 diff --git a/src/work.txt b/src/work.txt.*\+work on'
+c=$(curl -s -o /dev/null --max-time 20 -w '%{http_code}' -H "X-Storyctl-Session: $SID" -H 'Sec-Fetch-Site: same-origin' "$U/v1/stories/live1/retry-policy")
+check "the session reads no other route ($c)" [ "$c" = 401 ]
+
 # another app on this host, another port: cookies are not kept apart by
 # port, so it would be sent whatever the browser held for 127.0.0.1; it
 # logs every header of every request it gets, and must get nothing of

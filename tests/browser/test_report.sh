@@ -22,7 +22,7 @@ png_width() {
 
 new_project '{"max_attempts": 3, "network_sleep_s": 1, "poll_interval_s": 1,
   "backoff": {"strategy": "fixed", "base_delay_ms": 200, "max_delay_ms": 200, "jitter": 0}}'
-new_story "$P" r-ok 3 '<!-- sim *: checkall -->'
+new_story "$P" r-ok 3 '<!-- sim *: checkall; work -->'
 new_story "$P" r-net 2 '<!-- sim a1: check 1; network -->' '<!-- sim *: checkall -->'
 new_story "$P" r-stall 5 '<!-- sim *: check 2 -->'
 new_story "$P" r-crash 2 '<!-- sim *: err Segmentation fault (core dumped); exit 139 -->'
@@ -76,6 +76,19 @@ V=$(wd_js "return performance.getEntriesByType('resource').length")
 check "nothing was loaded besides the file ($V resources)" [ "$V" = 0 ]
 V=$(wd_js "return document.documentElement.scrollWidth <= window.innerWidth")
 check "no horizontal scroll at 1280 px" [ "$V" = true ]
+# each attempt links to its transcript and its diff, both in the file
+# (docs/report.md#attempts)
+# follow CSS: click the link, then the target's id and its text
+follow() {
+	wd_js "document.querySelector(\"$1\").click(); return 1" >/dev/null
+	wd_js "var p = document.getElementById(location.hash.slice(1)); return location.hash + ' ' + (p ? p.querySelector('pre').textContent : '')"
+}
+V=$(follow "tr[data-story=r-crash] a.att[href^='#t']")
+expect_match "r-crash's transcript link leads to what the agent printed" "$V" '^"#t-[0-9]+-0 .*Segmentation fault'
+V=$(follow "tr[data-story=r-ok] a.att[href^='#d']")
+expect_match "r-ok's diff link leads to the change it made" "$V" '^"#d-[0-9]+-0 diff --git a/src/r-ok.txt b/src/r-ok.txt.*\+'
+V=$(wd_js "return document.querySelectorAll('a.att').length + ' ' + document.querySelectorAll('section.part').length")
+check "two links and two parts per attempt ($V, $NATT attempts)" [ "$V" = "\"$((NATT * 2)) $((NATT * 2))\"" ]
 wd_shot "$SHOTS/report-1280.png"
 check "a screenshot at 1280 px ($SHOTS/report-1280.png)" \
 	[ "$(png_width "$SHOTS/report-1280.png")" = 1280 ]

@@ -156,6 +156,9 @@ deaths_settled() {
 	return 0
 }
 settled_or_gone() { deaths_settled || ! alive "$BG"; }
+attempt_running_or_gone() {
+	[ "$(sql_wait "SELECT count(*) FROM attempts WHERE outcome = 'running'")" -gt 0 ] 2>/dev/null || ! alive "$BG"
+}
 # note_orphans: what works in $P now that a controller and its watchdog
 # are dead, "pid starttime" in $CH/orphans (chaos-agent looks for them)
 note_orphans() {
@@ -212,6 +215,10 @@ while [ "$kills" -lt "$KILLS" ] && [ "$rounds" -lt $((KILLS * 3)) ]; do
 		delay=$((RANDOM % 300))
 		;;
 	esac
+	# two stops in three land while agents work, however slow the
+	# machine: the test, not the clock, says an attempt has started (the
+	# third stops the controller wherever it is, start-up included)
+	[ $((rounds % 3)) != 0 ] && wait_for 60 attempt_running_or_gone
 	nap_ms "$delay"
 	if ! alive "$BG"; then
 		wait_bg 1

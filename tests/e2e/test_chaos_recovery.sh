@@ -535,6 +535,9 @@ fi
 declare -A tries=() zero=()
 bad_exit=()
 bad_status=()
+attempt_running_or_gone() {
+	[ "$(sqlite3 -cmd '.timeout 5000' "$P/.storyctl/state.db" "SELECT count(*) FROM attempts WHERE outcome = 'running'" 2>/dev/null)" -gt 0 ] 2>/dev/null || ! alive "$BG"
+}
 sig_tries() {
 	local j=$1 n=$2 t d sig want args st
 	new_project
@@ -556,6 +559,10 @@ sig_tries() {
 		# from storyctl's first instruction: a signal before the exec
 		# would hit this script's fork
 		bg_execd
+		# the last one stops a batch at work, however slow the machine:
+		# so the batch is there to resume (the test, not the clock, says
+		# an attempt has started)
+		[ "$t" = "$n" ] && wait_for 60 attempt_running_or_gone
 		nap_ms "$d"
 		kill -s "$sig" "$BG"
 		wait_bg 20

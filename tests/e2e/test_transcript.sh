@@ -9,6 +9,8 @@
 # attempt the story does not have is refused with a suggestion.
 . "$(dirname "$0")/lib.sh"
 cd "$T_TMP" || exit 1
+SRV_PID=
+trap '[ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; rm -rf "$T_TMP"' EXIT
 
 dir="$STORYCTL_SRC/tests/fixtures/agents/real"
 agent="$STORYCTL_SRC/tests/e2e/agents/replay-agent"
@@ -64,4 +66,27 @@ expect_rc "an attempt the story does not have: 64" 64
 expect_match "with the attempts it has" "$T_ERR" "has no attempt 3; did you mean --attempt 1\\?"
 run_sc -C "$P" show s1 --attempt x
 expect_rc "--attempt takes a number" 64
+
+# the same over HTTP (docs/api.md#attempts)
+RKEY=$("$STORYCTL" -C "$P" key add reader 2>/dev/null)
+serve_up || not_ok "serve started"
+"$STORYCTL" -C "$P" show s1 --attempt 1 --json >"$T_TMP/cli.json"
+req GET /v1/stories/s1/attempts/1/transcript "$RKEY"
+check "GET .../attempts/1/transcript: 200 ($H_CODE)" [ "$H_CODE" = 200 ]
+check "... its events are show --attempt 1 --json's" \
+	bash -c 'jq -e --slurpfile c "$2" ".events == \$c[0] and .omitted == 0 and .attempt == 1 and .story == \"s1\"" "$1" >/dev/null' _ "$T_TMP/body" "$T_TMP/cli.json"
+req GET '/v1/stories/s1/attempts/1/transcript?format=text' "$RKEY"
+"$STORYCTL" -C "$P" show s1 --attempt 1 | sed -e '1,2d' -e '$d' -e 's/^  \[/[/' >"$T_TMP/cli.txt"
+check "... ?format=text: show's lines, text/plain" \
+	bash -c 'cmp -s "$1" "$2" && grep -qi "^content-type: text/plain" "$3"' _ "$T_TMP/body" "$T_TMP/cli.txt" "$T_TMP/head"
+req GET /v1/stories/s1/attempts/1/diff "$RKEY"
+check "GET .../attempts/1/diff: 200, what diff prints ($H_CODE)" \
+	bash -c '[ "$1" = 200 ] && "$STORYCTL" -C "$3" diff s1 --attempt 1 | cmp -s - "$2"' _ "$H_CODE" "$T_TMP/body" "$P"
+req GET /v1/stories/s1/attempts/7/transcript "$RKEY"
+check "an attempt there is none of: 404 ($H_CODE)" [ "$H_CODE" = 404 ]
+req GET /v1/stories/s1/attempts/0/diff "$RKEY"
+check "attempt 0: 400 bad_attempt ($H_CODE)" \
+	bash -c '[ "$1" = 400 ] && jq -e ".error.code == \"bad_attempt\"" "$2" >/dev/null' _ "$H_CODE" "$T_TMP/body"
+req GET /v1/stories/s1/attempts/1/transcript ""
+check "no key: 401 ($H_CODE)" [ "$H_CODE" = 401 ]
 finish
