@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "strategies/agentfield.h"
 #include "strategies/agentout.h"
 #include "strategies/reader_int.h"
 #include "strategies/text.h"
@@ -36,27 +37,13 @@ trim_inplace(char *s, size_t n)
 	return m;
 }
 
-/* The longest prefix of the valid UTF-8 s[0..n) that is at most max
- * bytes and ends at a character boundary. */
-static size_t
-utf8_cut(const char *s, size_t n, size_t max)
-{
-	size_t m = max;
-
-	if (n <= max)
-		return n;
-	while (m > 0 && text_utf8_cont((unsigned char)s[m]))
-		m--;
-	return m;
-}
-
 /* Set (or append to) the bounded message buffer dst from the valid UTF-8
  * src[0..n), cutting at a character boundary. */
 static void
 msg_put(char *dst, size_t *dlen, const char *src, size_t n, bool append)
 {
 	size_t at = append ? *dlen : 0;
-	size_t m = utf8_cut(src, n, AGENTOUT_RESULT_MAX - 1 - at);
+	size_t m = text_utf8_fit(src, n, AGENTOUT_RESULT_MAX - 1 - at);
 
 	memcpy(dst + at, src, m);
 	*dlen = at + m;
@@ -64,41 +51,6 @@ msg_put(char *dst, size_t *dlen, const char *src, size_t n, bool append)
 }
 
 /* ---- JSON events ---- */
-
-/* the string at key when it is not empty, else NULL */
-static json_t *
-jtext(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_string(v) && json_string_length(v) > 0 ? v : NULL;
-}
-
-static bool
-jtype_is(json_t *o, const char *key, const char *want)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL && strcmp(s, want) == 0;
-}
-
-/* a token count: a non-negative number, else -1 */
-static long long
-jcount(json_t *v)
-{
-	double d;
-
-	if (json_is_integer(v))
-		return json_integer_value(v) >= 0
-		    ? (long long)json_integer_value(v)
-		    : -1;
-	if (json_is_real(v)) {
-		d = json_real_value(v);
-		if (isfinite(d) && d >= 0 && d < 9e18)
-			return (long long)d;
-	}
-	return -1;
-}
 
 static void
 msg_from(struct agentout_state *st, json_t *s)
@@ -133,7 +85,7 @@ jerror_text(json_t *o)
 	json_t *e = json_object_get(o, "error");
 
 	if (json_is_object(e))
-		return jtext(e, "message");
+		return agentfield_text(e, "message");
 	return NULL;
 }
 
@@ -170,7 +122,6 @@ static void
 on_result(struct agentout_state *st, json_t *o)
 {
 	json_t *v, *u;
-	long long in, c;
 	size_t n;
 
 	v = json_object_get(o, "total_cost_usd");
@@ -180,22 +131,15 @@ on_result(struct agentout_state *st, json_t *o)
 		cost_set(st, json_number_value(v));
 	u = json_object_get(o, "usage");
 	if (json_is_object(u)) {
-		in = jcount(json_object_get(u, "input_tokens"));
-		if (in >= 0) {
-			c = jcount(
-			    json_object_get(u, "cache_creation_input_tokens"));
-			in += c > 0 ? c : 0;
-			c = jcount(
-			    json_object_get(u, "cache_read_input_tokens"));
-			in += c > 0 ? c : 0;
-		}
-		tokens_set(st, in, jcount(json_object_get(u, "output_tokens")));
+		tokens_set(st, agentfield_claude_input(u),
+		    agentfield_count(json_object_get(u, "output_tokens")));
 	}
 	u = json_object_get(o, "stats");
 	if (json_is_object(u))
-		tokens_set(st, jcount(json_object_get(u, "input_tokens")),
-		    jcount(json_object_get(u, "output_tokens")));
-	if ((v = jtext(o, "result")) != NULL) {
+		tokens_set(st,
+		    agentfield_count(json_object_get(u, "input_tokens")),
+		    agentfield_count(json_object_get(u, "output_tokens")));
+	if ((v = agentfield_text(o, "result")) != NULL) {
 		msg_from(st, v);
 	} else if ((v = jerror_text(o)) != NULL) {
 		msg_from(st, v);
@@ -221,7 +165,7 @@ on_claude_assistant(struct agentout_state *st, json_t *o)
 
 	for (i = 0; i < json_array_size(content); i++) {
 		b = json_array_get(content, i);
-		if ((t = jtext(b, "text")) == NULL)
+		if ((t = agentfield_text(b, "text")) == NULL)
 			continue;
 		if (!first)
 			msg_put(
@@ -239,9 +183,9 @@ on_claude_assistant(struct agentout_state *st, json_t *o)
 static bool
 on_gemini_message(struct agentout_state *st, json_t *o)
 {
-	json_t *c = jtext(o, "content");
+	json_t *c = agentfield_text(o, "content");
 
-	if (!jtype_is(o, "role", "assistant") || c == NULL)
+	if (!agentfield_is(o, "role", "assistant") || c == NULL)
 		return false;
 	if (!st->run_open || !json_is_true(json_object_get(o, "delta")))
 		st->run_len = 0;
@@ -262,11 +206,11 @@ on_codex_item(struct agentout_state *st, json_t *o)
 	json_t *item = json_object_get(o, "item");
 	json_t *t;
 
-	if (!jtype_is(item, "type", "agent_message") &&
-	    !jtype_is(item, "item_type", "assistant_message") &&
-	    !jtype_is(item, "item_type", "agent_message"))
+	if (!agentfield_is(item, "type", "agent_message") &&
+	    !agentfield_is(item, "item_type", "assistant_message") &&
+	    !agentfield_is(item, "item_type", "agent_message"))
 		return;
-	if ((t = jtext(item, "text")) != NULL)
+	if ((t = agentfield_text(item, "text")) != NULL)
 		msg_from(st, t);
 }
 
@@ -276,21 +220,22 @@ on_codex_legacy(struct agentout_state *st, json_t *m)
 {
 	json_t *t, *u;
 
-	if (jtype_is(m, "type", "agent_message")) {
-		if ((t = jtext(m, "message")) != NULL)
+	if (agentfield_is(m, "type", "agent_message")) {
+		if ((t = agentfield_text(m, "message")) != NULL)
 			msg_from(st, t);
-	} else if (jtype_is(m, "type", "task_complete")) {
-		if ((t = jtext(m, "last_agent_message")) != NULL)
+	} else if (agentfield_is(m, "type", "task_complete")) {
+		if ((t = agentfield_text(m, "last_agent_message")) != NULL)
 			msg_from(st, t);
-	} else if (jtype_is(m, "type", "session_configured")) {
+	} else if (agentfield_is(m, "type", "session_configured")) {
 		session_from(st, json_object_get(m, "session_id"));
-	} else if (jtype_is(m, "type", "token_count")) {
+	} else if (agentfield_is(m, "type", "token_count")) {
 		u = json_object_get(
 		    json_object_get(m, "info"), "total_token_usage");
 		if (!json_is_object(u))
 			u = m;
-		tokens_set(st, jcount(json_object_get(u, "input_tokens")),
-		    jcount(json_object_get(u, "output_tokens")));
+		tokens_set(st,
+		    agentfield_count(json_object_get(u, "input_tokens")),
+		    agentfield_count(json_object_get(u, "output_tokens")));
 	}
 }
 
@@ -309,7 +254,7 @@ on_gemini_json(struct agentout_state *st, json_t *o)
 	    json_object_get(o, "stats") != NULL ||
 	    json_object_get(o, "error") != NULL)
 		session_from(st, json_object_get(o, "session_id"));
-	if ((v = jtext(o, "response")) != NULL)
+	if ((v = agentfield_text(o, "response")) != NULL)
 		msg_from(st, v);
 	else if ((v = jerror_text(o)) != NULL)
 		msg_from(st, v);
@@ -317,8 +262,8 @@ on_gemini_json(struct agentout_state *st, json_t *o)
 	json_object_foreach(v, key, m)
 	{
 		t = json_object_get(m, "tokens");
-		p = jcount(json_object_get(t, "prompt"));
-		c = jcount(json_object_get(t, "candidates"));
+		p = agentfield_count(json_object_get(t, "prompt"));
+		c = agentfield_count(json_object_get(t, "candidates"));
 		if (p >= 0)
 			in = (in < 0 ? 0 : in) + p;
 		if (c >= 0)
@@ -378,8 +323,9 @@ agentout_event(struct agentout_state *st, json_t *o)
 		on_codex_item(st, o);
 	} else if (strcmp(type, "turn.completed") == 0) {
 		v = json_object_get(o, "usage");
-		tokens_set(st, jcount(json_object_get(v, "input_tokens")),
-		    jcount(json_object_get(v, "output_tokens")));
+		tokens_set(st,
+		    agentfield_count(json_object_get(v, "input_tokens")),
+		    agentfield_count(json_object_get(v, "output_tokens")));
 	} else if (strcmp(type, "turn.failed") == 0) {
 		if ((v = jerror_text(o)) != NULL)
 			msg_from(st, v);
@@ -395,61 +341,20 @@ agentout_event(struct agentout_state *st, json_t *o)
 
 /* ---- plain text ---- */
 
+/* A number at the end of a cost: digits, '.', ','. */
 static bool
 num_char(char c)
 {
 	return (c >= '0' && c <= '9') || c == '.' || c == ',';
 }
 
-/* A decimal such as "0.31" or "1,234" (thousands commas skipped), the
- * whole of s[0..n); locale-independent. */
-static bool
-parse_decimal(const char *s, size_t n, double *out)
-{
-	double v = 0, scale = 1;
-	bool dot = false, digit = false;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] >= '0' && s[i] <= '9') {
-			digit = true;
-			if (dot) {
-				scale /= 10;
-				v += (s[i] - '0') * scale;
-			} else {
-				v = v * 10 + (s[i] - '0');
-			}
-		} else if (s[i] == '.' && !dot) {
-			dot = true;
-		} else if (s[i] != ',' || dot) {
-			return false;
-		}
-	}
-	*out = v;
-	return digit;
-}
-
 /* aider's format_tokens(): "997", "1,234", "1.6k", "12k", "1.2M" */
 static long long
-parse_count(const char *s, size_t n)
+count_of(const char *s, size_t n)
 {
-	double d, mult = 1;
+	double d = agentfield_amount(s, n);
 
-	if (n > 0 && (s[n - 1] == 'k' || s[n - 1] == 'K'))
-		mult = 1e3;
-	else if (n > 0 && (s[n - 1] == 'm' || s[n - 1] == 'M'))
-		mult = 1e6;
-	if (mult > 1)
-		n--;
-	if (!parse_decimal(s, n, &d) || d * mult >= 9e18)
-		return -1;
-	return (long long)(d * mult + 0.5);
-}
-
-static bool
-count_char(char c)
-{
-	return num_char(c) || c == 'k' || c == 'K' || c == 'm' || c == 'M';
+	return d < 0 ? -1 : (long long)(d + 0.5);
 }
 
 /*
@@ -470,15 +375,15 @@ aider_line(struct agentout_state *st, const char *s, size_t n)
 		while (p < end && *p == ' ')
 			p++;
 		q = p;
-		while (q < end && count_char(*q))
+		while (q < end && agentfield_amount_char(*q))
 			q++;
 		r = memmem(q, (size_t)(end - q), " received", 9);
-		sent = parse_count(p, (size_t)(q - p));
+		sent = count_of(p, (size_t)(q - p));
 		if (r != NULL && sent >= 0) {
 			q = r;
-			while (q > p && count_char(q[-1]))
+			while (q > p && agentfield_amount_char(q[-1]))
 				q--;
-			recv = parse_count(q, (size_t)(r - q));
+			recv = count_of(q, (size_t)(r - q));
 			if (recv >= 0)
 				tokens_set(st, sent, recv);
 		}
@@ -492,7 +397,8 @@ aider_line(struct agentout_state *st, const char *s, size_t n)
 	q = r;
 	while (q > p && num_char(q[-1]))
 		q--;
-	if (q > p && q[-1] == '$' && parse_decimal(q, (size_t)(r - q), &d))
+	if (q > p && q[-1] == '$' &&
+	    (d = agentfield_amount(q, (size_t)(r - q))) >= 0)
 		cost_set(st, d);
 }
 

@@ -383,3 +383,13 @@ text_copy(char *dst, size_t cap, const char *src)
 	dst[cap - 1] = '\0';
 	return text_mark_cut(dst, cap, cap - 1);
 }
+
+size_t
+text_utf8_fit(const char *s, size_t n, size_t max)
+{
+	if (n <= max)
+		return n;
+	while (max > 0 && text_utf8_cont((unsigned char)s[max]))
+		max--;
+	return max;
+}

@@ -120,6 +120,10 @@ enum {
 size_t text_clean(char *dst, size_t cap, const char *src, size_t n,
     unsigned flags, bool *cut);
 
+/* The length of the longest prefix of s[0..n) of at most max bytes that
+ * ends at a character boundary (s valid UTF-8). */
+size_t text_utf8_fit(const char *s, size_t n, size_t max);
+
 /* The text of a fixed field of the record (a reason, an error message:
  * docs/state.md#text-fields) from src: copied whole when it fits in
  * cap - 1 bytes; otherwise cut at a character boundary and ended with

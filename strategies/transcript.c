@@ -23,6 +23,7 @@
 
 #include "strategies/agentout.h"
 #include "strategies/text.h"
+#include "strategies/agentfield.h"
 #include "strategies/transcript.h"
 #include "strategies/transcript_int.h"
 
@@ -178,23 +179,11 @@ transcript_jput(struct transcript_event *ev, char *dst, size_t cap, json_t *s)
 		    ev, dst, cap, json_string_value(s), json_string_length(s));
 }
 
-/* The longest prefix of s[0..n) that fits max bytes, at a character
- * boundary. */
-static size_t
-utf8_fit(const char *s, size_t n, size_t max)
-{
-	if (n <= max)
-		return n;
-	while (max > 0 && text_utf8_cont((unsigned char)s[max]))
-		max--;
-	return max;
-}
-
 static void
 buf_put(char *dst, size_t *len, const char *s, size_t n, bool append)
 {
 	size_t at = append ? *len : 0;
-	size_t m = utf8_fit(s, n, TRANSCRIPT_TEXT_MAX - 1 - at);
+	size_t m = text_utf8_fit(s, n, TRANSCRIPT_TEXT_MAX - 1 - at);
 
 	memcpy(dst + at, s, m);
 	*len = at + m;
@@ -406,52 +395,15 @@ plain_keep(struct transcript *tr, const char *r, size_t n)
 	}
 }
 
-static bool
-count_char(char c)
-{
-	return (c >= '0' && c <= '9') || c == '.' || c == ',' || c == 'k' ||
-	    c == 'K' || c == 'm' || c == 'M';
-}
-
-/* aider's counts and dollars: "997", "1,234", "1.6k", "1.2M", "0.31";
- * -1 when s[0..n) is none of them */
-static double
-parse_amount(const char *s, size_t n)
-{
-	double v = 0, scale = 1, mult = 1;
-	bool dot = false, digit = false;
-	size_t i;
-
-	if (n > 0 && (s[n - 1] == 'k' || s[n - 1] == 'K'))
-		mult = 1e3;
-	else if (n > 0 && (s[n - 1] == 'm' || s[n - 1] == 'M'))
-		mult = 1e6;
-	if (mult > 1)
-		n--;
-	for (i = 0; i < n; i++) {
-		if (s[i] >= '0' && s[i] <= '9') {
-			digit = true;
-			scale = dot ? scale / 10 : scale;
-			v = dot ? v + (s[i] - '0') * scale
-				: v * 10 + (s[i] - '0');
-		} else if (s[i] == '.' && !dot) {
-			dot = true;
-		} else if (s[i] != ',' || dot) {
-			return -1;
-		}
-	}
-	return digit && v * mult < 9e18 ? v * mult : -1;
-}
-
 /* The amount that ends just before s + at (at most back to s). */
 static double
 amount_before(const char *s, const char *at)
 {
 	const char *q = at;
 
-	while (q > s && count_char(q[-1]))
+	while (q > s && agentfield_amount_char(q[-1]))
 		q--;
-	return parse_amount(q, (size_t)(at - q));
+	return agentfield_amount(q, (size_t)(at - q));
 }
 
 /* aider: "Tokens: 4.1k sent, 1.2k cache write, 412 received. Cost: $0.03
@@ -470,9 +422,9 @@ plain_usage(struct transcript *tr, const char *s, size_t n)
 		return false;
 	ev = transcript_ev(tr, TRANSCRIPT_USAGE);
 	q = p + 8;
-	while (q < r && count_char(*q))
+	while (q < r && agentfield_amount_char(*q))
 		q++;
-	d = parse_amount(p + 8, (size_t)(q - p - 8));
+	d = agentfield_amount(p + 8, (size_t)(q - p - 8));
 	ev->tokens_in = d >= 0 ? (long long)(d + 0.5) : -1;
 	d = amount_before(p, r);
 	ev->tokens_out = d >= 0 ? (long long)(d + 0.5) : -1;
@@ -480,7 +432,7 @@ plain_usage(struct transcript *tr, const char *s, size_t n)
 	q = c != NULL ? memmem(c, (size_t)(end - c), " session", 8) : NULL;
 	if (q != NULL && (d = amount_before(c, q)) >= 0) {
 		p = q;
-		while (p > c && count_char(p[-1]))
+		while (p > c && agentfield_amount_char(p[-1]))
 			p--;
 		if (p > c && p[-1] == '$') {
 			ev->has_cost = true;

@@ -12,38 +12,9 @@
 #include <jansson.h>
 
 #include "strategies/text.h"
+#include "strategies/agentfield.h"
 #include "strategies/transcript.h"
 #include "strategies/transcript_int.h"
-
-json_t *
-transcript_jtext(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_string(v) && json_string_length(v) > 0 ? v : NULL;
-}
-
-static bool
-jis(json_t *o, const char *key, const char *want)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s != NULL && strcmp(s, want) == 0;
-}
-
-/* a token count: a non-negative number, else -1 */
-static long long
-jcount(json_t *v)
-{
-	double d;
-
-	if (json_is_integer(v))
-		return json_integer_value(v) >= 0 ? json_integer_value(v) : -1;
-	if (!json_is_real(v))
-		return -1;
-	d = json_real_value(v);
-	return isfinite(d) && d >= 0 && d < 9e18 ? (long long)d : -1;
-}
 
 static void
 final_from(struct transcript *tr, json_t *s)
@@ -77,14 +48,14 @@ tool_input(struct transcript_event *ev, json_t *in)
 	size_t i;
 
 	transcript_jput(ev, ev->command, sizeof(ev->command),
-	    transcript_jtext(in, "command"));
+	    agentfield_text(in, "command"));
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
-		if ((v = transcript_jtext(in, paths[i])) != NULL) {
+		if ((v = agentfield_text(in, paths[i])) != NULL) {
 			transcript_jput(ev, ev->path, sizeof(ev->path), v);
 			break;
 		}
 	}
-	if ((v = transcript_jtext(in, "description")) != NULL)
+	if ((v = agentfield_text(in, "description")) != NULL)
 		transcript_jput(ev, ev->text, sizeof(ev->text), v);
 	else if (ev->command[0] == '\0' && ev->path[0] == '\0')
 		put_json(ev, ev->text, sizeof(ev->text), in);
@@ -119,28 +90,30 @@ static bool
 claude_assistant(struct transcript *tr, json_t *o)
 {
 	json_t *msg = json_object_get(o, "message"), *b, *t;
-	bool synthetic = jis(msg, "model", "<synthetic>"), first = true;
+	bool synthetic = agentfield_is(msg, "model", "<synthetic>"),
+	     first = true;
 	struct transcript_event *ev;
 	size_t i;
 
 	json_array_foreach(json_object_get(msg, "content"), i, b)
 	{
-		if (jis(b, "type", "tool_use")) {
+		if (agentfield_is(b, "type", "tool_use")) {
 			claude_tool_use(tr, b);
 			continue;
 		}
-		t = transcript_jtext(b, "text");
-		if (t == NULL && (t = transcript_jtext(b, "thinking")) == NULL)
+		t = agentfield_text(b, "text");
+		if (t == NULL && (t = agentfield_text(b, "thinking")) == NULL)
 			continue;
 		ev = transcript_ev(
 		    tr, synthetic ? TRANSCRIPT_ERROR : TRANSCRIPT_MESSAGE);
 		snprintf(ev->role, sizeof(ev->role), "%s",
-		    synthetic ? ""
-			      : (jis(b, "type", "thinking") ? "reasoning"
-							    : "assistant"));
+		    synthetic
+			? ""
+			: (agentfield_is(b, "type", "thinking") ? "reasoning"
+								: "assistant"));
 		transcript_jput(ev, ev->text, sizeof(ev->text), t);
 		transcript_emit(tr);
-		if (!jis(b, "type", "text"))
+		if (!agentfield_is(b, "type", "text"))
 			continue;
 		transcript_final(
 		    tr, json_string_value(t), json_string_length(t), !first);
@@ -162,7 +135,7 @@ claude_result_text(struct transcript_event *ev, json_t *c)
 	}
 	json_array_foreach(c, i, b)
 	{
-		if (jis(b, "type", "text")) {
+		if (agentfield_is(b, "type", "text")) {
 			transcript_jput(ev, ev->text, sizeof(ev->text),
 			    json_object_get(b, "text"));
 			return;
@@ -210,7 +183,7 @@ claude_user(struct transcript *tr, json_t *o)
 	}
 	json_array_foreach(c, i, b)
 	{
-		if (!jis(b, "type", "tool_result"))
+		if (!agentfield_is(b, "type", "tool_result"))
 			continue;
 		ev = transcript_ev(tr, TRANSCRIPT_TOOL_RESULT);
 		set_word(
@@ -243,14 +216,14 @@ claude_system(struct transcript *tr, json_t *o)
 		st = json_object_get(o, "error_status");
 		err = json_string_value(json_object_get(o, "error"));
 		k = snprintf(tmp, sizeof(tmp), "API retry %lld of %lld: %.200s",
-		    jcount(json_object_get(o, "attempt")),
-		    jcount(json_object_get(o, "max_retries")),
+		    agentfield_count(json_object_get(o, "attempt")),
+		    agentfield_count(json_object_get(o, "max_retries")),
 		    err != NULL ? err : "error");
 		if (json_is_number(st))
 			k += snprintf(tmp + k, sizeof(tmp) - (size_t)k,
-			    " (status %lld)", jcount(st));
+			    " (status %lld)", agentfield_count(st));
 		snprintf(tmp + k, sizeof(tmp) - (size_t)k, ", next in %lld ms",
-		    jcount(json_object_get(o, "retry_delay_ms")));
+		    agentfield_count(json_object_get(o, "retry_delay_ms")));
 		transcript_put(
 		    ev, ev->text, sizeof(ev->text), tmp, strlen(tmp));
 		transcript_emit(tr);
@@ -282,7 +255,7 @@ claude_rate_limit(struct transcript *tr, json_t *o)
 	ev = transcript_ev(tr, TRANSCRIPT_ERROR);
 	snprintf(tmp, sizeof(tmp), "rate limit %.40s (%.40s), resets at %lld",
 	    st, type != NULL ? type : "?",
-	    jcount(json_object_get(info, "resetsAt")));
+	    agentfield_count(json_object_get(info, "resetsAt")));
 	transcript_put(ev, ev->text, sizeof(ev->text), tmp, strlen(tmp));
 	transcript_emit(tr);
 	return false;
@@ -295,7 +268,6 @@ result_usage(struct transcript *tr, json_t *o)
 {
 	struct transcript_event *ev = transcript_ev(tr, TRANSCRIPT_USAGE);
 	json_t *u = json_object_get(o, "usage"), *v;
-	long long in, c;
 
 	v = json_object_get(o, "total_cost_usd");
 	if (!json_is_number(v))
@@ -305,19 +277,14 @@ result_usage(struct transcript *tr, json_t *o)
 		ev->has_cost = true;
 		ev->cost_usd = json_number_value(v);
 	}
-	in = jcount(json_object_get(u, "input_tokens"));
-	if (in >= 0) {
-		c = jcount(json_object_get(u, "cache_creation_input_tokens"));
-		in += c > 0 ? c : 0;
-		c = jcount(json_object_get(u, "cache_read_input_tokens"));
-		in += c > 0 ? c : 0;
-	}
-	ev->tokens_in = in;
-	ev->tokens_out = jcount(json_object_get(u, "output_tokens"));
+	ev->tokens_in = agentfield_claude_input(u);
+	ev->tokens_out = agentfield_count(json_object_get(u, "output_tokens"));
 	v = json_object_get(o, "stats");
 	if (json_is_object(v)) {
-		ev->tokens_in = jcount(json_object_get(v, "input_tokens"));
-		ev->tokens_out = jcount(json_object_get(v, "output_tokens"));
+		ev->tokens_in =
+		    agentfield_count(json_object_get(v, "input_tokens"));
+		ev->tokens_out =
+		    agentfield_count(json_object_get(v, "output_tokens"));
 	}
 	if (ev->has_cost || ev->tokens_in >= 0 || ev->tokens_out >= 0)
 		transcript_emit(tr);
@@ -333,15 +300,16 @@ claude_result(struct transcript *tr, json_t *o)
 	size_t n = json_array_size(errs);
 
 	result_usage(tr, o);
-	v = transcript_jtext(o, "result");
+	v = agentfield_text(o, "result");
 	if (v == NULL)
-		v = transcript_jtext(json_object_get(o, "error"), "message");
+		v = agentfield_text(json_object_get(o, "error"), "message");
 	if (v == NULL && n > 0 && json_is_string(json_array_get(errs, n - 1)))
 		v = json_array_get(errs, n - 1);
 	if (v == NULL || json_string_length(v) == 0)
 		return false;
 	if (json_is_true(json_object_get(o, "is_error")) ||
-	    jis(o, "status", "error") || transcript_jtext(o, "result") == NULL)
+	    agentfield_is(o, "status", "error") ||
+	    agentfield_text(o, "result") == NULL)
 		transcript_summary_error(tr, v);
 	final_from(tr, v);
 	return false;
@@ -354,10 +322,10 @@ claude_result(struct transcript *tr, json_t *o)
 static bool
 codex_tool_item(json_t *item)
 {
-	return jis(item, "type", "command_execution") ||
-	    jis(item, "type", "file_change") ||
-	    jis(item, "type", "mcp_tool_call") ||
-	    jis(item, "type", "web_search");
+	return agentfield_is(item, "type", "command_execution") ||
+	    agentfield_is(item, "type", "file_change") ||
+	    agentfield_is(item, "type", "mcp_tool_call") ||
+	    agentfield_is(item, "type", "web_search");
 }
 
 /* the call of an item: command_execution's command, mcp_tool_call's
@@ -371,7 +339,7 @@ codex_call(struct transcript *tr, json_t *item)
 	size_t i;
 	char tool[TRANSCRIPT_NAME_MAX];
 
-	if (jis(item, "type", "file_change")) {
+	if (agentfield_is(item, "type", "file_change")) {
 		json_array_foreach(json_object_get(item, "changes"), i, ch)
 		{
 			ev = transcript_ev(tr, TRANSCRIPT_TOOL_CALL);
@@ -389,7 +357,7 @@ codex_call(struct transcript *tr, json_t *item)
 	}
 	ev = transcript_ev(tr, TRANSCRIPT_TOOL_CALL);
 	set_word(ev->tool, sizeof(ev->tool), json_object_get(item, "type"));
-	if (jis(item, "type", "mcp_tool_call")) {
+	if (agentfield_is(item, "type", "mcp_tool_call")) {
 		snprintf(tool, sizeof(tool), "%.60s.%.60s",
 		    json_is_string(json_object_get(item, "server"))
 			? json_string_value(json_object_get(item, "server"))
@@ -404,10 +372,10 @@ codex_call(struct transcript *tr, json_t *item)
 	}
 	set_word(ev->id, sizeof(ev->id), json_object_get(item, "id"));
 	transcript_jput(ev, ev->command, sizeof(ev->command),
-	    transcript_jtext(item, "command"));
+	    agentfield_text(item, "command"));
 	if (ev->text[0] == '\0')
 		transcript_jput(ev, ev->text, sizeof(ev->text),
-		    transcript_jtext(item, "query"));
+		    agentfield_text(item, "query"));
 	transcript_call_add(tr, ev->id, ev->tool);
 	transcript_emit(tr);
 }
@@ -420,7 +388,7 @@ codex_result(struct transcript *tr, json_t *item)
 	json_t *v;
 	const char *tool;
 
-	if (jis(item, "type", "web_search"))
+	if (agentfield_is(item, "type", "web_search"))
 		return; /* a search has no result of its own */
 	ev = transcript_ev(tr, TRANSCRIPT_TOOL_RESULT);
 	set_word(ev->id, sizeof(ev->id), json_object_get(item, "id"));
@@ -439,8 +407,7 @@ codex_result(struct transcript *tr, json_t *item)
 	    json_object_get(item, "aggregated_output"));
 	if (ev->text[0] == '\0')
 		transcript_jput(ev, ev->text, sizeof(ev->text),
-		    transcript_jtext(
-			json_object_get(item, "error"), "message"));
+		    agentfield_text(json_object_get(item, "error"), "message"));
 	transcript_emit(tr);
 }
 
@@ -449,7 +416,7 @@ codex_item(struct transcript *tr, json_t *o)
 {
 	json_t *item = json_object_get(o, "item"), *t;
 	struct transcript_event *ev;
-	bool started = jis(o, "type", "item.started");
+	bool started = agentfield_is(o, "type", "item.started");
 	const char *id = json_string_value(json_object_get(item, "id"));
 
 	if (codex_tool_item(item)) {
@@ -459,21 +426,24 @@ codex_item(struct transcript *tr, json_t *o)
 			codex_result(tr, item);
 		return false;
 	}
-	if (started || (t = transcript_jtext(item, "text")) == NULL) {
-		t = transcript_jtext(item, "message");
-		if (started || t == NULL || !jis(item, "type", "error"))
+	if (started || (t = agentfield_text(item, "text")) == NULL) {
+		t = agentfield_text(item, "message");
+		if (started || t == NULL ||
+		    !agentfield_is(item, "type", "error"))
 			return false;
 	}
 	ev = transcript_ev(tr,
-	    jis(item, "type", "error") ? TRANSCRIPT_ERROR : TRANSCRIPT_MESSAGE);
+	    agentfield_is(item, "type", "error") ? TRANSCRIPT_ERROR
+						 : TRANSCRIPT_MESSAGE);
 	if (ev->kind == TRANSCRIPT_MESSAGE)
 		snprintf(ev->role, sizeof(ev->role), "%s",
-		    jis(item, "type", "reasoning") ? "reasoning" : "assistant");
+		    agentfield_is(item, "type", "reasoning") ? "reasoning"
+							     : "assistant");
 	transcript_jput(ev, ev->text, sizeof(ev->text), t);
 	transcript_emit(tr);
-	if (jis(item, "type", "agent_message") ||
-	    jis(item, "item_type", "assistant_message") ||
-	    jis(item, "item_type", "agent_message"))
+	if (agentfield_is(item, "type", "agent_message") ||
+	    agentfield_is(item, "item_type", "assistant_message") ||
+	    agentfield_is(item, "item_type", "agent_message"))
 		final_from(tr, t);
 	return false;
 }
@@ -485,10 +455,10 @@ static bool
 any_error(struct transcript *tr, json_t *o)
 {
 	struct transcript_event *ev = transcript_ev(tr, TRANSCRIPT_ERROR);
-	json_t *m = transcript_jtext(o, "message");
+	json_t *m = agentfield_text(o, "message");
 
 	if (m == NULL)
-		m = transcript_jtext(json_object_get(o, "error"), "message");
+		m = agentfield_text(json_object_get(o, "error"), "message");
 	transcript_jput(ev, ev->text, sizeof(ev->text), m);
 	ev->retry = strncmp(ev->text, "Reconnecting...", 15) == 0;
 	set_word(
@@ -500,7 +470,7 @@ any_error(struct transcript *tr, json_t *o)
 static bool
 codex_turn_failed(struct transcript *tr, json_t *o)
 {
-	json_t *m = transcript_jtext(json_object_get(o, "error"), "message");
+	json_t *m = agentfield_text(json_object_get(o, "error"), "message");
 
 	if (m != NULL) {
 		transcript_summary_error(tr, m);
@@ -515,8 +485,8 @@ codex_turn_completed(struct transcript *tr, json_t *o)
 	struct transcript_event *ev = transcript_ev(tr, TRANSCRIPT_USAGE);
 	json_t *u = json_object_get(o, "usage");
 
-	ev->tokens_in = jcount(json_object_get(u, "input_tokens"));
-	ev->tokens_out = jcount(json_object_get(u, "output_tokens"));
+	ev->tokens_in = agentfield_count(json_object_get(u, "input_tokens"));
+	ev->tokens_out = agentfield_count(json_object_get(u, "output_tokens"));
 	if (ev->tokens_in >= 0 || ev->tokens_out >= 0)
 		transcript_emit(tr);
 	return false;
@@ -527,12 +497,12 @@ codex_turn_completed(struct transcript *tr, json_t *o)
 static bool
 gemini_message(struct transcript *tr, json_t *o)
 {
-	json_t *c = transcript_jtext(o, "content");
+	json_t *c = agentfield_text(o, "content");
 	struct transcript_event *ev;
 
 	if (c == NULL)
 		return false;
-	if (jis(o, "role", "assistant")) {
+	if (agentfield_is(o, "role", "assistant")) {
 		transcript_chunk(
 		    tr, c, json_is_true(json_object_get(o, "delta")));
 		return true;
@@ -569,10 +539,10 @@ gemini_tool_result(struct transcript *tr, json_t *o)
 	set_word(ev->status, sizeof(ev->status), json_object_get(o, "status"));
 	ev->is_error = strcmp(ev->status, "error") == 0;
 	transcript_jput(
-	    ev, ev->text, sizeof(ev->text), transcript_jtext(o, "output"));
+	    ev, ev->text, sizeof(ev->text), agentfield_text(o, "output"));
 	if (ev->text[0] == '\0')
 		transcript_jput(ev, ev->text, sizeof(ev->text),
-		    transcript_jtext(json_object_get(o, "error"), "message"));
+		    agentfield_text(json_object_get(o, "error"), "message"));
 	transcript_emit(tr);
 	return false;
 }
@@ -591,12 +561,13 @@ untyped(struct transcript *tr, json_t *o)
 	long long p, c;
 
 	if (json_is_object(m)) {
-		v = transcript_jtext(m,
-		    jis(m, "type", "task_complete") ? "last_agent_message"
-						    : "message");
+		v = agentfield_text(m,
+		    agentfield_is(m, "type", "task_complete")
+			? "last_agent_message"
+			: "message");
 		if (v != NULL &&
-		    (jis(m, "type", "agent_message") ||
-			jis(m, "type", "task_complete"))) {
+		    (agentfield_is(m, "type", "agent_message") ||
+			agentfield_is(m, "type", "task_complete"))) {
 			ev = transcript_ev(tr, TRANSCRIPT_MESSAGE);
 			snprintf(ev->role, sizeof(ev->role), "assistant");
 			transcript_jput(ev, ev->text, sizeof(ev->text), v);
@@ -610,8 +581,8 @@ untyped(struct transcript *tr, json_t *o)
 	    json_object_get(json_object_get(o, "stats"), "models"), key, v)
 	{
 		t = json_object_get(v, "tokens");
-		p = jcount(json_object_get(t, "prompt"));
-		c = jcount(json_object_get(t, "candidates"));
+		p = agentfield_count(json_object_get(t, "prompt"));
+		c = agentfield_count(json_object_get(t, "candidates"));
 		if (p >= 0)
 			ev->tokens_in =
 			    (ev->tokens_in < 0 ? 0 : ev->tokens_in) + p;
@@ -621,9 +592,9 @@ untyped(struct transcript *tr, json_t *o)
 	}
 	if (ev->tokens_in >= 0 || ev->tokens_out >= 0)
 		transcript_emit(tr);
-	if ((v = transcript_jtext(o, "response")) != NULL) {
+	if ((v = agentfield_text(o, "response")) != NULL) {
 		final_from(tr, v);
-	} else if ((v = transcript_jtext(
+	} else if ((v = agentfield_text(
 			json_object_get(o, "error"), "message")) != NULL) {
 		transcript_summary_error(tr, v);
 		final_from(tr, v);

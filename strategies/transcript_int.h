@@ -101,7 +101,4 @@ const char *transcript_call_tool(const struct transcript *tr, const char *id);
  * answer open (a chunk of it, or an error between two chunks). */
 bool transcript_json(struct transcript *tr, json_t *o);
 
-/* the string at key when it is a non-empty string, else NULL */
-json_t *transcript_jtext(json_t *o, const char *key);
-
 #endif
