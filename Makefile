@@ -159,7 +159,7 @@ asan:
 	$(MAKE) BUILD=build-asan SANITIZE=1 CC=clang check
 
 valgrind: $(UNIT_BIN)
-	@VALGRIND=1 scripts/run-tests $(BUILD) --unit-only
+	@STORYCTL_TIER=quick VALGRIND=1 scripts/run-tests $(BUILD) --unit-only
 
 bench: $(BIN)
 	@scripts/bench $(BIN)
