@@ -74,7 +74,7 @@ DEPS_OK  = $(BUILD)/.deps-ok
 .SECONDARY:
 
 .PHONY: all check unit demo asan valgrind install uninstall clean fmt fmt-check \
-	lint bench bench-cluster check-agents check-browser check-cluster man \
+	lint bench bench-cluster bench-worktree check-agents check-browser check-cluster man \
 	check-long
 all: $(BIN)
 
@@ -163,6 +163,11 @@ valgrind: $(UNIT_BIN)
 
 bench: $(BIN)
 	@scripts/bench $(BIN)
+
+# -j 3 on a generated repository of 20,000 files, this build against the
+# committed HEAD built beside it (docs/git-work.md#the-life-of-a-slots-worktree).
+bench-worktree: $(BIN)
+	@scripts/bench-worktree $(BIN)
 
 # The remote executor at scale through a fake launcher with 0.5-2 s of
 # latency: 500 stories with -j 50 (docs/cluster.md#scale).

@@ -202,4 +202,43 @@ int gitwork_clear_stale_lock(int *out_removed, const char *repo_dir,
 int gitwork_clear_worktree_index_lock(
     int *out_removed, const char *worktree, struct sc_err *err);
 
+/*
+ * Keeping a worktree from one story to the next (gitwork_switch.c,
+ * docs/git-work.md#the-life-of-a-slots-worktree).
+ *
+ * gitwork_worktree_name_at: the admin name of the linked worktree
+ * checked out at path, as its .git file says ("gitdir:
+ * <common>/worktrees/<name>"), into out (outlen bytes); SC_EDATA when
+ * path holds no such file.
+ */
+int gitwork_worktree_name_at(
+    char *out, size_t outlen, const char *path, struct sc_err *err);
+
+/*
+ * `git worktree move`: the checkout of worktree name (sanitised as
+ * above) is renamed to newpath, on the same file system, then git's
+ * record of where it is follows.  newpath must not exist.  A kill in
+ * between leaves a checkout gitwork_worktree_valid() calls half-made.
+ */
+int gitwork_worktree_move(const char *repo_dir, const char *name,
+    const char *newpath, struct sc_err *err);
+
+/*
+ * `git switch -f` plus `git clean -fd` in the linked worktree at dir:
+ * refs/heads/<branch> (made at base, a commit id or ref resolved in
+ * that worktree, when it does not exist) is checked out with HEAD's
+ * tree as the baseline, so only the files that differ are written;
+ * uncommitted changes to tracked files are overwritten and untracked
+ * files that are not ignored are removed; ignored files stay.  SC_EDATA
+ * when the branch is checked out in another work tree or base is not a
+ * commit.  Commit what must be kept first.
+ */
+int gitwork_worktree_switch(
+    const char *dir, const char *branch, const char *base, struct sc_err *err);
+
+/* *out_ignored = 1 when .gitignore (or info/exclude) of the work tree
+ * containing dir ignores relpath, else 0. */
+int gitwork_path_ignored(
+    int *out_ignored, const char *dir, const char *relpath, struct sc_err *err);
+
 #endif

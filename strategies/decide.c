@@ -76,6 +76,15 @@ reason_add(struct decision_out *out, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Is attempt a evidence for a plateau (docs/retry-strategy.md#counted):
+ * its outcome says so, and it is not a worktree setup's crash, in which
+ * no agent ran. */
+static bool
+plateau_evidence(const struct attempt_rec *a)
+{
+	return outcome_counts_plateau(a->outcome) && !a->setup_crash;
+}
+
 static const struct attempt_rec *
 last_counted_of(const struct decide_input *in, enum role r)
 {
@@ -83,7 +92,7 @@ last_counted_of(const struct decide_input *in, enum role r)
 
 	for (i = in->n; i > 0; i--) {
 		const struct attempt_rec *a = &in->history[i - 1];
-		if (a->role == r && outcome_counts_plateau(a->outcome))
+		if (a->role == r && plateau_evidence(a))
 			return a;
 	}
 	return NULL;
@@ -121,7 +130,7 @@ plateau_find(struct plateau *p, const struct decide_input *in, int total)
 		return;
 	for (i = in->n; i > 0 && found < 3; i--) {
 		const struct attempt_rec *a = &in->history[i - 1];
-		if (outcome_counts_plateau(a->outcome))
+		if (plateau_evidence(a))
 			last3[found++] = a;
 	}
 	if (found < 3)

@@ -28,6 +28,9 @@ struct attempt_rec {
 	/* the row's error message (borrowed; NULL when unknown, as in
 	 * simulate): D6 says what the attempts showed */
 	const char *message;
+	/* a crash of the worktree's setup, not of the agent: counted, but
+	 * no evidence of a plateau (docs/git-work.md#setup) */
+	bool setup_crash;
 };
 
 struct decide_input {

@@ -4,12 +4,17 @@
  * counts, the warnings and errors, and the same as JSON
  * (docs/configuration.md, "storyctl check"; docs/json.md).
  */
+#include <glob.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "controller/cli/check_int.h"
 #include "controller/cli/cli.h"
 #include "controller/engine/preflight.h"
+#include "state/fsutil.h"
+#include "state/gitwork.h"
 #include "strategies/text.h"
 
 /* argv for people: words with spaces or quotes are single-quoted. */
@@ -59,6 +64,63 @@ print_problems(FILE *f, const char *title, json_t *list)
 	}
 }
 
+/* One worktree.copy glob: the main tree's files it matches now, and
+ * those git does not ignore, which are never copied
+ * (docs/git-work.md#copied-files). */
+static void
+print_copy(FILE *f, const struct config *cfg, const char *glob_pat)
+{
+	struct sc_err e2;
+	struct stat sb;
+	glob_t g;
+	char *pat = fsutil_path_join(cfg->root, glob_pat);
+	size_t i, files = 0, rootlen = strlen(cfg->root);
+	int ign;
+
+	fprintf(f, "  copy   %s:", glob_pat);
+	memset(&g, 0, sizeof(g));
+	if (pat != NULL && glob(pat, GLOB_NOSORT, NULL, &g) == 0) {
+		for (i = 0; i < g.gl_pathc; i++) {
+			if (lstat(g.gl_pathv[i], &sb) < 0 ||
+			    !S_ISREG(sb.st_mode))
+				continue;
+			files++;
+			if (gitwork_path_ignored(&ign, cfg->root,
+				g.gl_pathv[i] + rootlen + 1, &e2) < 0 ||
+			    !ign)
+				fprintf(f,
+				    " %s (not ignored by git: not copied)",
+				    g.gl_pathv[i] + rootlen + 1);
+		}
+	}
+	fprintf(f, " %zu file%s now\n", files, files == 1 ? "" : "s");
+	globfree(&g);
+	free(pat);
+}
+
+/* What a -j N slot's worktree gets besides its checkout
+ * (docs/configuration.md#worktree); nothing when none is set. */
+static void
+print_worktree(FILE *f, const struct config *cfg)
+{
+	const struct worktree_conf *w = &cfg->worktree;
+	size_t i;
+
+	if (w->setup.n == 0 && w->copy.n == 0)
+		return;
+	fprintf(f, "worktree (run -j N, one per slot):\n");
+	if (w->setup.n > 0) {
+		fprintf(f,
+		    "  setup  on %s%s%s: ", w->setup_on_create ? "create" : "",
+		    w->setup_on_create && w->setup_on_switch ? ", " : "",
+		    w->setup_on_switch ? "switch" : "");
+		print_argv(f, &w->setup);
+		fprintf(f, "\n");
+	}
+	for (i = 0; i < w->copy.n; i++)
+		print_copy(f, cfg, w->copy.items[i]);
+}
+
 /* check's header: the config, the state, the policy, the agents. */
 static void
 print_header(FILE *f, const struct check *c)
@@ -91,6 +153,7 @@ print_header(FILE *f, const struct check *c)
 		print_argv(f, check_run_template(c, r));
 		fprintf(f, "\n");
 	}
+	print_worktree(f, cfg);
 }
 
 /* One story's line after its number, id and file. */

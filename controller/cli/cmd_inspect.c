@@ -376,6 +376,34 @@ show_print(const struct cli *cli, const struct story_record *sh)
 		    cli->out, "last log: %s\n", sh->rows[sh->n - 1].log_path);
 }
 
+/* The worktree setups that ran for the story in the view's batch, their
+ * time and exit, as the controller recorded them (events of kind
+ * "setup", docs/git-work.md#setup). */
+static int
+show_setup_lines(
+    const struct cli *cli, struct view *v, const char *id, struct sc_err *err)
+{
+	struct event_query q = {0};
+	struct event_row *ev = NULL;
+	char when[40];
+	size_t n = 0, i;
+	int rc;
+
+	if (!v->have_batch)
+		return 0;
+	q.batch_id = v->batch.id;
+	q.story_id = id;
+	rc = db_events_page(v->db, &ev, &n, &q, err);
+	for (i = 0; rc == 0 && i < n; i++) {
+		if (strcmp(ev[i].kind, "setup") != 0)
+			continue;
+		clock_fmt_iso(when, sizeof(when), ev[i].ts_ms);
+		fprintf(cli->out, "  %s %s\n", when, ev[i].message);
+	}
+	event_rows_free(ev, n);
+	return rc;
+}
+
 int
 cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 {
@@ -407,6 +435,8 @@ cmd_show(struct cli *cli, int argc, char **argv, struct sc_err *err)
 	rc = views_story_read(&sh, &v, id, err);
 	if (rc == 0)
 		show_print(cli, &sh);
+	if (rc == 0)
+		rc = show_setup_lines(cli, &v, sh.st.id, err);
 out:
 	json_decref(j);
 	views_story_release(&sh);

@@ -145,7 +145,7 @@ out:
 
 static const char *const top_keys[] = {"stories", "stories_glob", "prompt",
     "agents", "policy", "gates", "review", "breaker", "budget", "git", "state",
-    "verify", "notify", "executor", "sandbox", NULL};
+    "verify", "notify", "executor", "sandbox", "worktree", NULL};
 
 int
 config_load(struct config *out, const char *path, struct sc_err *err)
@@ -198,6 +198,8 @@ config_load(struct config *out, const char *path, struct sc_err *err)
 		 &ld, json_object_get(root, "notify"), out)) != 0 ||
 	    (rc = config_parse_executor(
 		 &ld, json_object_get(root, "executor"), out)) != 0 ||
+	    (rc = config_parse_worktree(
+		 &ld, json_object_get(root, "worktree"), out)) != 0 ||
 	    (rc = config_parse_stories(&ld, root, out)) != 0)
 		goto out;
 out:
@@ -313,6 +315,7 @@ config_release(struct config *c)
 	free(c->review.prompt);
 	free(c->git.state_branch);
 	config_executor_release(&c->executor);
+	config_worktree_release(&c->worktree);
 	free(c->state_dir);
 	config_notify_release(c);
 	config_sandbox_release(&c->sandbox);

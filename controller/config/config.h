@@ -139,6 +139,15 @@ struct executor_conf {
 	struct strlist cancel; /* argv, may be empty; the same placeholders */
 };
 
+/* worktree (docs/configuration.md#worktree): what a -j N slot's
+ * worktree gets besides its checkout (docs/git-work.md#the-life-of-a-slots-worktree). */
+struct worktree_conf {
+	struct strlist setup; /* argv run in the worktree; empty: none */
+	bool setup_on_create; /* setup_on lists "create" (the default) */
+	bool setup_on_switch; /* setup_on lists "switch" */
+	struct strlist copy; /* globs of ignored files, relative to the root */
+};
+
 /*
  * How the entries of stories.sprint_status found their files
  * (docs/stories.md#bmad-v6-sprint-statusyaml): what init says in one
@@ -201,6 +210,7 @@ struct config {
 	struct notify_conf *notify; /* "notify": none when nnotify is 0 */
 	size_t nnotify;
 	struct executor_conf executor;
+	struct worktree_conf worktree;
 	/* the top-level "sandbox": what an agent without its own gets */
 	struct sandbox_conf sandbox;
 };

@@ -95,6 +95,10 @@ int config_parse_review(struct loader *ld, json_t *v, struct review_conf *r);
 int config_parse_small_sections(
     struct loader *ld, json_t *root, struct config *c);
 
+/* config_worktree.c */
+int config_parse_worktree(struct loader *ld, json_t *v, struct config *c);
+void config_worktree_release(struct worktree_conf *w);
+
 /* config_executor.c (after the agents: it checks their templates) */
 int config_parse_executor(struct loader *ld, json_t *v, struct config *c);
 void config_executor_release(struct executor_conf *e);

@@ -56,6 +56,8 @@ to_recs(const struct attempt_row *rows, size_t first, size_t n,
 		x->started_ms = a->started_ms;
 		x->hint_ms = -1;
 		x->message = a->error_message;
+		x->setup_crash = a->outcome == OUTCOME_CRASH &&
+		    strcmp(a->gate, "setup") == 0;
 	}
 	return h;
 }

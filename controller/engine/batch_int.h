@@ -18,6 +18,7 @@
 #include "strategies/breaker.h"
 
 struct attempt_run; /* controller/engine/attempt_run.h */
+struct slot_tree; /* controller/engine/batch_run_int.h */
 
 enum slot_state { SLOT_FREE, SLOT_WAITING, SLOT_RUNNING };
 
@@ -69,6 +70,9 @@ struct batch {
 	char markpfx[96];
 	struct slot *slots;
 	size_t nslots;
+	/* each slot's kept worktree, nslots of them once one is made
+	 * (batch_run_int.h, docs/git-work.md#the-life-of-a-slots-worktree) */
+	struct slot_tree *trees;
 	bool line_shown; /* the live status line is on screen */
 	struct breaker_state breaker;
 	int64_t paused_until; /* breaker cooldown: no new attempt */

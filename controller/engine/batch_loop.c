@@ -103,9 +103,8 @@ slot_release(struct batch *b, struct slot *sl, struct sc_err *err)
 	if (sl->worktree == NULL && sl->st->status != STATUS_PENDING &&
 	    sl->st->status != STATUS_RUNNING)
 		rc = batch_work_end(b, sl->st, err);
-	if (sl->worktree != NULL && sl->st->status != STATUS_PENDING &&
-	    sl->st->status != STATUS_RUNNING)
-		rc = batch_worktree_settle(b, sl->st, sl->worktree, err);
+	if (sl->worktree != NULL)
+		rc = batch_worktree_release(b, sl, err);
 	free(sl->worktree);
 	free(sl->abspath);
 	free(sl->cwd);
@@ -238,6 +237,22 @@ story_left(
 	return rc;
 }
 
+/* Slot sl's next attempt may be prepared: first its worktree's setup
+ * when one is due (docs/git-work.md#setup).  slot_start() is
+ * slot_prepare() once a wait is over. */
+static int
+slot_go(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	bool go = true;
+	int rc;
+
+	rc = batch_slot_setup(b, sl, &go, err);
+	if (rc == 0 && go)
+		rc = sl->state == SLOT_WAITING ? slot_start(b, sl, err)
+					       : slot_prepare(b, sl, err);
+	return rc;
+}
+
 static bool
 stopping(const struct batch *b)
 {
@@ -260,7 +275,7 @@ slots_fill(struct batch *b, struct sched *sc, int64_t now, struct sc_err *err)
 			rc = slot_fill(b, sl, sc, err);
 			if (rc < 0 || sl->st == NULL)
 				break;
-			rc = slot_prepare(b, sl, err);
+			rc = slot_go(b, sl, err);
 			if (rc == 0 && sl->state == SLOT_FREE)
 				rc = story_left(b, sl, sc, err);
 			if (rc < 0)
@@ -313,7 +328,7 @@ slots_service(
 		else if (sl->state == SLOT_WAITING && stopping(b))
 			sl->state = SLOT_FREE;
 		else if (sl->state == SLOT_WAITING && sl->until_ms <= now)
-			rc = slot_start(b, sl, err);
+			rc = slot_go(b, sl, err);
 		if (rc == 0 && sl->state == SLOT_FREE)
 			rc = story_left(b, sl, sc, err);
 		if (rc < 0)
@@ -416,6 +431,7 @@ batch_run_stories(struct batch *b, struct sc_err *err)
 	}
 out:
 	slots_abandon(b);
+	batch_trees_close(b);
 	console_clear(b);
 	free(handles);
 	batch_sched_free(&sc);

@@ -9,6 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <limits.h>
+#include <sys/types.h>
+
+#include "common/strlist.h"
 #include "controller/engine/batch_int.h"
 #include "strategies/schedule.h"
 
@@ -92,7 +96,58 @@ int batch_reconcile(struct batch *b, struct sc_err *err);
  * config's stories; res->nothing when resume finds none. */
 int batch_select(struct batch *b, struct batch_result *res, struct sc_err *err);
 
+/*
+ * A slot's kept worktree under -j N (batch_slot_trees()): made once per
+ * batch and switched from story to story
+ * (docs/git-work.md#the-life-of-a-slots-worktree).  While a story works
+ * in it, it is <wtdir>/<story id>, as a worktree of its own would be;
+ * between stories it waits, its work committed, as <wtdir>/.slot-<k>.
+ */
+struct slot_tree {
+	char *path; /* where it is now; NULL: none yet */
+	char name[NAME_MAX + 1]; /* git's admin name (.git/worktrees/<name>) */
+	bool parked; /* at <wtdir>/.slot-<k>, no story in it */
+	bool setup_due; /* worktree.setup runs before the next attempt */
+	const char *why; /* "create" or "switch", for the record */
+	struct strlist copied; /* what worktree.copy put there */
+};
+
+/* Do the -j N slots keep their worktrees: with more than one slot and
+ * the local executor (the remote one pushes each story's worktree and
+ * keeps a worktree per story, docs/cluster.md). */
+static inline bool
+batch_slot_trees(const struct batch *b)
+{
+	return b->nslots > 1 && !b->cfg->executor.is_remote;
+}
+
 /* batch_work.c */
+/* Copy the file at src to dst (creating dst's directory) with mode. */
+int batch_copy_file(
+    const char *dst, const char *src, mode_t mode, struct sc_err *err);
+/* A story left slot sl (slot_release): final, its work is committed on
+ * its branch, and its worktree is parked for the slot's next story or,
+ * with a worktree per story, removed. */
+int batch_worktree_release(
+    struct batch *b, struct slot *sl, struct sc_err *err);
+/* The loop is over: the parked slot worktrees go (a worktree holding a
+ * story still open stays for the next run); b->trees is freed. */
+void batch_trees_close(struct batch *b);
+
+/* batch_setup.c */
+/* What worktree.copy names, copied from the main tree into slot sl's
+ * worktree: only files git ignores there and in the main tree
+ * (docs/git-work.md#copied-files). */
+int batch_tree_copy(struct batch *b, struct slot *sl, struct sc_err *err);
+/*
+ * Before slot sl's next attempt (the story just taken, or a wait over):
+ * worktree.setup when its tree was made or switched since it last ran.
+ * *go true: the attempt may be prepared.  false: the setup failed and
+ * was recorded as the attempt's crash (sl waits for its next attempt or
+ * is free), or a stop cut it short (sl free).
+ */
+int batch_slot_setup(
+    struct batch *b, struct slot *sl, bool *go, struct sc_err *err);
 /*
  * git.commit_work in the main tree: refuse to start on uncommitted
  * changes, so nothing of the user's is ever mixed into a story's commit

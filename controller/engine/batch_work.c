@@ -22,10 +22,11 @@
 #include "strategies/schedule.h"
 #include "strategies/suggest.h"
 
-/* Copy the file at src to dst (creating dst's directory), for a story
- * file that a new worktree does not have yet. */
-static int
-copy_file(const char *dst, const char *src, struct sc_err *err)
+/* Copy the file at src to dst (creating dst's directory) with mode: a
+ * story file a new worktree does not have yet, a worktree.copy file. */
+int
+batch_copy_file(
+    const char *dst, const char *src, mode_t mode, struct sc_err *err)
 {
 	char buf[65536];
 	int in = -1, out = -1, rc = 0;
@@ -34,7 +35,7 @@ copy_file(const char *dst, const char *src, struct sc_err *err)
 	if ((rc = fsutil_mkdir_parents(dst, 0755, err)) < 0)
 		goto out;
 	in = open(src, O_RDONLY | O_CLOEXEC);
-	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
 	if (in < 0 || out < 0) {
 		rc = err_set(err, SC_EIO, "cannot copy %s to %s: %s", src, dst,
 		    strerror(errno));
@@ -219,7 +220,7 @@ worktree_story_check(struct batch *b, struct slot *sl, struct sc_err *err)
 		&main, src, b->cfg->root, b->cfg->tasks_heading, NULL) < 0 ||
 	    main.counts.tasks_total == 0)
 		goto out;
-	rc = copy_file(sl->abspath, src, err);
+	rc = batch_copy_file(sl->abspath, src, 0644, err);
 	if (rc == 0)
 		console_line(b,
 		    "%s: the worktree's copy of the story had no task (a "
@@ -248,22 +249,19 @@ story_branch_unlock(struct batch *b, const char *id, struct sc_err *err)
 	return rc;
 }
 
-/* -j N > 1: the story works in its own worktree on storyctl/story/<id>,
- * started from the branch of a dependency that has one, or from HEAD. */
-int
-batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
-    struct sc_err *err)
+/* The branch a story's worktree starts from: that of a dependency that
+ * has one, or HEAD (docs/git-work.md#how-run--j-n-uses-them). */
+static int
+worktree_base(char *base, size_t len, struct batch *b, struct slot *sl,
+    const struct sched *sc, struct sc_err *err)
 {
-	const struct config *cfg = b->cfg;
 	const struct sched_ent *e = &sc->e[sl->idx];
 	const struct story_row *d;
 	struct story_row dep;
-	char branch[256], base[300] = "HEAD";
 	size_t k, r;
-	struct stat sb;
 	int rc;
 
-	snprintf(branch, sizeof(branch), "storyctl/story/%s", sl->st->id);
+	snprintf(base, len, "HEAD");
 	for (k = 0; k < e->ndeps; k++) {
 		r = sc->deps[e->dep + k];
 		if (sc->e[r].slot >= 0) {
@@ -275,26 +273,202 @@ batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
 			d = &dep;
 		}
 		if (d->branch[0] != '\0') {
-			snprintf(
-			    base, sizeof(base), "refs/heads/%s", d->branch);
+			snprintf(base, len, "refs/heads/%s", d->branch);
 			break;
 		}
 	}
+	return 0;
+}
+
+/* Add worktree name at path on branch; a checkout left at path by a
+ * controller killed while adding it (git no longer knows it) is ours to
+ * remove first. */
+static int
+worktree_add_at(struct batch *b, const char *name, const char *path,
+    const char *branch, const char *base, struct sc_err *err)
+{
+	struct stat sb;
+	int rc;
+
+	rc = gitwork_worktree_add(b->cfg->root, name, path, branch, base, err);
+	if (rc == SC_EDATA && stat(path, &sb) == 0) {
+		err_clear(err);
+		fsutil_rm_tree(path);
+		rc = gitwork_worktree_add(
+		    b->cfg->root, name, path, branch, base, err);
+	}
+	return rc;
+}
+
+/* Slot sl's kept worktree, the slots' array made on first use. */
+static struct slot_tree *
+slot_tree_of(struct batch *b, const struct slot *sl)
+{
+	if (b->trees == NULL)
+		b->trees = calloc(b->nslots, sizeof(*b->trees));
+	return b->trees != NULL ? &b->trees[sl - b->slots] : NULL;
+}
+
+/* Forget t: its checkout stays where it is (a story still open in it
+ * takes it up again, or start-up settles it). */
+static void
+slot_tree_forget(struct slot_tree *t)
+{
+	free(t->path);
+	strlist_release(&t->copied);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Remove t's checkout (parked: its work is committed) and forget it. */
+static int
+slot_tree_drop(struct batch *b, struct slot_tree *t, struct sc_err *err)
+{
+	int rc;
+
+	gitevidence_watches_drop(b->evw, t->path);
+	rc = gitwork_worktree_remove(b->cfg->root, t->name, err);
+	if (rc == 0 && access(t->path, F_OK) == 0)
+		fsutil_rm_tree(t->path);
+	slot_tree_forget(t);
+	return rc;
+}
+
+/* A setup is due in t after it was made ("create") or switched. */
+static void
+slot_tree_due(struct batch *b, struct slot_tree *t, const char *why)
+{
+	const struct worktree_conf *w = &b->cfg->worktree;
+
+	t->why = why;
+	t->setup_due = w->setup.n > 0 &&
+	    (strcmp(why, "switch") == 0 ? w->setup_on_switch
+					: w->setup_on_create);
+}
+
+/* Switch t, parked, to story branch and move it to path: only the
+ * files that differ are written, nothing uncommitted of the story
+ * before stays (docs/git-work.md#switching). */
+static int
+slot_tree_switch(struct batch *b, struct slot_tree *t, const char *path,
+    const char *branch, const char *base, struct sc_err *err)
+{
+	char hex[GITWORK_HEXSZ], ref[256];
+	char *np = NULL;
+	int rc = 0;
+
+	/* "HEAD" is the main tree's, not the slot's previous story's */
+	if (strcmp(base, "HEAD") == 0 &&
+	    (rc = gitwork_head(hex, ref, sizeof(ref), b->cfg->root, err)) ==
+		0 &&
+	    hex[0] == '\0')
+		rc = err_set(
+		    err, SC_EDATA, "%s: HEAD has no commit yet", b->cfg->root);
+	if (rc == 0)
+		rc = gitwork_worktree_switch(t->path, branch,
+		    strcmp(base, "HEAD") == 0 ? hex : base, err);
+	if (rc == 0)
+		rc = gitwork_worktree_move(b->cfg->root, t->name, path, err);
+	if (rc == 0 && (np = strdup(path)) == NULL)
+		rc = err_set(err, SC_EOS, "out of memory");
+	if (rc == 0) {
+		free(t->path);
+		t->path = np;
+		t->parked = false;
+	}
+	return rc;
+}
+
+/*
+ * Slot sl's kept worktree for its story, at sl->worktree: one a dead
+ * controller left there for this story is taken up; else the slot's
+ * parked one is switched to the story; else one is made
+ * (docs/git-work.md#the-life-of-a-slots-worktree).
+ */
+static int
+slot_tree_take(struct batch *b, struct slot *sl, const char *branch,
+    const char *base, struct sc_err *err)
+{
+	struct slot_tree *t = slot_tree_of(b, sl);
+	struct stat sb;
+	struct sc_err e2;
+	int rc = 0;
+
+	if (t == NULL)
+		return err_set(err, SC_EOS, "out of memory");
+	if (t->path != NULL && !t->parked && strcmp(t->path, sl->worktree) == 0)
+		goto out; /* the story it holds, back in its slot */
+	if (t->path != NULL && !t->parked)
+		slot_tree_forget(t); /* a story still open works there */
+	if (stat(sl->worktree, &sb) == 0) {
+		/* the story's own, left by an earlier run */
+		if (t->path != NULL)
+			rc = slot_tree_drop(b, t, err);
+		if (rc == 0 &&
+		    gitwork_worktree_name_at(
+			t->name, sizeof(t->name), sl->worktree, &e2) < 0)
+			snprintf(t->name, sizeof(t->name), "%s", sl->st->id);
+		if (rc == 0)
+			rc = worktree_add_at(
+			    b, t->name, sl->worktree, branch, base, err);
+		slot_tree_due(b, t, "create");
+		goto out;
+	}
+	if (t->path != NULL) {
+		rc = slot_tree_switch(b, t, sl->worktree, branch, base, err);
+		if (rc == 0) {
+			slot_tree_due(b, t, "switch");
+			goto out;
+		}
+		console_line(b,
+		    "%s: cannot switch the slot's worktree (%s); "
+		    "making a new one",
+		    sl->st->id, err->msg);
+		err_clear(err);
+		if ((rc = slot_tree_drop(b, t, err)) < 0)
+			goto out;
+	}
+	/* unique per controller: a dead one's slot names may still be in
+	 * use by the worktrees of stories it left open; a leading '_' is
+	 * no story id's (config_id_valid) and no option to git */
+	snprintf(t->name, sizeof(t->name), "_slot%zu-%lld",
+	    (size_t)(sl - b->slots) + 1, (long long)b->started_ms);
+	rc = worktree_add_at(b, t->name, sl->worktree, branch, base, err);
+	slot_tree_due(b, t, "create");
+out:
+	if (rc == 0 && t->path == NULL &&
+	    (t->path = strdup(sl->worktree)) == NULL)
+		rc = err_set(err, SC_EOS, "out of memory");
+	t->parked = false;
+	if (rc == 0)
+		rc = batch_tree_copy(b, sl, err);
+	return rc;
+}
+
+/* -j N > 1: the story works in a worktree on storyctl/story/<id>,
+ * started from the branch of a dependency that has one, or from HEAD:
+ * its slot's kept one (batch_slot_trees()), or one of its own. */
+int
+batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
+    struct sc_err *err)
+{
+	const struct config *cfg = b->cfg;
+	char branch[256], base[300];
+	struct stat sb;
+	int rc;
+
+	snprintf(branch, sizeof(branch), "storyctl/story/%s", sl->st->id);
+	if ((rc = worktree_base(base, sizeof(base), b, sl, sc, err)) < 0)
+		return rc;
 	if ((sl->worktree = fsutil_path_join(b->wtdir, sl->st->id)) == NULL)
 		return err_set(err, SC_EOS, "out of memory");
 	rc = story_branch_unlock(b, sl->st->id, err);
 	if (rc < 0)
 		return rc;
-	rc = gitwork_worktree_add(
-	    cfg->root, sl->st->id, sl->worktree, branch, base, err);
-	if (rc == SC_EDATA && stat(sl->worktree, &sb) == 0) {
-		/* a checkout left by a controller killed while adding the
-		 * worktree (git no longer knows it): ours to remove */
-		err_clear(err);
-		fsutil_rm_tree(sl->worktree);
-		rc = gitwork_worktree_add(
-		    cfg->root, sl->st->id, sl->worktree, branch, base, err);
-	}
+	if (batch_slot_trees(b))
+		rc = slot_tree_take(b, sl, branch, base, err);
+	else
+		rc = worktree_add_at(
+		    b, sl->st->id, sl->worktree, branch, base, err);
 	if (rc < 0)
 		return rc;
 	if ((sl->abspath = fsutil_path_join(sl->worktree, sl->s->file)) == NULL)
@@ -303,7 +477,7 @@ batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
 	if (stat(sl->abspath, &sb) < 0) {
 		char *src = story_abspath(sl->s, cfg->root);
 
-		rc = src != NULL ? copy_file(sl->abspath, src, err)
+		rc = src != NULL ? batch_copy_file(sl->abspath, src, 0644, err)
 				 : err_set(err, SC_EOS, "out of memory");
 		free(src);
 		if (rc < 0)
@@ -320,49 +494,70 @@ batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
 }
 
 /*
+ * Commit the work in the worktree of story st, whose git admin name is
+ * name, on its branch.  *valid 0: a checkout git cannot open, one a
+ * controller was killed in while git added it (before any agent ran
+ * there) or removed or moved it (after its work was committed): nothing
+ * in it to commit.  Opening it would fail every start-up with "not a
+ * git repository" (its .git file points at removed admin data), or,
+ * with no .git file at all, find the main work tree above it.
+ */
+static int
+worktree_commit(int *valid, int *committed, struct batch *b,
+    const struct story_row *st, const char *worktree, const char *name,
+    struct sc_err *err)
+{
+	char msg[900];
+	int removed = 0;
+	int rc;
+
+	*valid = *committed = 0;
+	work_message(msg, sizeof(msg), b, st);
+	rc = story_branch_unlock(b, st->id, err);
+	if (rc == 0)
+		rc = gitwork_worktree_valid(
+		    valid, b->cfg->root, name, worktree, err);
+	/* no agent runs there any more: an index lock is a killed
+	 * writer's, and would fail the commit below at every start */
+	if (rc == 0 && *valid)
+		rc = gitwork_clear_worktree_index_lock(&removed, worktree, err);
+	if (rc == 0 && removed)
+		console_line(b, "%s: removed a stale index lock in %s", st->id,
+		    worktree);
+	if (rc == 0 && *valid)
+		rc = gitwork_commit_all(committed, NULL, worktree, NULL, NULL,
+		    msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
+	/* its repository and watch would outlive the tree's path */
+	gitevidence_watches_drop(b->evw, worktree);
+	return rc;
+}
+
+/*
  * The worktree of story st (-j N > 1) once the story is final: its work
  * is committed on its branch and the worktree goes (the branch stays).
- * Used by a live decision (slot_release), by start-up recovery after a
- * decision made for a dead controller's attempt, and by the sweep of
- * worktrees whose story was decided just before a crash
- * (docs/git-work.md#recovery).
+ * Used by a live decision with a worktree per story, by start-up
+ * recovery after a decision made for a dead controller's attempt, and by
+ * the sweep of worktrees whose story was decided just before a crash
+ * (docs/git-work.md#recovery).  A slot's kept worktree is known to git
+ * by the slot's name, which its .git file gives.
  */
 int
 batch_worktree_settle(struct batch *b, const struct story_row *st,
     const char *worktree, struct sc_err *err)
 {
-	char msg[900];
-	int committed = 0, valid = 0, removed = 0;
+	char name[NAME_MAX + 1];
+	struct sc_err e2;
+	int committed = 0, valid = 0;
 	int rc;
 
-	work_message(msg, sizeof(msg), b, st);
-	rc = story_branch_unlock(b, st->id, err);
-	/* A checkout git cannot open is one a controller was killed in
-	 * while git added it (before any agent ran there) or removed it
-	 * (after its work was committed): nothing in it to commit.
-	 * Opening it would fail every start-up with "not a git
-	 * repository" (its .git file points at removed admin data), or,
-	 * with no .git file at all, find the main work tree above it. */
-	if (rc == 0)
-		rc = gitwork_worktree_valid(
-		    &valid, b->cfg->root, st->id, worktree, err);
+	if (gitwork_worktree_name_at(name, sizeof(name), worktree, &e2) < 0)
+		snprintf(name, sizeof(name), "%s", st->id);
+	rc = worktree_commit(&valid, &committed, b, st, worktree, name, err);
 	if (rc == 0 && !valid)
 		console_line(b, "%s: removing the half-made worktree %s",
 		    st->id, worktree);
-	/* no agent runs there any more: an index lock is a killed
-	 * writer's, and would fail the commit below at every start */
-	if (rc == 0 && valid)
-		rc = gitwork_clear_worktree_index_lock(&removed, worktree, err);
-	if (rc == 0 && removed)
-		console_line(b, "%s: removed a stale index lock in %s", st->id,
-		    worktree);
-	if (rc == 0 && valid)
-		rc = gitwork_commit_all(&committed, NULL, worktree, NULL, NULL,
-		    msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
-	/* its repository and watch would outlive the tree */
-	gitevidence_watches_drop(b->evw, worktree);
 	if (rc == 0)
-		rc = gitwork_worktree_remove(b->cfg->root, st->id, err);
+		rc = gitwork_worktree_remove(b->cfg->root, name, err);
 	/* a checkout git never finished adding (a kill inside
 	 * git_worktree_add) is not a worktree git can remove: ours */
 	if (rc == 0 && access(worktree, F_OK) == 0)
@@ -370,6 +565,133 @@ batch_worktree_settle(struct batch *b, const struct story_row *st,
 	if (rc == 0)
 		console_line(b, "%s: work %s on branch storyctl/story/%s",
 		    st->id, committed ? "committed" : "(no changes)", st->id);
+	return rc;
+}
+
+/* A worktree.copy file that git no longer ignores in the tree (the
+ * story changed .gitignore) is taken out before the work commit: a
+ * copy never reaches one (docs/git-work.md#copied-files). */
+static void
+slot_tree_uncopy(struct batch *b, struct slot_tree *t, const char *id)
+{
+	struct sc_err e2;
+	char *p;
+	size_t i;
+	int ign;
+
+	for (i = 0; i < t->copied.n; i++) {
+		if (gitwork_path_ignored(
+			&ign, t->path, t->copied.items[i], &e2) == 0 &&
+		    ign)
+			continue;
+		if ((p = fsutil_path_join(t->path, t->copied.items[i])) == NULL)
+			continue;
+		if (unlink(p) == 0)
+			console_line(b,
+			    "%s: %s is no longer ignored: the copy is taken "
+			    "out before the commit",
+			    id, t->copied.items[i]);
+		free(p);
+	}
+}
+
+/* Slot sl's story is final: its work is committed on its branch and
+ * its worktree waits, as <wtdir>/.slot-<k>, for the slot's next story. */
+static int
+slot_tree_park(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	struct slot_tree *t = slot_tree_of(b, sl);
+	char dot[32], *parked = NULL;
+	int valid = 0, committed = 0;
+	int rc;
+
+	if (t == NULL || t->path == NULL ||
+	    strcmp(t->path, sl->worktree) != 0) {
+		rc = batch_worktree_settle(b, sl->st, sl->worktree, err);
+		goto out;
+	}
+	slot_tree_uncopy(b, t, sl->st->id);
+	rc = worktree_commit(
+	    &valid, &committed, b, sl->st, t->path, t->name, err);
+	if (rc == 0 && !valid) {
+		/* a checkout git cannot open: settled as half-made */
+		slot_tree_forget(t);
+		rc = batch_worktree_settle(b, sl->st, sl->worktree, err);
+		goto out;
+	}
+	snprintf(dot, sizeof(dot), ".slot-%zu", (size_t)(sl - b->slots) + 1);
+	if (rc == 0 && (parked = fsutil_path_join(b->wtdir, dot)) == NULL)
+		rc = err_set(err, SC_EOS, "out of memory");
+	/* a parked tree of a controller that died is removed at start-up;
+	 * one still here is ours and committed */
+	if (rc == 0 && access(parked, F_OK) == 0)
+		fsutil_rm_tree(parked);
+	if (rc == 0)
+		rc = gitwork_worktree_move(b->cfg->root, t->name, parked, err);
+	if (rc == 0) {
+		free(t->path);
+		t->path = parked;
+		parked = NULL;
+		t->parked = true;
+		console_line(b, "%s: work %s on branch storyctl/story/%s",
+		    sl->st->id, committed ? "committed" : "(no changes)",
+		    sl->st->id);
+	}
+out:
+	free(parked);
+	return rc;
+}
+
+int
+batch_worktree_release(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	int rc = 0;
+
+	if (sl->worktree == NULL || batch_status_open(sl->st->status))
+		rc = 0; /* an open story keeps its worktree */
+	else if (batch_slot_trees(b))
+		rc = slot_tree_park(b, sl, err);
+	else
+		rc = batch_worktree_settle(b, sl->st, sl->worktree, err);
+	return rc;
+}
+
+void
+batch_trees_close(struct batch *b)
+{
+	struct sc_err e2;
+	size_t i;
+
+	for (i = 0; b->trees != NULL && i < b->nslots; i++) {
+		if (b->trees[i].path != NULL && b->trees[i].parked &&
+		    slot_tree_drop(b, &b->trees[i], &e2) < 0)
+			console_line(
+			    b, "cannot remove a slot's worktree: %s", e2.msg);
+		slot_tree_forget(&b->trees[i]);
+	}
+	free(b->trees);
+	b->trees = NULL;
+}
+
+/* A slot's parked worktree a dead controller left (or one it was
+ * switching to the next story): no story's work is uncommitted there
+ * (docs/git-work.md#what-survives-a-crash), so it goes. */
+static int
+parked_sweep(struct batch *b, const char *path, struct sc_err *err)
+{
+	char name[NAME_MAX + 1];
+	struct sc_err e2;
+	int rc = 0;
+
+	if (gitwork_worktree_name_at(name, sizeof(name), path, &e2) == 0)
+		rc = gitwork_worktree_remove(b->cfg->root, name, err);
+	if (rc == 0 && access(path, F_OK) == 0)
+		fsutil_rm_tree(path);
+	if (rc == 0)
+		console_line(b,
+		    "removed %s, a slot's idle worktree left by a "
+		    "dead controller",
+		    path);
 	return rc;
 }
 
@@ -394,12 +716,17 @@ batch_worktree_sweep(struct batch *b, struct sc_err *err)
 	if (d == NULL)
 		goto out; /* no worktree was ever made here */
 	while (rc == 0 && (de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' &&
+		    strncmp(de->d_name, ".slot-", 6) != 0)
 			continue;
 		free(path);
 		if ((path = fsutil_path_join(b->wtdir, de->d_name)) == NULL) {
 			rc = err_set(err, SC_EOS, "out of memory");
 			break;
+		}
+		if (de->d_name[0] == '.') {
+			rc = parked_sweep(b, path, err);
+			continue;
 		}
 		if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode))
 			continue;

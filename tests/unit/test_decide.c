@@ -289,6 +289,32 @@ test_worked_example_reason(void **state)
 	assert_int_equal(d.plateau_attempt[ROLE_FALLBACK], 4);
 }
 
+/* A worktree setup's crash is counted but is no evidence of a plateau
+ * (docs/git-work.md#setup): with it, a3 and a4 confirm nothing; as an
+ * agent's crash at 5 it would. */
+static void
+test_setup_crash_no_plateau(void **state)
+{
+	struct attempt_rec h[4];
+	struct decide_input in;
+	struct decision_out d;
+
+	(void)state;
+	h[0] = rec(1, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 3);
+	h[1] = rec(2, ROLE_FALLBACK, OUTCOME_INCOMPLETE, 4);
+	h[2] = rec(3, ROLE_PRIMARY, OUTCOME_INCOMPLETE, 5);
+	h[3] = rec(4, ROLE_FALLBACK, OUTCOME_CRASH, 5);
+	input(&in, h, 4);
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_equal(d.decision, DECISION_DEFER);
+	assert_int_equal(d.plateau_tasks, 5);
+	h[3].setup_crash = true;
+	assert_int_equal(decide(&d, &in), 0);
+	assert_int_not_equal(d.decision, DECISION_DEFER);
+	assert_int_equal(d.plateau_tasks, 0);
+	assert_true(d.counted);
+}
+
 static void
 test_network_sleeps_without_jitter(void **state)
 {
@@ -927,6 +953,8 @@ main(void)
 	    cmocka_unit_test(test_row_29),
 	    cmocka_unit_test_setup_teardown(
 		test_worked_example_reason, setup, teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_setup_crash_no_plateau, setup, teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_network_sleeps_without_jitter, setup, teardown),
 	    cmocka_unit_test_setup_teardown(

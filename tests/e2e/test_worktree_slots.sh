@@ -1,0 +1,134 @@
+#!/bin/bash
+# run -j N keeps each slot's worktree from story to story
+# (docs/git-work.md#the-life-of-a-slots-worktree): worktree.setup runs
+# once per slot, not once per story, and every agent finds what it made;
+# worktree.copy brings ignored files that never reach a commit; nothing
+# of one story is carried into the next; a failing setup is the
+# attempt's crash and the batch goes on.
+. "$(dirname "$0")/lib.sh"
+
+# The agent: notes what it finds in its tree (outside the tree), then
+# works: a file of its own, an untracked leftover, a change to a
+# tracked file, the boxes.
+cat >"$T_TMP/agent.sh" <<'EOF'
+#!/bin/bash
+id=$(basename "$1" .md)
+{
+	printf '%s nm=%s env=%s' "$id" "$([ -f node_modules/.installed ] && echo yes || echo no)" "$(cat .env 2>/dev/null)"
+	printf ' others=%s' "$(ls leftover-* src 2>/dev/null | tr '\n' ,)"
+	printf ' readme=%s\n' "$(wc -l <README.md)"
+} >>"$AGENT_LOG"
+if [ "$id" = "${HANG_ID:-}" ] && [ -e "$SETUP_DIR/hang-once" ]; then
+	rm -f "$SETUP_DIR/hang-once"
+	echo "half of $id" >"half-$id.txt"
+	touch "$SETUP_DIR/hanging"
+	sleep 60
+fi
+mkdir -p src
+echo "work of $id" >"src/$id.txt"
+echo "leftover of $id" >"leftover-$id.txt"
+echo "changed by $id" >>README.md
+sed -i 's/^- \[ \]/- [x]/' "$1"
+EOF
+# the stand-in for `npm ci`: a dependency directory, and a count kept
+# outside the tree; fails once when $T_TMP/fail-once exists
+cat >"$T_TMP/setup.sh" <<'EOF'
+#!/bin/bash
+if [ -e "$SETUP_DIR/fail-once" ]; then
+	rm -f "$SETUP_DIR/fail-once"
+	echo "npm ERR! code E404 (setup stand-in)"
+	exit 3
+fi
+mkdir -p node_modules/dep && touch node_modules/.installed
+echo "$PWD" >>"$SETUP_DIR/setup.count"
+EOF
+chmod +x "$T_TMP/agent.sh" "$T_TMP/setup.sh"
+export AGENT_LOG="$T_TMP/agents.log" SETUP_DIR="$T_TMP"
+
+agent='{"name": "sh-agent", "command": ["'"$T_TMP/agent.sh"'", "{story_file}"], "timeout_s": 30}'
+slots_project() {
+	EXTRA_JSON='"worktree": {"setup": ["'"$T_TMP/setup.sh"'"], "copy": [".env*", "notes.local"]},' \
+		new_project '{"max_attempts": 3}' '{"primary": '"$agent"'}'
+	printf '.storyctl/\nnode_modules/\n.env*\n' >"$P/.gitignore"
+	echo "SECRET=from-main" >"$P/.env"
+	echo "LOCAL=1" >"$P/.env.local"
+	echo "not ignored" >"$P/notes.local"
+}
+
+# --- six stories, two slots ------------------------------------------------------
+slots_project
+ids="s1 s2 s3 s4 s5 s6"
+for s in $ids; do new_story "$P" "$s" 1; done
+git -C "$P" add .gitignore README.md storyctl.json docs
+git -C "$P" commit -q -m stories
+rm -f "$AGENT_LOG" "$T_TMP/setup.count"
+run_sc -C "$P" check
+expect_match "check shows the setup" "$T_OUT" "setup  on create: .*setup.sh"
+expect_match "check shows the copies" "$T_OUT" 'copy   \.env\*: 2 files now'
+expect_match "check says a copy git does not ignore is not copied" "$T_OUT" 'notes.local \(not ignored by git: not copied\)'
+run_sc -C "$P" run -j 2
+expect_rc "-j 2 runs six stories (exit 0)" 0
+check "every story ran once" test "$(wc -l <"$AGENT_LOG")" = 6
+check "the setup ran once per slot, not once per story" test "$(wc -l <"$T_TMP/setup.count")" = 2
+check "every agent found the dependency directory" bash -c '! grep -q "nm=no" "$1"' _ "$AGENT_LOG"
+check "every agent found the copied .env" test "$(grep -c "env=SECRET=from-main" "$AGENT_LOG")" = 6
+check "no agent found another story's files" bash -c '! grep -v " others= " "$1" | grep -q .' _ "$AGENT_LOG"
+check "no agent found another story's change to a tracked file" test "$(grep -c " readme=1$" "$AGENT_LOG")" = 6
+for s in $ids; do
+	files=$(git -C "$P" ls-tree -r --name-only "storyctl/story/$s" | tr '\n' ' ')
+	check "branch $s holds its own work" bash -c 'case " $1" in *" src/$2.txt "*) exit 0 ;; esac; exit 1' _ "$files" "$s"
+	check "branch $s holds no other story's work" test "$(printf '%s\n' $files | grep -c -e '^src/' -e '^leftover-')" = 2
+	check "branch $s has no .env, no copy, no node_modules" bash -c '! printf "%s\n" $1 | grep -q -e "^\.env" -e "^notes.local" -e "^node_modules"' _ "$files"
+	check "no commit of $s ever held the copied secret" bash -c '! git -C "$1" log -p "storyctl/story/$2" | grep -q -e "from-main" -e "LOCAL=1"' _ "$P" "$s"
+	check "branch $s's README has only its own change" test "$(git -C "$P" show "storyctl/story/$s:README.md" | grep -c 'changed by')" = 1
+done
+check "the slots' worktrees are gone at the end" bash -c '[ -z "$(ls -A "$1/.storyctl/worktrees" 2>/dev/null)" ]' _ "$P"
+check "git knows no leftover worktree" test "$(git -C "$P" worktree list | wc -l)" = 1
+check "the main tree's files are untouched" test "$(git -C "$P" status --porcelain | tr '\n' ' ')" = "?? notes.local "
+run_sc -C "$P" show s1
+expect_match "show gives the setup's time and exit" "$T_OUT" 'worktree setup \(create, slot [12]\): exit 0 in '
+
+# --- a failing setup: the attempt's crash, the batch goes on ---------------------
+slots_project
+for s in f1 f2 f3 f4; do new_story "$P" "$s" 1; done
+git -C "$P" add .gitignore README.md storyctl.json docs
+git -C "$P" commit -q -m stories
+rm -f "$AGENT_LOG" "$T_TMP/setup.count"
+touch "$T_TMP/fail-once"
+run_sc -C "$P" run -j 2
+expect_rc "the batch goes on to the end (exit 0)" 0
+check "one attempt was the setup's crash" test "$(sql "SELECT count(*) FROM attempts WHERE outcome='crash' AND gate='setup'")" = 1
+check "with the setup's exit and output" test "$(sql "SELECT gate_exit || ' ' || (gate_output LIKE '%npm ERR! code E404%') FROM attempts WHERE gate='setup'")" = "3 1"
+check "every story is done" test "$(sql "SELECT count(*) FROM stories WHERE status='done'")" = 4
+check "the story after the crash ran its next attempt with the setup redone" bash -c '! grep -q "nm=no" "$1"' _ "$AGENT_LOG"
+crashed=$(sql "SELECT story_id FROM attempts WHERE gate='setup'")
+run_sc -C "$P" show "$crashed"
+expect_match "show gives the failed setup's exit and output" "$T_OUT" 'gate setup failed \(exit 3\)'
+expect_match "and its record" "$T_OUT" 'worktree setup \(create, slot [12]\): exit 3 in '
+
+# --- kill -9 while a story works in a switched slot worktree, then resume ------
+slots_project
+for s in k1 k2 k3 k4 k5; do new_story "$P" "$s" 1; done
+git -C "$P" add .gitignore README.md storyctl.json docs
+git -C "$P" commit -q -m stories
+rm -f "$AGENT_LOG" "$T_TMP/setup.count" "$T_TMP/hanging"
+touch "$T_TMP/hang-once"
+HANG_ID=k4 "$STORYCTL" -C "$P" run -j 2 >"$T_TMP/k.out" 2>&1 &
+bg=$!
+for _ in $(seq 1 200); do
+	[ -e "$T_TMP/hanging" ] && break
+	sleep 0.05
+done
+check "k4 hangs in a switched worktree" test -e "$T_TMP/hanging" -a -e "$P/.storyctl/worktrees/k4/half-k4.txt"
+kill -9 "$bg"
+wait "$bg" 2>/dev/null
+run_sc -C "$P" resume -j 2
+expect_rc "resume after kill -9 finishes (exit 0)" 0
+check "every story is done" test "$(sql "SELECT count(*) FROM stories WHERE status='done'")" = 5
+check "k4's interrupted work is on its branch" bash -c 'git -C "$1" show storyctl/story/k4:half-k4.txt | grep -q "half of k4"' _ "$P"
+for s in k1 k2 k3 k4 k5; do
+	check "branch $s holds only its own work after the kill" test "$(git -C "$P" ls-tree -r --name-only "storyctl/story/$s" | grep -e '^src/' -e '^leftover-' -e '^half-' | grep -vc -e "$s")" = 0
+done
+check "no agent found another story's files" bash -c '! grep -v " others= " "$1" | grep -q .' _ "$AGENT_LOG"
+check "no worktree is left" bash -c '[ -z "$(ls -A "$1/.storyctl/worktrees" 2>/dev/null)" ] && [ "$(git -C "$1" worktree list | wc -l)" = 1 ]' _ "$P"
+finish

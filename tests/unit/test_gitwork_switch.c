@@ -1,0 +1,166 @@
+/*
+ * test_gitwork_switch.c - a linked worktree kept from one story to the
+ * next (state/gitwork_switch.c, docs/git-work.md#switching): its name
+ * read back, moved, switched with leftovers planted in it, ignored
+ * files kept.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "state/gitwork.h"
+#include "tests/unit/fixture_fs.h"
+
+struct fx {
+	char root[PATH_MAX];
+	char repo[PATH_MAX];
+};
+
+static void
+git_ok(const char *dir, const char *a1, const char *a2, const char *a3,
+    const char *a4, const char *a5)
+{
+	const char *argv[] = {"git", "-C", dir, a1, a2, a3, a4, a5, NULL};
+
+	assert_int_equal(fxfs_run(NULL, 0, argv), 0);
+}
+
+static int
+there(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	fxfs_join(path, dir, name);
+	return lstat(path, &st) == 0;
+}
+
+static int
+fx_setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+	char tmpl[PATH_MAX];
+
+	assert_non_null(fx);
+	snprintf(tmpl, sizeof(tmpl), "/tmp/gitwork-switch-XXXXXX");
+	assert_non_null(mkdtemp(tmpl));
+	assert_non_null(realpath(tmpl, fx->root));
+	fxfs_join(fx->repo, fx->root, "repo");
+	setenv("HOME", fx->root, 1);
+	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
+	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
+	setenv("GIT_AUTHOR_NAME", "T", 1);
+	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
+	setenv("GIT_COMMITTER_NAME", "T", 1);
+	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
+	git_ok(fx->root, "init", "-q", "-b", "main", "repo");
+	fxfs_write_file(fx->repo, ".gitignore", "node_modules/\n.env\n");
+	fxfs_write_file(fx->repo, "a.txt", "a\n");
+	git_ok(fx->repo, "add", "-A", NULL, NULL, NULL);
+	git_ok(fx->repo, "commit", "-q", "-m", "init", NULL);
+	*state = fx;
+	return 0;
+}
+
+static int
+fx_teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	fxfs_rm_tree(fx->root);
+	free(fx);
+	return 0;
+}
+
+/* Story a's tree, switched to story b: tracked changes and untracked
+ * files of a are gone (it left them uncommitted), ignored ones stay,
+ * b's own files come; the branch a keeps only what was committed. */
+static void
+test_switch_leaves_nothing_of_the_last_story(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	char wt[PATH_MAX], moved[PATH_MAX], name[256], buf[256];
+	int dirty = 1;
+
+	fxfs_join(wt, fx->root, "wt/a");
+	assert_int_equal(gitwork_worktree_add(fx->repo, "_slot1", wt,
+			     "storyctl/story/a", "HEAD", &err),
+	    0);
+	assert_int_equal(
+	    gitwork_worktree_name_at(name, sizeof(name), wt, &err), 0);
+	assert_string_equal(name, "_slot1");
+	/* b exists already with a file of its own */
+	git_ok(fx->repo, "branch", "storyctl/story/b", NULL, NULL, NULL);
+	fxfs_write_file(wt, "node_modules/dep/index.js", "dep\n");
+	fxfs_write_file(wt, ".env", "SECRET=1\n");
+	fxfs_write_file(wt, "a.txt", "changed by a\n");
+	fxfs_write_file(wt, "left/over.txt", "a's leftover\n");
+	assert_int_equal(
+	    gitwork_worktree_switch(wt, "storyctl/story/b", "HEAD", &err), 0);
+	assert_string_equal(
+	    fxfs_read_file(buf, sizeof(buf), wt, "a.txt") > 0 ? buf : "",
+	    "a\n");
+	assert_false(there(wt, "left/over.txt"));
+	assert_false(there(wt, "left"));
+	assert_true(there(wt, "node_modules/dep/index.js"));
+	assert_true(there(wt, ".env"));
+	assert_int_equal(gitwork_is_dirty(&dirty, NULL, 0, wt, NULL, &err), 0);
+	assert_int_equal(dirty, 0);
+	assert_int_equal(gitwork_head(buf, name, sizeof(name), wt, &err), 0);
+	assert_string_equal(name, "refs/heads/storyctl/story/b");
+	/* a new branch starts at base; a's branch is free again */
+	fxfs_join(moved, fx->root, "wt/.slot-1");
+	assert_int_equal(
+	    gitwork_worktree_move(fx->repo, "_slot1", moved, &err), 0);
+	assert_false(there(fx->root, "wt/a"));
+	assert_int_equal(
+	    gitwork_worktree_switch(moved, "storyctl/story/c", "HEAD", &err),
+	    0);
+	/* a branch checked out elsewhere is refused */
+	assert_int_equal(
+	    gitwork_worktree_switch(moved, "main", "HEAD", &err), SC_EDATA);
+	assert_int_equal(gitwork_worktree_remove(fx->repo, "_slot1", &err), 0);
+	assert_false(there(fx->root, "wt/.slot-1"));
+}
+
+/* What worktree.copy may copy: only what git ignores. */
+static void
+test_path_ignored(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	char name[64];
+	int ign = -1;
+
+	assert_int_equal(gitwork_path_ignored(&ign, fx->repo, ".env", &err), 0);
+	assert_int_equal(ign, 1);
+	assert_int_equal(
+	    gitwork_path_ignored(&ign, fx->repo, "notes.local", &err), 0);
+	assert_int_equal(ign, 0);
+	assert_int_equal(
+	    gitwork_worktree_name_at(name, sizeof(name), fx->repo, &err),
+	    SC_EDATA);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(
+		test_switch_leaves_nothing_of_the_last_story, fx_setup,
+		fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_path_ignored, fx_setup, fx_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
