@@ -316,7 +316,7 @@ static int
 ev_update(struct ev_tree *t, const struct strlist *only, const char *skip)
 {
 	return only == NULL
-	    ? evindex_add_all(t->idx, t->repo, t->ex, NULL)
+	    ? gitwork_add_all(t->idx, t->repo, t->ex, NULL)
 	    : evindex_add_paths(t->idx, t->repo, t->ex, only, skip);
 }
 

@@ -119,60 +119,6 @@ out:
 	return rc;
 }
 
-/*
- * `git add -A` into idx: one diff of idx against the work tree, each
- * new, changed or deleted file applied, the state dir and nested
- * repositories (the only directories the diff reports, with a trailing
- * '/') left out as in a work commit (docs/git-work.md#safety-rules).
- * The diff also refreshes the stat data of files whose content turned
- * out unchanged (GIT_DIFF_UPDATE_INDEX, as `git status` does): libgit2's
- * git_index_add_all() does not, so a file merely touched, copied or
- * rewritten with the same bytes was hashed again by every snapshot, and
- * it diffed the tree twice (add_all, then update_all for deletions).
- * only: just those paths (relative to the work tree), or NULL.
- */
-int
-evindex_add_all(git_index *idx, git_repository *repo, const char *ex,
-    const struct strlist *only)
-{
-	git_diff_options o;
-	git_diff *diff = NULL;
-	const git_diff_delta *d;
-	const char *path;
-	size_t i, n, len;
-	int rc = 0;
-
-	if (git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION) < 0)
-		return -1;
-	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_INCLUDE_UNTRACKED |
-	    GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_UPDATE_INDEX;
-	if (only != NULL) {
-		/* the paths a watch saw change, literally: a directory
-		 * stands for all under it, nothing else is read or stat'ed */
-		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
-		o.pathspec.strings = only->items;
-		o.pathspec.count = only->n;
-	}
-	if (git_diff_index_to_workdir(&diff, repo, idx, &o) < 0)
-		return -1;
-	n = git_diff_num_deltas(diff);
-	for (i = 0; rc == 0 && i < n; i++) {
-		d = git_diff_get_delta(diff, i);
-		path = d->status == GIT_DELTA_DELETED ? d->old_file.path
-						      : d->new_file.path;
-		len = strlen(path);
-		if ((len > 0 && path[len - 1] == '/') ||
-		    gitwork_excluded(path, ex))
-			continue;
-		if (d->status == GIT_DELTA_DELETED)
-			rc = git_index_remove_bypath(idx, path);
-		else
-			rc = git_index_add_bypath(idx, path);
-	}
-	git_diff_free(diff);
-	return rc < 0 ? -1 : 0;
-}
-
 /* Path p (wd + p on disk) into idx as evindex_add_paths() says, or
  * onto dirs when it is a directory.  Returns 0, or what failed. */
 static int
@@ -214,7 +160,7 @@ evindex_add_path(git_index *idx, git_repository *repo, const char *wd,
  * The paths a watch saw change, into idx: a file or symbolic link still
  * there is added (hashed) unless it is new and ignored; a path gone is
  * removed with everything under it; a directory (created or moved in)
- * goes through evindex_add_all(), which reads it whole.  Files are done one
+ * goes through gitwork_add_all(), which reads it whole.  Files are done one
  * by one, not through a diff limited to them, which would still read
  * and sort every directory they are in: a story's file among a thousand
  * others cost a thousand directory entries a snapshot
@@ -239,7 +185,7 @@ evindex_add_paths(git_index *idx, git_repository *repo, const char *ex,
 		rc = evindex_add_path(idx, repo, wd, p, &dirs);
 	}
 	if (rc == 0 && dirs.n > 0)
-		rc = evindex_add_all(idx, repo, ex, &dirs);
+		rc = gitwork_add_all(idx, repo, ex, &dirs);
 	strlist_release(&dirs);
 	return rc < 0 ? -1 : 0;
 }

@@ -21,11 +21,6 @@
 int evindex_open(git_index **out, git_repository *repo, const char *state_dir,
     const char *dir, struct sc_err *err);
 
-/* `git add -A` into idx (only: just those paths, or NULL); ex, the state
- * dir relative to the work tree, is left out.  0 or -1. */
-int evindex_add_all(git_index *idx, git_repository *repo, const char *ex,
-    const struct strlist *only);
-
 /* The paths a watch saw change into idx, one by one; skip (or NULL) is
  * left as it was.  0 or -1. */
 int evindex_add_paths(git_index *idx, git_repository *repo, const char *ex,

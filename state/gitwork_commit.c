@@ -17,23 +17,6 @@
 #include "state/gitwork_int.h"
 
 /*
- * git_index_add_all()/update_all() callback: >0 skips the path.  Skip
- * the excluded dir, and nested repositories (the only directories the
- * recursive walk reports, with a trailing '/'): git would add them as
- * bare gitlinks nobody can clone, libgit2 fails on them; they stay
- * untracked and gitwork_is_dirty() reports them.
- */
-static int
-gw_stage_cb(const char *path, const char *matched, void *payload)
-{
-	size_t n = strlen(path);
-
-	if (n > 0 && path[n - 1] == '/')
-		return 1;
-	return gitwork_excluded(path, (const char *)payload) ? 1 : 0;
-}
-
-/*
  * Where a commit goes: *current = 1 when onto HEAD (branch NULL or the
  * branch checked out here), else the branch's ref (NULL when it does not
  * exist yet).  *parent is the commit to build on (NULL for a root
@@ -97,19 +80,69 @@ out:
 	return rc;
 }
 
+/*
+ * `git add -A` into idx: one diff of idx against the work tree, each
+ * new, changed or deleted file applied, the state dir and nested
+ * repositories (the only directories the diff reports, with a trailing
+ * '/') left out as in a work commit (docs/git-work.md#safety-rules).
+ * The diff also refreshes the stat data of files whose content turned
+ * out unchanged (GIT_DIFF_UPDATE_INDEX, as `git status` does): libgit2's
+ * git_index_add_all() does not, so a file merely touched, copied or
+ * rewritten with the same bytes was hashed again by every snapshot, and
+ * it diffed the tree twice (add_all, then update_all for deletions).
+ * only: just those paths (relative to the work tree), or NULL.
+ */
+int
+gitwork_add_all(git_index *idx, git_repository *repo, const char *ex,
+    const struct strlist *only)
+{
+	git_diff_options o;
+	git_diff *diff = NULL;
+	const git_diff_delta *d;
+	const char *path;
+	size_t i, n, len;
+	int rc = 0;
+
+	if (git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION) < 0)
+		return -1;
+	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE | GIT_DIFF_INCLUDE_UNTRACKED |
+	    GIT_DIFF_RECURSE_UNTRACKED_DIRS | GIT_DIFF_UPDATE_INDEX;
+	if (only != NULL) {
+		/* the paths a watch saw change, literally: a directory
+		 * stands for all under it, nothing else is read or stat'ed */
+		o.flags |= GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+		o.pathspec.strings = only->items;
+		o.pathspec.count = only->n;
+	}
+	if (git_diff_index_to_workdir(&diff, repo, idx, &o) < 0)
+		return -1;
+	n = git_diff_num_deltas(diff);
+	for (i = 0; rc == 0 && i < n; i++) {
+		d = git_diff_get_delta(diff, i);
+		path = d->status == GIT_DELTA_DELETED ? d->old_file.path
+						      : d->new_file.path;
+		len = strlen(path);
+		if ((len > 0 && path[len - 1] == '/') ||
+		    gitwork_excluded(path, ex))
+			continue;
+		if (d->status == GIT_DELTA_DELETED)
+			rc = git_index_remove_bypath(idx, path);
+		else
+			rc = git_index_add_bypath(idx, path);
+	}
+	git_diff_free(diff);
+	return rc < 0 ? -1 : 0;
+}
+
 /* Stage everything like `git add -A`, skipping the excluded dir. */
 static int
 gw_stage_all(
     git_index *idx, const char *ex, const char *dir, struct sc_err *err)
 {
-	char star[] = "*";
-	char *specs[] = {star};
-	git_strarray spec = {specs, 1};
-
+	/* one diff of the tree, not add_all's walk and update_all's
+	 * (docs/performance.md#worktrees-kept-per-slot) */
 	if (git_index_read(idx, 0) < 0 ||
-	    git_index_add_all(idx, &spec, GIT_INDEX_ADD_DEFAULT, gw_stage_cb,
-		(void *)ex) < 0 ||
-	    git_index_update_all(idx, &spec, gw_stage_cb, (void *)ex) < 0)
+	    gitwork_add_all(idx, git_index_owner(idx), ex, NULL) < 0)
 		return err_set(err, SC_EIO, "%s: cannot stage changes: %s", dir,
 		    gitwork_git_msg());
 	return 0;

@@ -7,11 +7,13 @@
 #ifndef STORYCTL_GITWORK_INT_H
 #define STORYCTL_GITWORK_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <git2.h>
 
 #include "common/err.h"
+#include "common/strlist.h"
 
 /* who storyctl's reflog entries and work commits name */
 #define GITWORK_NAME "storyctl"
@@ -20,6 +22,11 @@
 
 /* libgit2's last error message, never NULL or empty. */
 const char *gitwork_git_msg(void);
+
+/* Whether a checkout of commit in repo would run no filter, so that it
+ * may be made with disable_filters (gitwork_filters.c,
+ * docs/git-work.md#checkout-filters).  false when unsure. */
+bool gitwork_no_filters(git_repository *repo, const git_oid *commit);
 
 /*
  * Open the repository containing dir, which must have a work tree.
@@ -43,6 +50,13 @@ int gitwork_exclude(char *ex, size_t exlen, const char *workdir,
 
 /* Is the work-tree-relative path ex itself or below it? */
 int gitwork_excluded(const char *path, const char *ex);
+
+/* `git add -A` into idx in one diff of the work tree (only: just those
+ * paths, or NULL); ex, the state dir relative to the work tree, and
+ * nested repositories are left out (gitwork_commit.c).  For a work
+ * commit and an evidence snapshot alike.  0 or -1 (libgit2's error). */
+int gitwork_add_all(git_index *idx, git_repository *repo, const char *ex,
+    const struct strlist *only);
 
 /* "refs/heads/<branch>" into ref after checking the name with libgit2. */
 int gitwork_refname(

@@ -269,6 +269,10 @@ gw_worktree_create(git_worktree **added, git_repository *repo,
 		goto out;
 	}
 	o.ref = bref;
+	/* the same bytes without an attribute lookup per file */
+	if (git_reference_target(bref) != NULL &&
+	    gitwork_no_filters(repo, git_reference_target(bref)))
+		o.checkout_options.disable_filters = 1;
 	if (git_worktree_add(added, repo, wname, path, &o) < 0)
 		rc = err_set(err, SC_EIO,
 		    "worktree %s: cannot add at %s on branch %s: %s", wname,

@@ -742,6 +742,41 @@ wt_add(struct fx *fx, const char *name, const char *path, const char *branch,
 		fail_msg("gitwork_worktree_add: %s", err.msg);
 }
 
+/* A new worktree is checked out without libgit2's filters only when no
+ * filter could apply (docs/git-work.md#checkout-filters): a
+ * .gitattributes asking for CRLF, in a subdirectory, or core.autocrlf
+ * still gets CRLF; a plain repository gets the blob's bytes. */
+static void
+test_worktree_filters(void **state)
+{
+	struct fx *fx = *state;
+	char buf[256], wa[PATH_MAX], wb[PATH_MAX], wc[PATH_MAX];
+
+	fxfs_join(wa, fx->root, "wa");
+	fxfs_join(wb, fx->root, "wb");
+	fxfs_join(wc, fx->root, "wc");
+	fxfs_write_file(fx->repo, "sub/lines.txt", "one\ntwo\n");
+	git_ok(NULL, 0, fx->repo, "add", "-A", NULL);
+	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "lines", NULL);
+	wt_add(fx, "storyctl/story/a", wa, "storyctl/story/a", "HEAD");
+	assert_string_equal(
+	    read_file(buf, sizeof(buf), wa, "sub/lines.txt"), "one\ntwo\n");
+	/* attributes deep in the tree */
+	fxfs_write_file(fx->repo, "sub/.gitattributes", "*.txt text eol=crlf\n");
+	git_ok(NULL, 0, fx->repo, "add", "-A", NULL);
+	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "crlf", NULL);
+	wt_add(fx, "storyctl/story/b", wb, "storyctl/story/b", "HEAD");
+	assert_string_equal(read_file(buf, sizeof(buf), wb, "sub/lines.txt"),
+	    "one\r\ntwo\r\n");
+	/* no attributes file, but core.autocrlf */
+	git_ok(NULL, 0, fx->repo, "rm", "-q", "sub/.gitattributes", NULL);
+	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "no attrs", NULL);
+	git_ok(NULL, 0, fx->repo, "config", "core.autocrlf", "true", NULL);
+	wt_add(fx, "storyctl/story/c", wc, "storyctl/story/c", "HEAD");
+	assert_string_equal(read_file(buf, sizeof(buf), wc, "sub/lines.txt"),
+	    "one\r\ntwo\r\n");
+}
+
 static void
 test_worktree_name(void **state)
 {
@@ -1114,6 +1149,7 @@ main(void)
 	    T(test_nested_repo),
 	    T(test_commit_detached),
 	    T(test_worktree_name),
+	    T(test_worktree_filters),
 	    T(test_worktree_add_from_head),
 	    T(test_worktree_add_from_branch),
 	    T(test_worktree_add_idempotent),
