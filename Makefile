@@ -163,6 +163,7 @@ valgrind: $(UNIT_BIN)
 
 bench: $(BIN)
 	@scripts/bench $(BIN)
+	@scripts/bench-worktree $(BIN)
 
 # -j 3 on a generated repository of 20,000 files, this build against the
 # committed HEAD built beside it (docs/git-work.md#the-life-of-a-slots-worktree).
