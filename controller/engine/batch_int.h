@@ -20,7 +20,10 @@
 struct attempt_run; /* controller/engine/attempt_run.h */
 struct slot_tree; /* controller/engine/batch_run_int.h */
 
-enum slot_state { SLOT_FREE, SLOT_WAITING, SLOT_RUNNING };
+/* SLOT_SETUP: its worktree's setup runs before the next attempt, a
+ * process the loop waits on beside the agents (docs/git-work.md#setup,
+ * docs/design.md#the-states-of-a-slot). */
+enum slot_state { SLOT_FREE, SLOT_WAITING, SLOT_RUNNING, SLOT_SETUP };
 
 /* One of the -j N places a story works in. */
 struct slot {

@@ -238,18 +238,35 @@ story_left(
 }
 
 /* Slot sl's next attempt may be prepared: first its worktree's setup
- * when one is due (docs/git-work.md#setup).  slot_start() is
- * slot_prepare() once a wait is over. */
+ * when one is due, which the loop then waits on (SLOT_SETUP,
+ * docs/git-work.md#setup).  slot_start() is slot_prepare() once a wait
+ * is over. */
 static int
 slot_go(struct batch *b, struct slot *sl, struct sc_err *err)
 {
-	bool go = true;
+	bool setup = false;
 	int rc;
 
-	rc = batch_slot_setup(b, sl, &go, err);
-	if (rc == 0 && go)
+	rc = batch_slot_setup_start(b, sl, &setup, err);
+	if (rc == 0 && !setup)
 		rc = sl->state == SLOT_WAITING ? slot_start(b, sl, err)
 					       : slot_prepare(b, sl, err);
+	return rc;
+}
+
+/* Slot sl's setup, once it has ended: recorded, then the attempt it
+ * went before, unless it failed or a stop cut it short. */
+static int
+slot_setup_service(struct batch *b, struct slot *sl, struct sc_err *err)
+{
+	bool go = false;
+	int rc;
+
+	if (!b->ops.done(b->ops.ctx, batch_slot_setup_handle(b, sl)))
+		return 0;
+	rc = batch_slot_setup_end(b, sl, &go, err);
+	if (rc == 0 && go)
+		rc = slot_prepare(b, sl, err);
 	return rc;
 }
 
@@ -305,6 +322,8 @@ slots_busy(const struct batch *b, void **handles, size_t *nh, int64_t *next,
 		busy++;
 		if (sl->state == SLOT_RUNNING)
 			slot_handles(sl, handles, nh, next);
+		else if (sl->state == SLOT_SETUP)
+			handles[(*nh)++] = batch_slot_setup_handle(b, sl);
 		else if (sl->state == SLOT_WAITING && sl->until_ms < *next)
 			*next = sl->until_ms;
 	}
@@ -325,6 +344,8 @@ slots_service(
 			continue;
 		if (sl->state == SLOT_RUNNING)
 			rc = slot_service(b, sl, err);
+		else if (sl->state == SLOT_SETUP)
+			rc = slot_setup_service(b, sl, err);
 		else if (sl->state == SLOT_WAITING && stopping(b))
 			sl->state = SLOT_FREE;
 		else if (sl->state == SLOT_WAITING && sl->until_ms <= now)
@@ -370,6 +391,7 @@ slots_abandon(struct batch *b)
 	size_t i;
 
 	for (i = 0; b->slots != NULL && i < b->nslots; i++) {
+		batch_slot_setup_abandon(b, &b->slots[i]);
 		slot_abandon(b, &b->slots[i]);
 		free(b->slots[i].worktree);
 		free(b->slots[i].abspath);

@@ -14,6 +14,7 @@
 
 #include "common/strlist.h"
 #include "controller/engine/batch_int.h"
+#include "controller/engine/runner.h"
 #include "strategies/schedule.h"
 
 /*
@@ -110,6 +111,13 @@ struct slot_tree {
 	bool setup_due; /* worktree.setup runs before the next attempt */
 	const char *why; /* "create" or "switch", for the record */
 	struct strlist copied; /* what worktree.copy put there */
+	/* the setup while it runs (its slot SLOT_SETUP), else NULL, and
+	 * what the runner reads of it meanwhile */
+	void *setup;
+	struct runner_opts setup_ro;
+	char setup_mark[128];
+	int64_t setup_started;
+	char setup_log[512]; /* as an attempt row's log_path */
 };
 
 /* Do the -j N slots keep their worktrees: with more than one slot and
@@ -141,13 +149,26 @@ void batch_trees_close(struct batch *b);
 int batch_tree_copy(struct batch *b, struct slot *sl, struct sc_err *err);
 /*
  * Before slot sl's next attempt (the story just taken, or a wait over):
- * worktree.setup when its tree was made or switched since it last ran.
- * *go true: the attempt may be prepared.  false: the setup failed and
- * was recorded as the attempt's crash (sl waits for its next attempt or
- * is free), or a stop cut it short (sl free).
+ * start worktree.setup when its tree was made or switched since it
+ * last ran.  *started: it runs, the slot is SLOT_SETUP until
+ * batch_slot_setup_end(); the loop waits on it beside the agents, so a
+ * setup of minutes holds no other slot.  false: nothing due.
  */
-int batch_slot_setup(
+int batch_slot_setup_start(
+    struct batch *b, struct slot *sl, bool *started, struct sc_err *err);
+/* The setup's handle while slot sl is SLOT_SETUP, else NULL. */
+void *batch_slot_setup_handle(const struct batch *b, const struct slot *sl);
+/*
+ * Slot sl's setup has ended: recorded (an event).  *go true: the
+ * attempt may be prepared.  false: the setup failed and was recorded as
+ * the attempt's crash (sl waits for its next attempt or is free), or a
+ * stop cut it short (sl free).
+ */
+int batch_slot_setup_end(
     struct batch *b, struct slot *sl, bool *go, struct sc_err *err);
+/* The loop is over: a setup still running is ended, nothing recorded
+ * (the story stays open). */
+void batch_slot_setup_abandon(struct batch *b, struct slot *sl);
 /*
  * git.commit_work in the main tree: refuse to start on uncommitted
  * changes, so nothing of the user's is ever mixed into a story's commit

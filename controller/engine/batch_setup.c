@@ -96,42 +96,36 @@ batch_tree_copy(struct batch *b, struct slot *sl, struct sc_err *err)
 	return rc;
 }
 
-/* Run the setup in t and wait for it (the gates' way: the batch's
- * runner seam, its output to log). */
+/* Start the setup in t (the gates' way: the batch's runner seam, its
+ * output to log); t->setup its handle. */
 static int
-setup_run(struct runner_result *res, struct batch *b, struct slot_tree *t,
-    const char *log, struct sc_err *err)
+setup_start(struct batch *b, struct slot_tree *t, struct sc_err *err)
 {
-	struct runner_opts ro;
-	char mark[128] = "";
-	void *h = NULL;
-	int rc;
+	/* the runner reads them while the setup runs: kept in t */
+	struct runner_opts *ro = &t->setup_ro;
 
-	memset(&ro, 0, sizeof(ro));
-	ro.argv = (const char *const *)b->cfg->worktree.setup.items;
-	ro.cwd = t->path;
-	ro.log_path = log;
+	memset(ro, 0, sizeof(*ro));
+	t->setup_mark[0] = '\0';
+	ro->argv = (const char *const *)b->cfg->worktree.setup.items;
+	ro->cwd = t->path;
+	ro->log_path = t->setup_log;
 	/* marked like an agent of this state dir: a dead controller's
 	 * setup is ended at the next start (docs/runner.md#the-mark) */
 	if (b->markpfx[0] != '\0') {
-		agentmark_format(mark, sizeof(mark), b->markpfx, 0);
-		ro.mark = mark;
+		agentmark_format(
+		    t->setup_mark, sizeof(t->setup_mark), b->markpfx, 0);
+		ro->mark = t->setup_mark;
 	}
-	ro.timeout_ms =
+	ro->timeout_ms =
 	    (int64_t)(b->cfg->agents[ROLE_PRIMARY].timeout_s * 1000);
-	ro.kill_grace_ms = b->o->kill_grace_ms_override >= 0
+	ro->kill_grace_ms = b->o->kill_grace_ms_override >= 0
 	    ? b->o->kill_grace_ms_override
 	    : (int64_t)(b->cfg->policy.kill_grace_s * 1000.0);
-	ro.poll_interval_ms = 1000;
-	ro.stop = b->o->stop;
-	ro.wake_fd = b->o->wake_fd;
-	ro.tail_max = 64 * 1024;
-	rc = b->ops.start(b->ops.ctx, &h, &ro, err);
-	while (rc == 0 && !b->ops.done(b->ops.ctx, h))
-		rc = b->ops.wait(b->ops.ctx, &h, 1, -1, -1, err);
-	if (rc >= 0 && h != NULL)
-		rc = b->ops.finish(b->ops.ctx, h, res, err);
-	return rc < 0 ? rc : 0;
+	ro->poll_interval_ms = 1000;
+	ro->stop = b->o->stop;
+	ro->wake_fd = b->o->wake_fd;
+	ro->tail_max = 64 * 1024;
+	return b->ops.start(b->ops.ctx, &t->setup, ro, err);
 }
 
 static bool
@@ -189,7 +183,7 @@ crash_begin(struct attempt_row *r, struct batch *b, struct slot *sl,
 	r->counts = sl->st->counts;
 	r->timeout_factor = r->poll_factor = 1;
 	r->started_ms = started;
-	memcpy(r->log_path, log, sizeof(r->log_path));
+	snprintf(r->log_path, sizeof(r->log_path), "%s", log);
 	sl->st->status = STATUS_RUNNING;
 	sl->st->updated_ms = started;
 	rc = db_tx_begin(b->db, err);
@@ -277,46 +271,90 @@ setup_event(struct batch *b, struct slot *sl, const struct slot_tree *t,
 	    b->db, b->batch_id, batch_now_ms(b), sl->st->id, "setup", msg, err);
 }
 
-int
-batch_slot_setup(struct batch *b, struct slot *sl, bool *go, struct sc_err *err)
+/* Slot sl's kept worktree, when it has one. */
+static struct slot_tree *
+slot_tree_of(const struct batch *b, const struct slot *sl)
 {
-	struct runner_result res;
-	struct slot_tree *t;
-	char log[sizeof(((struct attempt_row *)0)->log_path)];
-	int64_t started;
-	int rc;
-
-	*go = true;
-	memset(&res, 0, sizeof(res));
-	t = batch_slot_trees(b) && b->trees != NULL && sl->worktree != NULL
+	return batch_slot_trees(b) && b->trees != NULL && sl->worktree != NULL
 	    ? &b->trees[sl - b->slots]
 	    : NULL;
-	if (t == NULL || !t->setup_due || t->path == NULL) {
-		rc = 0; /* nothing due: the attempt goes ahead */
-		goto out;
-	}
-	started = batch_now_ms(b);
-	if ((size_t)snprintf(log, sizeof(log), "%s/%s.setup.%lld.log",
-		b->logdir, sl->st->id, (long long)started) >= sizeof(log)) {
-		rc = err_set(
+}
+
+int
+batch_slot_setup_start(
+    struct batch *b, struct slot *sl, bool *started, struct sc_err *err)
+{
+	struct slot_tree *t = slot_tree_of(b, sl);
+	int rc = 0;
+
+	*started = false;
+	if (t == NULL || !t->setup_due || t->path == NULL)
+		return 0; /* nothing due: the attempt goes ahead */
+	t->setup_started = batch_now_ms(b);
+	if ((size_t)snprintf(t->setup_log, sizeof(t->setup_log),
+		"%s/%s.setup.%lld.log", b->logdir, sl->st->id,
+		(long long)t->setup_started) >= sizeof(t->setup_log))
+		return err_set(
 		    err, SC_EIO, "log path too long under %s", b->logdir);
-		goto out;
+	rc = setup_start(b, t, err);
+	if (rc == 0) {
+		sl->state = SLOT_SETUP;
+		*started = true;
 	}
-	rc = setup_run(&res, b, t, log, err);
+	return rc;
+}
+
+void *
+batch_slot_setup_handle(const struct batch *b, const struct slot *sl)
+{
+	const struct slot_tree *t = slot_tree_of(b, sl);
+
+	return sl->state == SLOT_SETUP && t != NULL ? t->setup : NULL;
+}
+
+int
+batch_slot_setup_end(
+    struct batch *b, struct slot *sl, bool *go, struct sc_err *err)
+{
+	struct slot_tree *t = slot_tree_of(b, sl);
+	struct runner_result res;
+	int rc;
+
+	*go = false;
+	memset(&res, 0, sizeof(res));
+	sl->state = SLOT_FREE;
+	if (t == NULL || t->setup == NULL)
+		return 0;
+	rc = b->ops.finish(b->ops.ctx, t->setup, &res, err);
+	t->setup = NULL;
 	if (rc == 0)
-		rc = setup_event(b, sl, t, &res, started, err);
+		rc = setup_event(b, sl, t, &res, t->setup_started, err);
 	if (rc < 0)
 		goto out;
-	*go = false;
 	if (setup_ok(&res)) {
 		t->setup_due = false;
 		*go = true;
-	} else if (res.interrupted) {
-		sl->state = SLOT_FREE; /* stopping: the story stays open */
-	} else {
-		rc = setup_crash(b, sl, &res, started, log, err);
-	}
+	} else if (!res.interrupted) {
+		rc = setup_crash(
+		    b, sl, &res, t->setup_started, t->setup_log, err);
+	} /* else stopping: the story stays open, the slot free */
 out:
 	runner_result_release(&res);
 	return rc;
+}
+
+void
+batch_slot_setup_abandon(struct batch *b, struct slot *sl)
+{
+	struct slot_tree *t = slot_tree_of(b, sl);
+	struct runner_result res;
+	struct sc_err ignore;
+
+	if (sl->state != SLOT_SETUP || t == NULL || t->setup == NULL)
+		return;
+	memset(&res, 0, sizeof(res));
+	if (b->ops.finish(b->ops.ctx, t->setup, &res, &ignore) == 0)
+		runner_result_release(&res);
+	t->setup = NULL;
+	sl->state = SLOT_FREE;
 }

@@ -88,6 +88,12 @@ console_status(struct batch *b)
 			o->tasks_completed = r->counts.tasks_completed;
 			o->tasks_total = r->counts.tasks_total;
 			o->ms = now - r->started_ms;
+		} else if (s->state == SLOT_SETUP) {
+			/* shown as waiting for its attempt, which the setup
+			 * goes before */
+			o->waiting = true;
+			o->attempt = s->next_attempt;
+			o->ms = 0;
 		} else {
 			o->waiting = true;
 			o->attempt = s->next_attempt;

@@ -13,11 +13,11 @@
 cat >"$T_TMP/agent.sh" <<'EOF'
 #!/bin/bash
 id=$(basename "$1" .md)
-{
-	printf '%s nm=%s env=%s' "$id" "$([ -f node_modules/.installed ] && echo yes || echo no)" "$(cat .env 2>/dev/null)"
-	printf ' others=%s' "$(ls leftover-* src 2>/dev/null | tr '\n' ,)"
-	printf ' readme=%s\n' "$(wc -l <README.md)"
-} >>"$AGENT_LOG"
+# one write, so that two agents at once never interleave their lines
+line=$(printf '%s nm=%s env=%s others=%s readme=%s' "$id" \
+	"$([ -f node_modules/.installed ] && echo yes || echo no)" "$(cat .env 2>/dev/null)" \
+	"$(ls leftover-* src 2>/dev/null | tr '\n' ,)" "$(wc -l <README.md)")
+printf '%s\n' "$line" >>"$AGENT_LOG"
 if [ "$id" = "${HANG_ID:-}" ] && [ -e "$SETUP_DIR/hang-once" ]; then
 	rm -f "$SETUP_DIR/hang-once"
 	echo "half of $id" >"half-$id.txt"
@@ -38,6 +38,11 @@ if [ -e "$SETUP_DIR/fail-once" ]; then
 	rm -f "$SETUP_DIR/fail-once"
 	echo "npm ERR! code E404 (setup stand-in)"
 	exit 3
+fi
+# the setup of the story named in $SLOW_ID waits for $SETUP_DIR/go
+if [ "$(basename "$PWD")" = "${SLOW_ID:-}" ]; then
+	i=0
+	while [ ! -e "$SETUP_DIR/go" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 fi
 mkdir -p node_modules/dep && touch node_modules/.installed
 echo "$PWD" >>"$SETUP_DIR/setup.count"
@@ -129,6 +134,32 @@ check "k4's interrupted work is on its branch" bash -c 'git -C "$1" show storyct
 for s in k1 k2 k3 k4 k5; do
 	check "branch $s holds only its own work after the kill" test "$(git -C "$P" ls-tree -r --name-only "storyctl/story/$s" | grep -e '^src/' -e '^leftover-' -e '^half-' | grep -vc -e "$s")" = 0
 done
-check "no agent found another story's files" bash -c '! grep -v " others= " "$1" | grep -q .' _ "$AGENT_LOG"
+# a story run again after the kill finds its own work, no one else's
+foreign() {
+	awk '{ id = $1; for (i = 2; i <= NF; i++) if ($i ~ /^others=/) { n = split(substr($i, 8), f, ",");
+		for (j = 1; j <= n; j++) if (f[j] != "" && f[j] != "src:" && index(f[j], id) == 0) print id ": " f[j] } }' "$1"
+}
+check "no agent found another story's files ($(foreign "$AGENT_LOG" | tr '\n' ' '))" test -z "$(foreign "$AGENT_LOG")"
 check "no worktree is left" bash -c '[ -z "$(ls -A "$1/.storyctl/worktrees" 2>/dev/null)" ] && [ "$(git -C "$1" worktree list | wc -l)" = 1 ]' _ "$P"
+
+# --- a long setup holds no other slot -----------------------------------------
+# w1's setup waits for a file the test makes only once w2, in the other
+# slot, is done: the loop waits on the setup beside the agents
+slots_project
+for s in w1 w2; do new_story "$P" "$s" 1; done
+git -C "$P" add .gitignore README.md storyctl.json docs
+git -C "$P" commit -q -m stories
+rm -f "$AGENT_LOG" "$T_TMP/setup.count" "$T_TMP/go"
+SLOW_ID=w1 "$STORYCTL" -C "$P" run -j 2 >"$T_TMP/w.out" 2>&1 &
+bg=$!
+w2_done() { [ "$(sql "SELECT status FROM stories WHERE id='w2'" 2>/dev/null)" = done ]; }
+for _ in $(seq 1 300); do
+	w2_done && break
+	sleep 0.1
+done
+check "w2 is done while w1's setup still runs" bash -c 'w2=$1; [ "$w2" = done ] && ! grep -q "^w1 " "$2"' _ \
+	"$(sql "SELECT status FROM stories WHERE id='w2'")" "$AGENT_LOG"
+touch "$T_TMP/go"
+wait "$bg"
+check "then w1's setup ends and w1 is done too (exit $?)" test "$(sql "SELECT count(*) FROM stories WHERE status='done'")" = 2
 finish
