@@ -553,9 +553,7 @@ begin_runner_opts(struct attempt_run *ar, const struct next_attempt *nx)
 	    (int64_t)((ag->stall_timeout_s >= 0 ? ag->stall_timeout_s
 						: cfg->policy.stall_timeout_s) *
 		1000.0);
-	ro->kill_grace_ms = b->o->kill_grace_ms_override >= 0
-	    ? b->o->kill_grace_ms_override
-	    : (int64_t)(cfg->policy.kill_grace_s * 1000.0);
+	ro->kill_grace_ms = batch_kill_grace_ms(b);
 	ar->poll_ms =
 	    (int64_t)(cfg->policy.poll_interval_s * nx->poll_factor * 1000.0);
 	ar->last_read_ms = ar->r.started_ms;

@@ -110,4 +110,27 @@ batch_now_ms(const struct batch *b)
 	return b->o->clock.now_ms(b->o->clock.ctx);
 }
 
+/* The grace between SIGTERM and SIGKILL of whatever the batch runs:
+ * the test's override, else policy.kill_grace_s (docs/runner.md). */
+static inline int64_t
+batch_kill_grace_ms(const struct batch *b)
+{
+	return b->o->kill_grace_ms_override >= 0
+	    ? b->o->kill_grace_ms_override
+	    : (int64_t)(b->cfg->policy.kill_grace_s * 1000.0);
+}
+
+/* What a gate, a reviewer and a worktree's setup share of their runner
+ * options (the batch's stop and wake, the grace, a poll a second, a
+ * 64 KiB tail); the caller sets the rest. */
+static inline void
+batch_side_opts(struct runner_opts *ro, const struct batch *b)
+{
+	ro->kill_grace_ms = batch_kill_grace_ms(b);
+	ro->poll_interval_ms = 1000;
+	ro->stop = b->o->stop;
+	ro->wake_fd = b->o->wake_fd;
+	ro->tail_max = 64 * 1024;
+}
+
 #endif

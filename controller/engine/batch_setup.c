@@ -118,13 +118,7 @@ setup_start(struct batch *b, struct slot_tree *t, struct sc_err *err)
 	}
 	ro->timeout_ms =
 	    (int64_t)(b->cfg->agents[ROLE_PRIMARY].timeout_s * 1000);
-	ro->kill_grace_ms = b->o->kill_grace_ms_override >= 0
-	    ? b->o->kill_grace_ms_override
-	    : (int64_t)(b->cfg->policy.kill_grace_s * 1000.0);
-	ro->poll_interval_ms = 1000;
-	ro->stop = b->o->stop;
-	ro->wake_fd = b->o->wake_fd;
-	ro->tail_max = 64 * 1024;
+	batch_side_opts(ro, b);
 	return b->ops.start(b->ops.ctx, &t->setup, ro, err);
 }
 

@@ -92,13 +92,7 @@ job_start(struct batch *b, struct attempt_run *ar, struct check_job *j,
 	 * attempt's mark, so a dead controller's is ended too */
 	ro->mark = ar->mark[0] != '\0' ? ar->mark : NULL;
 	ro->timeout_ms = (int64_t)(timeout_s * 1000.0);
-	ro->kill_grace_ms = b->o->kill_grace_ms_override >= 0
-	    ? b->o->kill_grace_ms_override
-	    : (int64_t)(b->cfg->policy.kill_grace_s * 1000.0);
-	ro->poll_interval_ms = 1000;
-	ro->stop = b->o->stop;
-	ro->wake_fd = b->o->wake_fd;
-	ro->tail_max = 64 * 1024;
+	batch_side_opts(ro, b);
 	j->tries++;
 	return b->ops.start(b->ops.ctx, &j->handle, ro, err);
 }

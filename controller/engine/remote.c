@@ -92,9 +92,7 @@ remote_wrap(struct strlist *argv, const struct batch *b, const struct slot *sl,
 	const struct executor_conf *ex = &b->cfg->executor;
 	struct strlist w = {0};
 	char branch[256], num[16], grace[32];
-	int64_t g = b->o->kill_grace_ms_override >= 0
-	    ? b->o->kill_grace_ms_override
-	    : (int64_t)(b->cfg->policy.kill_grace_s * 1000.0);
+	int64_t g = batch_kill_grace_ms(b);
 	size_t i;
 	int rc;
 
