@@ -19,6 +19,9 @@
 /* How much of an attempt a report file holds: the last lines of its
  * transcript and the start of its diff; `show` and `diff` have all. */
 #define REPORT_TRANSCRIPT_LINES 60
+/* ... read from the log's last 4 MiB, so that a night of big logs
+ * is reported in seconds */
+#define REPORT_TRANSCRIPT_TAIL ((size_t)4 << 20)
 #define REPORT_DIFF_MAX 32768
 
 /* "transcript" and "transcript_omitted" of attempt a into o, or
@@ -29,7 +32,7 @@ embed_transcript(json_t *o, const struct attempt_row *a,
 {
 	struct sc_err lerr = {0};
 	char *text = NULL;
-	size_t omitted = 0;
+	size_t omitted = 0, first = 0;
 	int rc;
 
 	if (a->log_path[0] == '\0')
@@ -37,8 +40,8 @@ embed_transcript(json_t *o, const struct attempt_row *a,
 			   json_string("no log: its agent never started")) < 0
 		    ? err_set(err, SC_EOS, "out of memory")
 		    : 0;
-	rc = views_transcript_tail(
-	    &text, &omitted, a->log_path, rv, REPORT_TRANSCRIPT_LINES, &lerr);
+	rc = views_transcript_tail_from(&text, &omitted, &first, a->log_path,
+	    rv, REPORT_TRANSCRIPT_LINES, REPORT_TRANSCRIPT_TAIL, &lerr);
 	if (rc == SC_EOS)
 		return err_set(err, SC_EOS, "%s", lerr.msg);
 	/* a log that is gone (cleaned up) is said, not an error */
@@ -138,7 +141,10 @@ html_part(
 	else
 		fputs("(follow the attempt's link to load it)", f);
 	fputs("</pre><p class=\"more\">", f);
-	if (!diff && report_int(a, "transcript_omitted") > 0)
+	if (!diff && report_int(a, "transcript_first_line") > 0)
+		fprintf(f, "the log's first %lld lines left out; ",
+		    (long long)report_int(a, "transcript_first_line"));
+	else if (!diff && report_int(a, "transcript_omitted") > 0)
 		fprintf(f, "%lld earlier events left out; ",
 		    (long long)report_int(a, "transcript_omitted"));
 	if (diff && json_is_true(json_object_get(a, "diff_cut")))

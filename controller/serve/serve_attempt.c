@@ -4,9 +4,10 @@
  * from the read model, redacted as `show --attempt` and `diff` print
  * them.  The dashboard's page fetches them when an attempt's link is
  * followed (docs/report.md#attempts), with ?format=text for the lines
- * `show --attempt` prints.  The transcript's answer holds its last
- * SERVE_ATTEMPT_EVENTS events, so that a huge log is answered in
- * bounded memory; `storyctl show` has the whole.
+ * `show --attempt` prints.  The transcript's answer holds the last
+ * SERVE_ATTEMPT_EVENTS events of the log's last SERVE_ATTEMPT_TAIL
+ * bytes, so that a huge log is answered in bounded memory and time;
+ * `storyctl show` has the whole.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +20,10 @@
 #include "controller/views/views_diff.h"
 #include "controller/views/views_transcript.h"
 
-#define SERVE_ATTEMPT_EVENTS 2000
+#define SERVE_ATTEMPT_EVENTS 1000
+/* ... read from the log's last 8 MiB: the service answers on one thread,
+ * which a log of hundreds of MB would hold for seconds */
+#define SERVE_ATTEMPT_TAIL ((size_t)8 << 20)
 
 /* The newest SERVE_ATTEMPT_EVENTS events as JSON, oldest at head. */
 struct ring {
@@ -55,7 +59,7 @@ transcript_json(json_t **out, const char *id, const struct attempt_row *a,
 {
 	struct ring *r = calloc(1, sizeof(*r));
 	json_t *arr = json_array();
-	size_t i;
+	size_t i, first = 0;
 	int rc;
 
 	*out = NULL;
@@ -63,15 +67,17 @@ transcript_json(json_t **out, const char *id, const struct attempt_row *a,
 		rc = err_set(err, SC_EOS, "out of memory");
 		goto out;
 	}
-	rc = views_transcript_each(a->log_path, rv, ring_add, r, err);
+	rc = views_transcript_each_tail(
+	    a->log_path, rv, SERVE_ATTEMPT_TAIL, &first, ring_add, r, err);
 	for (i = 0; rc == 0 && i < r->n; i++)
 		if (json_array_append(
 			arr, r->ev[(r->head + i) % SERVE_ATTEMPT_EVENTS]) < 0)
 			rc = err_set(err, SC_EOS, "out of memory");
 	if (rc == 0 &&
-	    (*out = json_pack("{s:i, s:s, s:i, s:O, s:I}", "format_version", 1,
-		 "story", id, "attempt", a->attempt, "events", arr, "omitted",
-		 (json_int_t)(r->seen - r->n))) == NULL)
+	    (*out = json_pack("{s:i, s:s, s:i, s:O, s:I, s:I}",
+		 "format_version", 1, "story", id, "attempt", a->attempt,
+		 "events", arr, "omitted", (json_int_t)(r->seen - r->n),
+		 "first_line", (json_int_t)first)) == NULL)
 		rc = err_set(err, SC_EOS, "out of memory");
 out:
 	for (i = 0; r != NULL && i < r->n; i++)
@@ -116,8 +122,9 @@ answer_transcript(struct answer *an, const struct config *cfg, const char *id,
 	}
 	rc = secrets_of_config(&rv, cfg, &err);
 	if (rc == 0 && text)
-		rc = views_transcript_tail(&an->text, &omitted, a->log_path, rv,
-		    SERVE_ATTEMPT_EVENTS, &err);
+		rc = views_transcript_tail_from(&an->text, &omitted, NULL,
+		    a->log_path, rv, SERVE_ATTEMPT_EVENTS, SERVE_ATTEMPT_TAIL,
+		    &err);
 	else if (rc == 0)
 		rc = transcript_json(&an->j, id, a, rv, &err);
 	redact_values_free(rv);

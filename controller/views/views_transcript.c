@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -37,6 +38,7 @@ struct walk {
 	size_t len;
 	bool cut;
 	size_t index;
+	size_t first; /* the first line read after a skipped head */
 };
 
 /* dst (cap bytes) = src redacted; "" stays "" without a pass. */
@@ -152,13 +154,59 @@ out:
 	return rc;
 }
 
+/* The lines of fd before byte from counted into w->index (a memchr a
+ * line, no parse), the line that holds byte from skipped as well; what
+ * follows it in the chunk where it ends goes to the transcript, and
+ * stream() reads on from there. */
+static int
+skip_head(int fd, off_t from, struct transcript *tr, struct walk *w,
+    char *chunk, const char *path, struct sc_err *err)
+{
+	off_t pos = 0;
+	ssize_t got;
+	const char *p, *end, *nl;
+
+	for (;;) {
+		got = read(fd, chunk, CHUNK);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return err_set(err, SC_EIO, "cannot read %s: %s", path,
+			    strerror(errno));
+		if (got == 0) {
+			w->first = w->index; /* the head was all there was */
+			return 0;
+		}
+		p = chunk;
+		end = chunk + got;
+		while ((nl = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+			w->index++;
+			p = nl + 1;
+			if (pos + (p - chunk) >= from) {
+				w->first = w->index;
+				return split(tr, w, p, (size_t)(end - p));
+			}
+		}
+		pos += got;
+	}
+}
+
 int
 views_transcript_each(const char *path, const struct redact_values *secrets,
+    views_transcript_fn fn, void *arg, struct sc_err *err)
+{
+	return views_transcript_each_tail(path, secrets, 0, NULL, fn, arg, err);
+}
+
+int
+views_transcript_each_tail(const char *path,
+    const struct redact_values *secrets, size_t tail, size_t *first_line,
     views_transcript_fn fn, void *arg, struct sc_err *err)
 {
 	struct walk *w = calloc(1, sizeof(*w));
 	struct transcript *tr = NULL;
 	char *chunk = malloc(CHUNK);
+	struct stat sb;
 	int fd = -1, rc;
 
 	if (w == NULL || chunk == NULL ||
@@ -176,7 +224,14 @@ views_transcript_each(const char *path, const struct redact_values *secrets,
 		    err, SC_EIO, "cannot open %s: %s", path, strerror(errno));
 		goto out;
 	}
-	rc = stream(fd, tr, w, chunk, path, err);
+	rc = 0;
+	if (tail > 0 && fstat(fd, &sb) == 0 && sb.st_size > (off_t)tail)
+		rc = skip_head(
+		    fd, sb.st_size - (off_t)tail, tr, w, chunk, path, err);
+	if (first_line != NULL)
+		*first_line = w->first;
+	if (rc == 0)
+		rc = stream(fd, tr, w, chunk, path, err);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -382,6 +437,15 @@ int
 views_transcript_tail(char **out, size_t *omitted, const char *path,
     const struct redact_values *secrets, size_t max_lines, struct sc_err *err)
 {
+	return views_transcript_tail_from(
+	    out, omitted, NULL, path, secrets, max_lines, 0, err);
+}
+
+int
+views_transcript_tail_from(char **out, size_t *omitted, size_t *first_line,
+    const char *path, const struct redact_values *secrets, size_t max_lines,
+    size_t tail, struct sc_err *err)
+{
 	struct tail t = {0};
 	struct strbuf sb = STRBUF_INIT;
 	size_t i;
@@ -393,7 +457,8 @@ views_transcript_tail(char **out, size_t *omitted, const char *path,
 	t.line = calloc(t.max, sizeof(*t.line));
 	if (t.line == NULL)
 		return err_set(err, SC_EOS, "out of memory");
-	rc = views_transcript_each(path, secrets, tail_add, &t, err);
+	rc = views_transcript_each_tail(
+	    path, secrets, tail, first_line, tail_add, &t, err);
 	for (i = 0; rc == 0 && i < t.n; i++) {
 		strbuf_addstr(&sb, t.line[(t.head + i) % t.max]);
 		strbuf_addstr(&sb, "\n");

@@ -36,6 +36,15 @@ typedef int (*views_transcript_fn)(
 int views_transcript_each(const char *path, const struct redact_values *secrets,
     views_transcript_fn fn, void *arg, struct sc_err *err);
 
+/* The same for the last tail bytes of the log only (0: all of it): the
+ * lines before are counted, not read as events, so "t" stays the line
+ * of the log; *first_line (may be NULL) the first line read.  For the
+ * service and the report, which show an attempt's end and must not
+ * spend seconds on a log of hundreds of MB (docs/api.md#attempts). */
+int views_transcript_each_tail(const char *path,
+    const struct redact_values *secrets, size_t tail, size_t *first_line,
+    views_transcript_fn fn, void *arg, struct sc_err *err);
+
 /* The event as JSON: {"t", "kind", ...} with only the fields it has
  * (docs/agents.md#transcript); NULL when out of memory. */
 json_t *views_transcript_event_json(const struct transcript_event *ev);
@@ -66,5 +75,12 @@ size_t views_transcript_text(
 #define VIEWS_TRANSCRIPT_TAIL_LINE 600
 int views_transcript_tail(char **out, size_t *omitted, const char *path,
     const struct redact_values *secrets, size_t max_lines, struct sc_err *err);
+
+/* The same from the last tail bytes of the log (0: all);
+ * *first_line (may be NULL) the first line read, *omitted the events
+ * read but not kept. */
+int views_transcript_tail_from(char **out, size_t *omitted, size_t *first_line,
+    const char *path, const struct redact_values *secrets, size_t max_lines,
+    size_t tail, struct sc_err *err);
 
 #endif

@@ -777,6 +777,65 @@ test_big_log(void **state)
 		assert_true(maxrss_kb() - before < 64 * 1024);
 }
 
+/* The first event seen and how many (views_transcript_each_tail()). */
+struct first_seen {
+	size_t n, t;
+	char text[64];
+};
+
+static int
+on_first(const struct transcript_event *ev, void *arg)
+{
+	struct first_seen *f = arg;
+
+	if (f->n++ == 0) {
+		f->t = ev->t;
+		snprintf(f->text, sizeof(f->text), "%s", ev->text);
+	}
+	return 0;
+}
+
+/* Only the log's last bytes are read, and "t" stays the log's line:
+ * the first line read is whole, the one cut by the tail's start is
+ * skipped (docs/api.md#attempts). */
+static void
+test_tail(void **state)
+{
+	char dir[4096], path[4200], want[64];
+	struct first_seen f = {0, 0, ""};
+	struct sc_err err;
+	size_t first = 0, i;
+	FILE *fp;
+
+	(void)state;
+	temp_dir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/tail.log", dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	for (i = 0; i < 20000; i++)
+		fprintf(fp, "working on line %06zu\n", i); /* 23 bytes */
+	assert_int_equal(fclose(fp), 0);
+	assert_int_equal(views_transcript_each_tail(path, NULL, 23 * 100 + 5,
+			     &first, on_first, &f, &err),
+	    0);
+	/* the tail starts 5 bytes into line 19899: it is skipped */
+	assert_int_equal(first, 19900);
+	assert_int_equal(f.t, 19900);
+	snprintf(want, sizeof(want), "working on line %06d", 19900);
+	assert_string_equal(f.text, want);
+	/* 100 lines, then the final message */
+	assert_int_equal(f.n, 100 + 1);
+	/* a tail bigger than the log reads it all */
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(views_transcript_each_tail(path, NULL, (size_t)1 << 30,
+			     &first, on_first, &f, &err),
+	    0);
+	assert_int_equal(first, 0);
+	assert_int_equal(f.n, 20000 + 1);
+	unlink(path);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -791,6 +850,7 @@ main(void)
 	    cmocka_unit_test(test_redaction),
 	    cmocka_unit_test(test_json),
 	    cmocka_unit_test(test_text_and_stop),
+	    cmocka_unit_test(test_tail),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
