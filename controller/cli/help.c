@@ -271,8 +271,7 @@ static const struct help_item show_exits[] = {
 static const struct help_item show_examples[] = {
     {"storyctl show 1.2", "every attempt of story 1.2 and why", NULL},
     {"storyctl show 1.2 --json", "the same with every field", NULL},
-    {"storyctl show 1.2 --attempt 2", "what the agent did in attempt 2",
-	NULL},
+    {"storyctl show 1.2 --attempt 2", "what the agent did in attempt 2", NULL},
     HELP_END,
 };
 const struct cli_help help_show = {

@@ -134,8 +134,9 @@ print_transcript(struct cli *cli, const struct config *cfg, const char *id,
 	if (json)
 		fputs(p.first ? "]\n" : "\n]\n", cli->out);
 	else if (rc == 0)
-		fprintf(cli->out, "what it changed: storyctl diff %s --attempt %d\n",
-		    id, a->attempt);
+		fprintf(cli->out,
+		    "what it changed: storyctl diff %s --attempt %d\n", id,
+		    a->attempt);
 	redact_values_free(rv);
 	return rc;
 }

@@ -29,7 +29,7 @@ int secrets_values(struct redact_values **out,
 
 /* secrets_values() of cfg's two agents' env and this process's
  * environment. */
-int secrets_of_config(struct redact_values **out, const struct config *cfg,
-    struct sc_err *err);
+int secrets_of_config(
+    struct redact_values **out, const struct config *cfg, struct sc_err *err);
 
 #endif

@@ -55,8 +55,8 @@ void views_story_release(struct story_record *sh);
  * nearest number). */
 const struct attempt_row *views_story_attempt(
     const struct story_record *sh, int n);
-int views_story_no_attempt(const struct story_record *sh, const char *cmd,
-    int n, struct sc_err *err);
+int views_story_no_attempt(
+    const struct story_record *sh, const char *cmd, int n, struct sc_err *err);
 
 /* The figures of stats for batch (as views_stats_json() takes it), and
  * the batch they cover in *id (0: all); *out is released with

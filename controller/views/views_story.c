@@ -135,15 +135,15 @@ views_story_attempt(const struct story_record *sh, int n)
 }
 
 int
-views_story_no_attempt(const struct story_record *sh, const char *cmd, int n,
-    struct sc_err *err)
+views_story_no_attempt(
+    const struct story_record *sh, const char *cmd, int n, struct sc_err *err)
 {
 	int lo = 0, hi = 0;
 	size_t i;
 
 	if (sh->n == 0)
-		return err_set(err, SC_EUSAGE, "%s: story '%s' has no attempt yet",
-		    cmd, sh->st.id);
+		return err_set(err, SC_EUSAGE,
+		    "%s: story '%s' has no attempt yet", cmd, sh->st.id);
 	for (i = 0; i < sh->n; i++) {
 		if (lo == 0 || sh->rows[i].attempt < lo)
 			lo = sh->rows[i].attempt;

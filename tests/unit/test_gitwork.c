@@ -762,19 +762,20 @@ test_worktree_filters(void **state)
 	assert_string_equal(
 	    read_file(buf, sizeof(buf), wa, "sub/lines.txt"), "one\ntwo\n");
 	/* attributes deep in the tree */
-	fxfs_write_file(fx->repo, "sub/.gitattributes", "*.txt text eol=crlf\n");
+	fxfs_write_file(
+	    fx->repo, "sub/.gitattributes", "*.txt text eol=crlf\n");
 	git_ok(NULL, 0, fx->repo, "add", "-A", NULL);
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "crlf", NULL);
 	wt_add(fx, "storyctl/story/b", wb, "storyctl/story/b", "HEAD");
-	assert_string_equal(read_file(buf, sizeof(buf), wb, "sub/lines.txt"),
-	    "one\r\ntwo\r\n");
+	assert_string_equal(
+	    read_file(buf, sizeof(buf), wb, "sub/lines.txt"), "one\r\ntwo\r\n");
 	/* no attributes file, but core.autocrlf */
 	git_ok(NULL, 0, fx->repo, "rm", "-q", "sub/.gitattributes", NULL);
 	git_ok(NULL, 0, fx->repo, "commit", "-q", "-m", "no attrs", NULL);
 	git_ok(NULL, 0, fx->repo, "config", "core.autocrlf", "true", NULL);
 	wt_add(fx, "storyctl/story/c", wc, "storyctl/story/c", "HEAD");
-	assert_string_equal(read_file(buf, sizeof(buf), wc, "sub/lines.txt"),
-	    "one\r\ntwo\r\n");
+	assert_string_equal(
+	    read_file(buf, sizeof(buf), wc, "sub/lines.txt"), "one\r\ntwo\r\n");
 }
 
 static void
