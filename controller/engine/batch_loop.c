@@ -396,6 +396,7 @@ slots_abandon(struct batch *b)
 		free(b->slots[i].worktree);
 		free(b->slots[i].abspath);
 		free(b->slots[i].cwd);
+		story_seen_release(&b->slots[i].seen);
 		memset(&b->slots[i], 0, sizeof(b->slots[i]));
 	}
 }
