@@ -9,7 +9,8 @@
  * in sessionStorage, which is the page's origin's alone (its port
  * included), and the page's own script sends it in X-Storyctl-Session,
  * a header no other origin's page can make the browser send here.  A
- * session reads the page and its event stream, nothing else: a write
+ * session reads the page, its event stream and an attempt's transcript
+ * and diff (docs/api.md#attempts), nothing else: a write
  * always needs X-API-Key, so that no page can make the browser write.
  */
 #include <stdio.h>

@@ -6,8 +6,8 @@
 # key, which the answer's page (200) hands to its script to keep in the
 # tab's sessionStorage; no answer ever sets a cookie, and a session is
 # read from the X-Storyctl-Session header only (a cookie or a query
-# parameter holding it is ignored); a session reads the page and its
-# event stream only, never writes, ends when its key is revoked, and is
+# parameter holding it is ignored); a session reads the page, its
+# event stream and an attempt's transcript and diff only, never writes, ends when its key is revoked, and is
 # good on its own server only; /?key= is refused (400).  The page is the
 # report's with its one script allowed by a CSP hash, ?part=main is the
 # <main> alone.  The same in a real browser,
