@@ -74,3 +74,27 @@ strlist_find(const struct strlist *l, const char *s)
 			return (int)i;
 	return -1;
 }
+
+static int
+strlist_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void
+strlist_sort_unique(struct strlist *l)
+{
+	size_t i, j = 0;
+
+	if (l->n == 0)
+		return;
+	qsort(l->items, l->n, sizeof(*l->items), strlist_cmp);
+	for (i = 1; i < l->n; i++) {
+		if (strcmp(l->items[i], l->items[j]) == 0)
+			free(l->items[i]);
+		else
+			l->items[++j] = l->items[i];
+	}
+	l->n = j + 1;
+	l->items[l->n] = NULL;
+}

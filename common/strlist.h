@@ -26,6 +26,9 @@ int strlist_pushn(struct strlist *l, const char *s, size_t len);
 int strlist_copy(struct strlist *dst, const struct strlist *src);
 void strlist_release(struct strlist *l);
 /* Index of the first item equal to s, or -1. */
+/* Sort l by strcmp() and drop the duplicates. */
+void strlist_sort_unique(struct strlist *l);
+
 int strlist_find(const struct strlist *l, const char *s);
 
 #endif

@@ -106,6 +106,16 @@ struct ev_tree {
 	git_repository *scratch; /* the small trees of a diff: in memory */
 	git_odb_backend *mempack; /* scratch's, emptied after each diff */
 	char ex[PATH_MAX]; /* the state dir, relative to the work tree */
+	char *state_dir; /* as given: the tree is opened again after a move */
+	/* what gitevidence_changed() took from the watch, for the next
+	 * snapshot (pending_full: look at the whole tree) */
+	struct strlist pending;
+	bool pending_full;
+	/* the paths changed since gitevidence_mark(), since_known false
+	 * when they are not known (no mark, the watch lost track, too
+	 * many) */
+	struct strlist since;
+	bool since_known;
 };
 
 struct gitevidence_watches {
@@ -119,6 +129,9 @@ ev_tree_close(struct ev_tree *t)
 	if (t == NULL)
 		return;
 	treewatch_free(t->tw);
+	strlist_release(&t->pending);
+	strlist_release(&t->since);
+	free(t->state_dir);
 	git_repository_free(t->scratch); /* its odb frees the mempack */
 	free(t->store);
 	git_index_free(t->idx);
@@ -143,7 +156,9 @@ ev_tree_open(struct ev_tree **out, const char *dir, const char *state_dir,
 	}
 	t->own_index = state_dir != NULL && state_dir[0] != '\0';
 	if (t->own_index &&
-	    (t->store = fsutil_path_join(state_dir, GITEVIDENCE_ODB)) == NULL) {
+	    ((t->store = fsutil_path_join(state_dir, GITEVIDENCE_ODB)) ==
+		    NULL ||
+		(t->state_dir = strdup(state_dir)) == NULL)) {
 		ev_tree_close(t);
 		return err_set(err, SC_EOS, "%s: out of memory", dir);
 	}
@@ -189,6 +204,58 @@ ev_watches_drop(struct gitevidence_watches *w, size_t i)
 	w->n--;
 }
 
+/* Note what a take said in t->since: the paths, or that they are not
+ * known. */
+static void
+ev_note_since(struct ev_tree *t, const struct strlist *changed, bool full)
+{
+	size_t i;
+
+	if (!t->since_known)
+		return;
+	if (full || t->since.n + changed->n > GITEVIDENCE_SINCE_MAX) {
+		/* a look at the whole tree costs less than so many paths */
+		t->since_known = false;
+		strlist_release(&t->since);
+		return;
+	}
+	for (i = 0; i < changed->n && t->since_known; i++)
+		if (strlist_push(&t->since, changed->items[i]) < 0) {
+			t->since_known = false;
+			strlist_release(&t->since);
+		}
+}
+
+/*
+ * What t's watch saw change since the last take, into changed (sorted,
+ * unique), or *full when not known; with what gitevidence_changed()
+ * took meanwhile for the next snapshot (t->pending), and noted in
+ * t->since.  *gone: the tree itself went away.
+ */
+static void
+ev_take(struct ev_tree *t, struct strlist *changed, bool *full, bool *gone)
+{
+	struct sc_err ignore;
+	size_t i;
+
+	*full = true;
+	*gone = false;
+	if (t->tw != NULL &&
+	    treewatch_take(t->tw, changed, full, gone, &ignore) < 0)
+		*full = true;
+	if (*gone)
+		return;
+	ev_note_since(t, changed, *full);
+	*full = *full || t->pending_full;
+	for (i = 0; i < t->pending.n && !*full; i++)
+		if (strlist_push(changed, t->pending.items[i]) < 0)
+			*full = true;
+	if (!*full)
+		strlist_sort_unique(changed);
+	strlist_release(&t->pending);
+	t->pending_full = false;
+}
+
 /*
  * *out: the work tree containing dir, kept in w (w NULL: opened for
  * this call only; ev_tree_put() closes it), and in *only what changed
@@ -213,9 +280,7 @@ ev_tree_get(struct ev_tree **out, struct strlist *changed,
 			break;
 	if (w != NULL && i < w->n) {
 		t = w->t[i];
-		if (t->tw != NULL &&
-		    treewatch_take(t->tw, changed, &full, &gone, &ignore) < 0)
-			full = true;
+		ev_take(t, changed, &full, &gone);
 		if (!gone) {
 			*only = full ? NULL : changed;
 			*out = t;
@@ -413,6 +478,132 @@ gitevidence_watches_drop(struct gitevidence_watches *w, const char *dir)
 			ev_watches_drop(w, i);
 			return;
 		}
+}
+
+int
+gitevidence_mark(struct gitevidence_watches *w, const char *dir,
+    const char *state_dir, struct sc_err *err)
+{
+	struct ev_tree *t = NULL;
+	struct strlist changed = {0};
+	const struct strlist *only;
+	size_t i;
+	int rc;
+
+	if (w == NULL || state_dir == NULL || state_dir[0] == '\0')
+		return 0;
+	if ((rc = ev_tree_get(&t, &changed, &only, w, dir, state_dir, err)) < 0)
+		goto out;
+	/* what the take found is the next snapshot's, not the mark's */
+	t->pending_full = only == NULL;
+	for (i = 0; i < changed.n && !t->pending_full; i++)
+		if (strlist_push(&t->pending, changed.items[i]) < 0)
+			t->pending_full = true;
+	strlist_release(&t->since);
+	t->since_known = t->tw != NULL;
+	ev_tree_put(w, t, false);
+out:
+	strlist_release(&changed);
+	return rc;
+}
+
+/* w's tree dir, or NULL. */
+static struct ev_tree *
+ev_watches_find(struct gitevidence_watches *w, const char *dir, size_t *at)
+{
+	size_t i;
+
+	for (i = 0; w != NULL && i < w->n; i++)
+		if (strcmp(w->t[i]->dir, dir) == 0) {
+			*at = i;
+			return w->t[i];
+		}
+	return NULL;
+}
+
+int
+gitevidence_changed(struct strlist *paths, bool *known,
+    struct gitevidence_watches *w, const char *dir, struct sc_err *err)
+{
+	struct ev_tree *t;
+	struct strlist changed = {0};
+	bool full, gone;
+	size_t i, at = 0;
+	int rc = 0;
+
+	*known = false;
+	if ((t = ev_watches_find(w, dir, &at)) == NULL)
+		return 0;
+	ev_take(t, &changed, &full, &gone);
+	if (gone) {
+		ev_watches_drop(w, at);
+		goto out;
+	}
+	/* back for the next snapshot, which has not seen them */
+	t->pending_full = full;
+	for (i = 0; i < changed.n && !full; i++)
+		if (strlist_push(&t->pending, changed.items[i]) < 0)
+			t->pending_full = full = true;
+	if (!t->since_known)
+		goto out;
+	strlist_sort_unique(&t->since);
+	if (strlist_copy(paths, &t->since) < 0) {
+		rc = err_set(err, SC_EOS, "%s: out of memory", dir);
+		goto out;
+	}
+	*known = true;
+out:
+	strlist_release(&changed);
+	return rc;
+}
+
+int
+gitevidence_watches_move(struct gitevidence_watches *w, const char *dir,
+    const char *newdir, struct sc_err *err)
+{
+	struct ev_tree *t;
+	git_repository *repo = NULL;
+	char root[PATH_MAX], ex[PATH_MAX];
+	char *nd = NULL;
+	size_t at = 0, n;
+	int rc;
+
+	if ((t = ev_watches_find(w, dir, &at)) == NULL)
+		return 0;
+	if ((nd = strdup(newdir)) == NULL) {
+		rc = err_set(err, SC_EOS, "%s: out of memory", newdir);
+		goto fail;
+	}
+	if ((rc = ev_open(&repo, newdir, t->state_dir, err)) < 0 ||
+	    (rc = gitwork_exclude(ex, sizeof(ex), git_repository_workdir(repo),
+		 t->state_dir, err)) < 0)
+		goto fail;
+	n = (size_t)snprintf(
+	    root, sizeof(root), "%s", git_repository_workdir(repo));
+	while (n > 1 && n < sizeof(root) && root[n - 1] == '/')
+		root[--n] = '\0';
+	if (n >= sizeof(root)) {
+		rc = err_set(err, SC_EDATA, "%s: path too long", newdir);
+		goto fail;
+	}
+	if (t->tw != NULL && (rc = treewatch_moved(t->tw, root, err)) < 0)
+		goto fail;
+	/* the old repository lets go of the index before the new one
+	 * takes it (libgit2 clears the owner of an index it releases) */
+	gitwork_close(t->repo);
+	t->repo = repo;
+	git_repository_set_index(t->repo, t->idx);
+	free(t->dir);
+	t->dir = nd;
+	memcpy(t->ex, ex, sizeof(t->ex));
+	return 0;
+fail:
+	/* forgotten: the next snapshot opens the tree afresh and looks at
+	 * all of it */
+	gitwork_close(repo);
+	free(nd);
+	ev_watches_drop(w, at);
+	return rc;
 }
 
 int

@@ -29,6 +29,7 @@
 
 #include "common/err.h"
 #include "common/strbuf.h"
+#include "common/strlist.h"
 #include "state/gitwork.h"
 
 /* How many files a diff lists by name; the totals count them all. */
@@ -71,6 +72,41 @@ void gitevidence_watches_free(struct gitevidence_watches *w);
 /* Forget the tree dir (as the calls named it): it is about to be
  * removed (a story's worktree once the story is final). */
 void gitevidence_watches_drop(struct gitevidence_watches *w, const char *dir);
+
+/*
+ * The tree dir (as the calls name it) was renamed to newdir by the
+ * caller, nothing in it changing meanwhile: what w keeps of it (its
+ * watch, its index) goes on under the new name.  A tree w does not keep
+ * is no error.  On an error the tree is forgotten (the next snapshot
+ * looks at all of it).  Errors: SC_EOS, SC_EIO (newdir cannot be
+ * opened).
+ */
+int gitevidence_watches_move(struct gitevidence_watches *w, const char *dir,
+    const char *newdir, struct sc_err *err);
+
+/*
+ * Changes of the tree dir are counted from now for gitevidence_changed()
+ * (docs/git-work.md#what-a-switch-looks-at): w keeps the tree and
+ * watches it (opened and watched now when it did not), and what its
+ * watch saw before is left to the next snapshot.  w NULL or no
+ * state_dir: nothing.  Errors: as gitevidence_snapshot().
+ */
+int gitevidence_mark(struct gitevidence_watches *w, const char *dir,
+    const char *state_dir, struct sc_err *err);
+
+/*
+ * *paths (empty before): the paths of the tree dir that changed since
+ * its gitevidence_mark() (sorted, unique, relative to the tree; a
+ * directory stands for everything under it), and *known = true; or
+ * *known = false and *paths untouched when that is not known (no mark,
+ * a tree w does not keep, the watch lost track, more than
+ * GITEVIDENCE_SINCE_MAX paths): then look at the whole tree.  What is
+ * taken from the watch here is still given to the next snapshot.
+ * Errors: SC_EOS.
+ */
+#define GITEVIDENCE_SINCE_MAX 4096
+int gitevidence_changed(struct strlist *paths, bool *known,
+    struct gitevidence_watches *w, const char *dir, struct sc_err *err);
 
 /* Remove the snapshots' objects under state_dir: when no attempt of the
  * batch runs (its start), since a snapshot is needed only from an

@@ -49,6 +49,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "common/strlist.h"
 
 /* Bytes for a commit id in hex plus the NUL. */
 #define GITWORK_HEXSZ 41
@@ -109,6 +110,19 @@ int gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
     struct sc_err *err);
 
 /*
+ * gitwork_commit_all() onto HEAD, no dir excluded, staging only the
+ * paths in only (relative to the work tree; a directory stands for
+ * everything under it) when it is not NULL: the paths a watch saw
+ * change since the tree was last clean
+ * (docs/git-work.md#what-a-switch-looks-at).  A .gitignore among them
+ * stages the whole tree, since a file it no longer ignores is new to
+ * git without having changed.
+ */
+int gitwork_commit_changed(int *out_committed, const char *dir,
+    const struct strlist *only, const char *msg, int64_t now_s,
+    struct sc_err *err);
+
+/*
  * `git reset --hard <hex> && git clean -fd` for the work tree containing
  * dir, without ever touching ignored files or exclude_dir: HEAD (its
  * branch, or a detached HEAD) moves to commit hex (40 hex digits; any
@@ -151,6 +165,27 @@ int gitwork_worktree_name(
  */
 int gitwork_worktree_add(const char *repo_dir, const char *name,
     const char *path, const char *branch, const char *base, struct sc_err *err);
+
+/*
+ * A worktree name at path with a detached HEAD at base (as in
+ * gitwork_worktree_add()), its files not yet written: for a slot's
+ * worktree made before it has a story (docs/git-work.md#made-ahead).
+ * libgit2 1.5 makes a new worktree on a branch only: it is made on a
+ * branch "storyctl/slot/<name>", deleted once HEAD is detached (a kill
+ * in between leaves the branch; nothing reads it).  Not to be run
+ * beside another worktree's add: libgit2 reads every worktree's admin
+ * data while it adds one, and a half-written one fails it.
+ */
+int gitwork_worktree_add_detached(const char *repo_dir, const char *name,
+    const char *path, const char *base, struct sc_err *err);
+
+/*
+ * Write every file of HEAD into the worktree at path, made by
+ * gitwork_worktree_add_detached(), and its index.  Thread-safe beside
+ * other fills and adds: it opens the repository itself and writes only
+ * the worktree's files and its own index.
+ */
+int gitwork_worktree_fill(const char *path, struct sc_err *err);
 
 /*
  * *out_valid = 1 when path is the checkout of worktree name (sanitised
@@ -231,10 +266,15 @@ int gitwork_worktree_move(const char *repo_dir, const char *name,
  * uncommitted changes to tracked files are overwritten and untracked
  * files that are not ignored are removed; ignored files stay.  SC_EDATA
  * when the branch is checked out in another work tree or base is not a
- * commit.  Commit what must be kept first.
+ * commit.  Commit what must be kept first.  dirty NULL: every file of
+ * the tree is looked at; else the paths that may differ from HEAD's
+ * tree (what a watch saw change since it was committed; a directory
+ * stands for everything under it), and then only those and the files
+ * that differ between the two commits are looked at
+ * (docs/git-work.md#what-a-switch-looks-at).
  */
-int gitwork_worktree_switch(
-    const char *dir, const char *branch, const char *base, struct sc_err *err);
+int gitwork_worktree_switch(const char *dir, const char *branch,
+    const char *base, const struct strlist *dirty, struct sc_err *err);
 
 /* *out_ignored = 1 when .gitignore (or info/exclude) of the work tree
  * containing dir ignores relpath, else 0. */

@@ -134,15 +134,35 @@ gitwork_add_all(git_index *idx, git_repository *repo, const char *ex,
 	return rc < 0 ? -1 : 0;
 }
 
-/* Stage everything like `git add -A`, skipping the excluded dir. */
-static int
-gw_stage_all(
-    git_index *idx, const char *ex, const char *dir, struct sc_err *err)
+/* Does only name a .gitignore?  Then a file it no longer ignores is
+ * new to git without having changed. */
+static bool
+gw_names_ignore_file(const struct strlist *only)
 {
+	const char *base;
+	size_t i;
+
+	for (i = 0; only != NULL && i < only->n; i++) {
+		base = strrchr(only->items[i], '/');
+		base = base != NULL ? base + 1 : only->items[i];
+		if (strcmp(base, ".gitignore") == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Stage everything like `git add -A`, skipping the excluded dir: all of
+ * the tree, or (only not NULL) the paths a watch saw change. */
+static int
+gw_stage_all(git_index *idx, const char *ex, const struct strlist *only,
+    const char *dir, struct sc_err *err)
+{
+	if (gw_names_ignore_file(only))
+		only = NULL;
 	/* one diff of the tree, not add_all's walk and update_all's
 	 * (docs/performance.md#worktrees-kept-per-slot) */
 	if (git_index_read(idx, 0) < 0 ||
-	    gitwork_add_all(idx, git_index_owner(idx), ex, NULL) < 0)
+	    gitwork_add_all(idx, git_index_owner(idx), ex, only) < 0)
 		return err_set(err, SC_EIO, "%s: cannot stage changes: %s", dir,
 		    gitwork_git_msg());
 	return 0;
@@ -174,7 +194,8 @@ gw_nothing_to_commit(int *out, git_repository *repo, const git_oid *tree_id,
  */
 static int
 gw_index_tree(git_oid *tree_id, git_index *idx, git_commit *head,
-    git_commit *parent, const char *ex, const char *dir, struct sc_err *err)
+    git_commit *parent, const char *ex, const struct strlist *only,
+    const char *dir, struct sc_err *err)
 {
 	git_tree *trees[2] = {NULL, NULL};
 	int rc = 0;
@@ -185,7 +206,7 @@ gw_index_tree(git_oid *tree_id, git_index *idx, git_commit *head,
 		goto out;
 	}
 	if ((rc = gitwork_check_untracked(idx, trees, 2, ex, dir, err)) < 0 ||
-	    (rc = gw_stage_all(idx, ex, dir, err)) < 0)
+	    (rc = gw_stage_all(idx, ex, only, dir, err)) < 0)
 		goto out;
 	if (git_index_write_tree(tree_id, idx) < 0)
 		rc = err_set(err, SC_EIO, "%s: cannot write a tree: %s", dir,
@@ -305,10 +326,10 @@ out:
 	return rc;
 }
 
-int
-gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
-    const char *branch, const char *exclude_dir, const char *msg, int64_t now_s,
-    struct sc_err *err)
+static int
+gw_commit_all(int *out_committed, char *out_hex, const char *dir,
+    const char *branch, const struct strlist *only, const char *exclude_dir,
+    const char *msg, int64_t now_s, struct sc_err *err)
 {
 	struct gw_commit c = {0};
 	git_commit *head = NULL;
@@ -339,7 +360,7 @@ gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
 	if ((rc = gw_commit_open(&c, &head, ex, sizeof(ex), refname,
 		 sizeof(refname), exclude_dir, err)) < 0 ||
 	    (rc = gw_index_tree(
-		 &tree_id, c.idx, head, c.parent, ex, dir, err)) < 0 ||
+		 &tree_id, c.idx, head, c.parent, ex, only, dir, err)) < 0 ||
 	    (rc = gw_nothing_to_commit(
 		 &nothing, c.repo, &tree_id, c.parent, dir, err)) < 0)
 		goto out;
@@ -365,6 +386,24 @@ out:
 	    c.repo); /* NULL when gitwork_open() was not reached or failed */
 	free(cmsg);
 	return rc;
+}
+
+int
+gitwork_commit_all(int *out_committed, char *out_hex, const char *dir,
+    const char *branch, const char *exclude_dir, const char *msg, int64_t now_s,
+    struct sc_err *err)
+{
+	return gw_commit_all(out_committed, out_hex, dir, branch, NULL,
+	    exclude_dir, msg, now_s, err);
+}
+
+int
+gitwork_commit_changed(int *out_committed, const char *dir,
+    const struct strlist *only, const char *msg, int64_t now_s,
+    struct sc_err *err)
+{
+	return gw_commit_all(
+	    out_committed, NULL, dir, NULL, only, NULL, msg, now_s, err);
 }
 
 /* Remove the now empty directories from dirname(full) up to, but not

@@ -177,13 +177,51 @@ out:
 	return rc;
 }
 
+/* Into *paths: the paths that differ between HEAD's tree and tip's
+ * (both sides of a rename, as two paths). */
+static int
+gw_switch_paths(struct strlist *paths, git_repository *repo, git_commit *tip,
+    const char *dir, struct sc_err *err)
+{
+	git_commit *head = NULL;
+	git_tree *from = NULL, *to = NULL;
+	git_diff *diff = NULL;
+	const git_diff_delta *d;
+	size_t i, n;
+	int rc = 0;
+
+	if ((rc = gitwork_head_commit(&head, repo, dir, err)) < 0)
+		goto out;
+	if ((head != NULL && git_commit_tree(&from, head) < 0) ||
+	    git_commit_tree(&to, tip) < 0 ||
+	    git_diff_tree_to_tree(&diff, repo, from, to, NULL) < 0) {
+		rc = err_set(err, SC_EIO, "%s: %s", dir, gitwork_git_msg());
+		goto out;
+	}
+	n = git_diff_num_deltas(diff);
+	for (i = 0; i < n && rc == 0; i++) {
+		d = git_diff_get_delta(diff, i);
+		if (strlist_push(paths, d->old_file.path) < 0 ||
+		    (strcmp(d->old_file.path, d->new_file.path) != 0 &&
+			strlist_push(paths, d->new_file.path) < 0))
+			rc = err_set(err, SC_EOS, "%s: out of memory", dir);
+	}
+out:
+	git_diff_free(diff);
+	git_tree_free(from);
+	git_tree_free(to);
+	git_commit_free(head);
+	return rc;
+}
+
 int
-gitwork_worktree_switch(
-    const char *dir, const char *branch, const char *base, struct sc_err *err)
+gitwork_worktree_switch(const char *dir, const char *branch, const char *base,
+    const struct strlist *dirty, struct sc_err *err)
 {
 	git_repository *repo = NULL;
 	git_commit *tip = NULL;
 	git_checkout_options co;
+	struct strlist paths = {0};
 	char refname[GITWORK_REFMAX];
 	int rc;
 
@@ -202,11 +240,30 @@ gitwork_worktree_switch(
 	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
 	co.checkout_strategy =
 	    GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
-	if (git_checkout_tree(repo, (const git_object *)tip, &co) < 0 ||
-	    git_repository_set_head(repo, refname) < 0)
+	if (dirty != NULL) {
+		/* the rest of the tree is HEAD's: it need not be looked at
+		 * (docs/git-work.md#what-a-switch-looks-at) */
+		if ((rc = gw_switch_paths(&paths, repo, tip, dir, err)) < 0 ||
+		    (rc = strlist_copy(&paths, dirty) < 0
+			    ? err_set(err, SC_EOS, "%s: out of memory", dir)
+			    : 0) < 0)
+			goto out;
+		strlist_sort_unique(&paths);
+		co.checkout_strategy |= GIT_CHECKOUT_DISABLE_PATHSPEC_MATCH;
+		co.paths.strings = paths.items;
+		co.paths.count = paths.n;
+	}
+	/* no path to look at: an empty list would mean every path */
+	if ((dirty == NULL || paths.n > 0) &&
+	    git_checkout_tree(repo, (const git_object *)tip, &co) < 0)
+		rc = -1;
+	if (rc == 0 && git_repository_set_head(repo, refname) < 0)
+		rc = -1;
+	if (rc < 0)
 		rc = err_set(err, SC_EIO, "%s: cannot switch to branch %s: %s",
 		    dir, branch, gitwork_git_msg());
 out:
+	strlist_release(&paths);
 	git_commit_free(tip);
 	gitwork_close(repo);
 	return rc;

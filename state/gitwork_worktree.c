@@ -250,7 +250,7 @@ gw_undo_add(git_repository *repo, const char *wname, const char *path,
 static int
 gw_worktree_create(git_worktree **added, git_repository *repo,
     const char *wname, const char *path, const char *branch,
-    git_reference *bref, int empty, struct sc_err *err)
+    git_reference *bref, int empty, bool files, struct sc_err *err)
 {
 	git_worktree_add_options o;
 	int rc = 0;
@@ -273,6 +273,9 @@ gw_worktree_create(git_worktree **added, git_repository *repo,
 	if (git_reference_target(bref) != NULL &&
 	    gitwork_no_filters(repo, git_reference_target(bref)))
 		o.checkout_options.disable_filters = 1;
+	/* a dry run: the files come later (gitwork_worktree_fill) */
+	if (!files)
+		o.checkout_options.checkout_strategy = GIT_CHECKOUT_NONE;
 	if (git_worktree_add(added, repo, wname, path, &o) < 0)
 		rc = err_set(err, SC_EIO,
 		    "worktree %s: cannot add at %s on branch %s: %s", wname,
@@ -281,9 +284,9 @@ out:
 	return rc;
 }
 
-int
-gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
-    const char *branch, const char *base, struct sc_err *err)
+static int
+gw_worktree_add(const char *repo_dir, const char *name, const char *path,
+    const char *branch, const char *base, bool files, struct sc_err *err)
 {
 	git_repository *repo = NULL;
 	git_worktree *wt = NULL, *added = NULL;
@@ -316,13 +319,80 @@ gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
 		 base, repo_dir, err)) < 0)
 		goto out;
 	rc = gw_worktree_create(
-	    &added, repo, wname, path, branch, bref, empty, err);
+	    &added, repo, wname, path, branch, bref, empty, files, err);
 	if (rc < 0)
 		gw_undo_add(repo, wname, path, bref, made_branch);
 out:
 	git_worktree_free(added);
 	git_worktree_free(wt);
 	git_reference_free(bref);
+	gitwork_close(repo);
+	return rc;
+}
+
+int
+gitwork_worktree_add(const char *repo_dir, const char *name, const char *path,
+    const char *branch, const char *base, struct sc_err *err)
+{
+	return gw_worktree_add(repo_dir, name, path, branch, base, true, err);
+}
+
+int
+gitwork_worktree_add_detached(const char *repo_dir, const char *name,
+    const char *path, const char *base, struct sc_err *err)
+{
+	git_repository *wt = NULL;
+	git_reference *ref = NULL;
+	char branch[GITWORK_REFMAX];
+	git_oid id;
+	int rc;
+
+	if (name == NULL ||
+	    (size_t)snprintf(branch, sizeof(branch), "storyctl/slot/%s",
+		name) >= sizeof(branch))
+		return err_set(err, SC_ESOFTWARE,
+		    "gitwork_worktree_add_detached: bad arguments");
+	if ((rc = gw_worktree_add(
+		 repo_dir, name, path, branch, base, false, err)) < 0 ||
+	    (rc = gitwork_open(&wt, path, err)) < 0)
+		return rc;
+	if (git_reference_name_to_id(&id, wt, "HEAD") < 0 ||
+	    git_repository_set_head_detached(wt, &id) < 0 ||
+	    git_branch_lookup(&ref, wt, branch, GIT_BRANCH_LOCAL) < 0 ||
+	    git_branch_delete(ref) < 0)
+		rc = err_set(err, SC_EIO, "%s: cannot detach HEAD: %s", path,
+		    gitwork_git_msg());
+	git_reference_free(ref);
+	gitwork_close(wt);
+	return rc;
+}
+
+int
+gitwork_worktree_fill(const char *path, struct sc_err *err)
+{
+	git_repository *repo = NULL;
+	git_index *none = NULL;
+	git_checkout_options co;
+	git_oid head;
+	int rc;
+
+	if ((rc = gitwork_open(&repo, path, err)) < 0)
+		return rc;
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	/* against an empty baseline every file of HEAD is new: written */
+	co.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if (git_reference_name_to_id(&head, repo, "HEAD") < 0 ||
+	    git_index_new(&none) < 0) {
+		rc = err_set(err, SC_EIO, "%s: %s", path, gitwork_git_msg());
+		goto out;
+	}
+	co.baseline_index = none;
+	co.disable_filters = gitwork_no_filters(repo, &head);
+	if (git_checkout_head(repo, &co) < 0)
+		rc = err_set(err, SC_EIO, "%s: cannot check out HEAD: %s", path,
+		    gitwork_git_msg());
+out:
+	git_index_free(none);
 	gitwork_close(repo);
 	return rc;
 }
@@ -365,6 +435,7 @@ gitwork_worktree_remove(
 	git_worktree_prune_options po;
 	git_buf reason = GIT_BUF_INIT;
 	char wname[NAME_MAX + 1], wtreal[PATH_MAX], common[PATH_MAX];
+	char files[PATH_MAX];
 	const char *wtpath;
 	int rc = 0, grc;
 
@@ -407,11 +478,18 @@ gitwork_worktree_remove(
 		    gitwork_git_msg());
 		goto out;
 	}
-	po.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_WORKING_TREE;
+	/* git's record first, then the files: a kill in between leaves a
+	 * checkout git cannot open, which start-up removes as half-made
+	 * (docs/git-work.md#what-survives-a-crash); the files go through
+	 * fsutil_rm_tree(), which costs half of libgit2's removal */
+	snprintf(files, sizeof(files), "%s", wtpath != NULL ? wtpath : "");
+	po.flags = GIT_WORKTREE_PRUNE_VALID;
 	if (git_worktree_prune(wt, &po) < 0)
 		rc = err_set(err, SC_EIO,
 		    "worktree %s at %s: cannot remove: %s", wname,
-		    wtpath != NULL ? wtpath : "?", gitwork_git_msg());
+		    files[0] != '\0' ? files : "?", gitwork_git_msg());
+	else if (files[0] != '\0')
+		fsutil_rm_tree(files);
 out:
 	git_buf_dispose(&reason);
 	git_worktree_free(wt);

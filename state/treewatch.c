@@ -44,6 +44,9 @@ struct treewatch {
 	size_t ndirs, alloc;
 	bool full; /* the next take says "full" */
 	bool gone;
+	/* the caller moved the root this many times since the last take:
+	 * as many of the root's IN_MOVE_SELF are its own (treewatch_moved) */
+	unsigned moved;
 };
 
 static void
@@ -82,6 +85,23 @@ treewatch_forget(struct treewatch *tw)
 {
 	if (tw != NULL)
 		tw->full = true;
+}
+
+int
+treewatch_moved(struct treewatch *tw, const char *newroot, struct sc_err *err)
+{
+	char *copy = strdup(newroot);
+
+	if (copy == NULL)
+		return err_set(err, SC_EOS, "%s: out of memory", newroot);
+	free(tw->root);
+	tw->root = copy;
+	/* the watches follow the directories' inodes: only the name the
+	 * new directories' paths are built from changes, and the root's
+	 * own move event is not the tree going away */
+	if (tw->fd >= 0)
+		tw->moved++;
+	return 0;
 }
 
 int
@@ -296,7 +316,10 @@ tw_event(
 	if ((d = tw_find(tw, ev->wd)) == NULL)
 		return 0;
 	if (ev->mask & (IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF)) {
-		if (d->rel[0] == '\0')
+		if (d->rel[0] == '\0' && (ev->mask & IN_MOVE_SELF) &&
+		    tw->moved > 0)
+			tw->moved--; /* the caller's own move */
+		else if (d->rel[0] == '\0')
 			tw->gone = true;
 		else if (ev->mask & IN_MOVE_SELF)
 			tw->full = true; /* its watches keep the old names */
@@ -325,31 +348,6 @@ tw_event(
 	    tw_add_tree(tw, rel) < 0)
 		tw->full = true;
 	return strlist_push(paths, rel);
-}
-
-static int
-tw_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sort paths and drop the duplicates. */
-static void
-tw_unique(struct strlist *paths)
-{
-	size_t i, j = 0;
-
-	if (paths->n == 0)
-		return;
-	qsort(paths->items, paths->n, sizeof(*paths->items), tw_cmp);
-	for (i = 1; i < paths->n; i++) {
-		if (strcmp(paths->items[i], paths->items[j]) == 0)
-			free(paths->items[i]);
-		else
-			paths->items[++j] = paths->items[i];
-	}
-	paths->n = j + 1;
-	paths->items[paths->n] = NULL;
 }
 
 int
@@ -382,6 +380,7 @@ treewatch_take(struct treewatch *tw, struct strlist *paths, bool *full,
 		if (rc < 0)
 			goto out;
 	}
+	tw->moved = 0; /* drained: any later move of the root is not ours */
 	if (tw->gone) {
 		*gone = true;
 		goto out;
@@ -396,7 +395,7 @@ treewatch_take(struct treewatch *tw, struct strlist *paths, bool *full,
 		rc = 0;
 		goto out;
 	}
-	tw_unique(&got);
+	strlist_sort_unique(&got);
 	*paths = got;
 	got = (struct strlist){0};
 out:

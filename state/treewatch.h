@@ -48,6 +48,15 @@ int treewatch_open(struct treewatch **out, const char *root,
 int treewatch_take(struct treewatch *tw, struct strlist *paths, bool *full,
     bool *gone, struct sc_err *err);
 
+/*
+ * The caller renamed the tree's root to newroot (absolute, without a
+ * trailing '/'), with nothing changing in it meanwhile: the watch goes
+ * on, the paths it gives stay relative to the root, and the root's
+ * move is not taken for the tree going away.  Errors: SC_EOS.
+ */
+int treewatch_moved(
+    struct treewatch *tw, const char *newroot, struct sc_err *err);
+
 /* The next treewatch_take() says "full": what was taken could not be
  * used (the snapshot failed). */
 void treewatch_forget(struct treewatch *tw);

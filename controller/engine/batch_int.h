@@ -76,6 +76,7 @@ struct batch {
 	/* each slot's kept worktree, nslots of them once one is made
 	 * (batch_run_int.h, docs/git-work.md#the-life-of-a-slots-worktree) */
 	struct slot_tree *trees;
+	bool trees_premade; /* batch_premake_start() was tried */
 	bool line_shown; /* the live status line is on screen */
 	struct breaker_state breaker;
 	int64_t paused_until; /* breaker cooldown: no new attempt */

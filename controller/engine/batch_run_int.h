@@ -108,6 +108,7 @@ struct slot_tree {
 	char *path; /* where it is now; NULL: none yet */
 	char name[NAME_MAX + 1]; /* git's admin name (.git/worktrees/<name>) */
 	bool parked; /* at <wtdir>/.slot-<k>, no story in it */
+	bool fresh; /* made ahead, no story in it yet: its setup is due */
 	bool setup_due; /* worktree.setup runs before the next attempt */
 	const char *why; /* "create" or "switch", for the record */
 	struct strlist copied; /* what worktree.copy put there */
@@ -128,6 +129,22 @@ batch_slot_trees(const struct batch *b)
 {
 	return b->nslots > 1 && !b->cfg->executor.is_remote;
 }
+
+/* batch_premake.c (docs/git-work.md#made-ahead) */
+struct batch_premake;
+/*
+ * Start making, each in a thread, the parked worktrees of up to want
+ * slots other than sl that have none (b->trees allocated); *out NULL
+ * when there is nothing to make.  Nothing else of the batch may run
+ * until batch_premake_join(): the caller makes sl's own meanwhile.
+ * Errors: SC_EOS, and gitwork_head()'s.
+ */
+int batch_premake_start(struct batch_premake **out, struct batch *b,
+    const struct slot *sl, size_t want, struct sc_err *err);
+/* Wait for the threads; each slot whose worktree was made has it,
+ * parked and fresh; a failure is a console line.  Frees pm (NULL: a
+ * no-op). */
+void batch_premake_join(struct batch_premake *pm, struct batch *b);
 
 /* batch_work.c */
 /* Copy the file at src to dst (creating dst's directory) with mode. */

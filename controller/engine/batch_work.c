@@ -347,12 +347,17 @@ slot_tree_due(struct batch *b, struct slot_tree *t, const char *why)
 
 /* Switch t, parked, to story branch and move it to path: only the
  * files that differ are written, nothing uncommitted of the story
- * before stays (docs/git-work.md#switching). */
+ * before stays (docs/git-work.md#switching); what the evidence watch
+ * saw change since the tree was last clean says which files need a
+ * look (docs/git-work.md#what-a-switch-looks-at). */
 static int
 slot_tree_switch(struct batch *b, struct slot_tree *t, const char *path,
     const char *branch, const char *base, struct sc_err *err)
 {
 	char hex[GITWORK_HEXSZ], ref[256];
+	struct strlist dirty = {0};
+	struct sc_err e2;
+	bool known = false;
 	char *np = NULL;
 	int rc = 0;
 
@@ -364,17 +369,26 @@ slot_tree_switch(struct batch *b, struct slot_tree *t, const char *path,
 		rc = err_set(
 		    err, SC_EDATA, "%s: HEAD has no commit yet", b->cfg->root);
 	if (rc == 0)
+		rc = gitevidence_changed(&dirty, &known, b->evw, t->path, err);
+	if (rc == 0)
 		rc = gitwork_worktree_switch(t->path, branch,
-		    strcmp(base, "HEAD") == 0 ? hex : base, err);
+		    strcmp(base, "HEAD") == 0 ? hex : base,
+		    known ? &dirty : NULL, err);
 	if (rc == 0)
 		rc = gitwork_worktree_move(b->cfg->root, t->name, path, err);
 	if (rc == 0 && (np = strdup(path)) == NULL)
 		rc = err_set(err, SC_EOS, "out of memory");
 	if (rc == 0) {
+		/* the watch follows; should it not, the next look is
+		 * whole (slower, never wrong) */
+		if (gitevidence_watches_move(b->evw, t->path, path, &e2) < 0 ||
+		    gitevidence_mark(b->evw, path, b->cfg->state_dir, &e2) < 0)
+			gitevidence_watches_drop(b->evw, path);
 		free(t->path);
 		t->path = np;
 		t->parked = false;
 	}
+	strlist_release(&dirty);
 	return rc;
 }
 
@@ -386,9 +400,10 @@ slot_tree_switch(struct batch *b, struct slot_tree *t, const char *path,
  */
 static int
 slot_tree_take(struct batch *b, struct slot *sl, const char *branch,
-    const char *base, struct sc_err *err)
+    const char *base, size_t want, struct sc_err *err)
 {
 	struct slot_tree *t = slot_tree_of(b, sl);
+	struct batch_premake *pm = NULL;
 	struct stat sb;
 	struct sc_err e2;
 	int rc = 0;
@@ -416,7 +431,8 @@ slot_tree_take(struct batch *b, struct slot *sl, const char *branch,
 	if (t->path != NULL) {
 		rc = slot_tree_switch(b, t, sl->worktree, branch, base, err);
 		if (rc == 0) {
-			slot_tree_due(b, t, "switch");
+			slot_tree_due(b, t, t->fresh ? "create" : "switch");
+			t->fresh = false;
 			goto out;
 		}
 		console_line(b,
@@ -432,7 +448,22 @@ slot_tree_take(struct batch *b, struct slot *sl, const char *branch,
 	 * no story id's (config_id_valid) and no option to git */
 	snprintf(t->name, sizeof(t->name), "_slot%zu-%lld",
 	    (size_t)(sl - b->slots) + 1, (long long)b->started_ms);
+	/* the batch's first: the other slots' are made meanwhile
+	 * (docs/git-work.md#made-ahead) */
+	if (!b->trees_premade) {
+		b->trees_premade = true;
+		if (batch_premake_start(&pm, b, sl, want, &e2) < 0)
+			console_line(b,
+			    "cannot make the slots' worktrees ahead: %s",
+			    e2.msg);
+	}
 	rc = worktree_add_at(b, t->name, sl->worktree, branch, base, err);
+	batch_premake_join(pm, b);
+	/* new and clean: what changes in it is counted from here
+	 * (docs/git-work.md#what-a-switch-looks-at) */
+	if (rc == 0 &&
+	    gitevidence_mark(b->evw, sl->worktree, b->cfg->state_dir, &e2) < 0)
+		gitevidence_watches_drop(b->evw, sl->worktree);
 	slot_tree_due(b, t, "create");
 out:
 	if (rc == 0 && t->path == NULL &&
@@ -442,6 +473,19 @@ out:
 	if (rc == 0)
 		rc = batch_tree_copy(b, sl, err);
 	return rc;
+}
+
+/* How many stories may still want a slot: open, wanted, in none. */
+static size_t
+sched_waiting(const struct sched *sc)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < sc->n; i++)
+		if (batch_status_open(sc->e[i].status) && sc->e[i].wanted &&
+		    sc->e[i].slot < 0)
+			n++;
+	return n;
 }
 
 /* -j N > 1: the story works in a worktree on storyctl/story/<id>,
@@ -465,7 +509,8 @@ batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
 	if (rc < 0)
 		return rc;
 	if (batch_slot_trees(b))
-		rc = slot_tree_take(b, sl, branch, base, err);
+		rc =
+		    slot_tree_take(b, sl, branch, base, sched_waiting(sc), err);
 	else
 		rc = worktree_add_at(
 		    b, sl->st->id, sl->worktree, branch, base, err);
@@ -505,7 +550,7 @@ batch_worktree_add(struct batch *b, struct slot *sl, const struct sched *sc,
 static int
 worktree_commit(int *valid, int *committed, struct batch *b,
     const struct story_row *st, const char *worktree, const char *name,
-    struct sc_err *err)
+    const struct strlist *only, struct sc_err *err)
 {
 	char msg[900];
 	int removed = 0;
@@ -525,10 +570,8 @@ worktree_commit(int *valid, int *committed, struct batch *b,
 		console_line(b, "%s: removed a stale index lock in %s", st->id,
 		    worktree);
 	if (rc == 0 && *valid)
-		rc = gitwork_commit_all(committed, NULL, worktree, NULL, NULL,
-		    msg, b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
-	/* its repository and watch would outlive the tree's path */
-	gitevidence_watches_drop(b->evw, worktree);
+		rc = gitwork_commit_changed(committed, worktree, only, msg,
+		    b->o->clock.now_ms(b->o->clock.ctx) / 1000, err);
 	return rc;
 }
 
@@ -552,7 +595,10 @@ batch_worktree_settle(struct batch *b, const struct story_row *st,
 
 	if (gitwork_worktree_name_at(name, sizeof(name), worktree, &e2) < 0)
 		snprintf(name, sizeof(name), "%s", st->id);
-	rc = worktree_commit(&valid, &committed, b, st, worktree, name, err);
+	rc = worktree_commit(
+	    &valid, &committed, b, st, worktree, name, NULL, err);
+	/* its repository and watch would outlive the tree's path */
+	gitevidence_watches_drop(b->evw, worktree);
 	if (rc == 0 && !valid)
 		console_line(b, "%s: removing the half-made worktree %s",
 		    st->id, worktree);
@@ -601,8 +647,11 @@ static int
 slot_tree_park(struct batch *b, struct slot *sl, struct sc_err *err)
 {
 	struct slot_tree *t = slot_tree_of(b, sl);
+	struct strlist changed = {0};
+	struct sc_err e2;
 	char dot[32], *parked = NULL;
 	int valid = 0, committed = 0;
+	bool known = false;
 	int rc;
 
 	if (t == NULL || t->path == NULL ||
@@ -611,8 +660,15 @@ slot_tree_park(struct batch *b, struct slot *sl, struct sc_err *err)
 		goto out;
 	}
 	slot_tree_uncopy(b, t, sl->st->id);
-	rc = worktree_commit(
-	    &valid, &committed, b, sl->st, t->path, t->name, err);
+	/* the paths changed since the tree was last clean, when the watch
+	 * knows them: the commit stages those
+	 * (docs/git-work.md#what-a-switch-looks-at) */
+	rc = gitevidence_changed(&changed, &known, b->evw, t->path, err);
+	if (rc == 0)
+		rc = worktree_commit(&valid, &committed, b, sl->st, t->path,
+		    t->name, known ? &changed : NULL, err);
+	if (rc < 0 || !valid)
+		gitevidence_watches_drop(b->evw, t->path);
 	if (rc == 0 && !valid) {
 		/* a checkout git cannot open: settled as half-made */
 		slot_tree_forget(t);
@@ -628,6 +684,9 @@ slot_tree_park(struct batch *b, struct slot *sl, struct sc_err *err)
 		fsutil_rm_tree(parked);
 	if (rc == 0)
 		rc = gitwork_worktree_move(b->cfg->root, t->name, parked, err);
+	if (rc == 0 &&
+	    gitevidence_watches_move(b->evw, t->path, parked, &e2) < 0)
+		gitevidence_watches_drop(b->evw, parked);
 	if (rc == 0) {
 		free(t->path);
 		t->path = parked;
@@ -638,6 +697,7 @@ slot_tree_park(struct batch *b, struct slot *sl, struct sc_err *err)
 		    sl->st->id);
 	}
 out:
+	strlist_release(&changed);
 	free(parked);
 	return rc;
 }

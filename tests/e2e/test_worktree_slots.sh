@@ -92,6 +92,10 @@ check "git knows no leftover worktree" test "$(git -C "$P" worktree list | wc -l
 check "the main tree's files are untouched" test "$(git -C "$P" status --porcelain | tr '\n' ' ')" = "?? notes.local "
 run_sc -C "$P" show s1
 expect_match "show gives the setup's time and exit" "$T_OUT" 'worktree setup \(create, slot [12]\): exit 0 in '
+# slot 2's worktree was made ahead, beside slot 1's
+# (docs/git-work.md#made-ahead): its first story's setup is a new one's
+check "each slot's first story ran the setup of a new worktree" \
+	test "$(sql "SELECT count(*) FROM events WHERE kind='setup' AND message LIKE '%(create, slot 1)%'") $(sql "SELECT count(*) FROM events WHERE kind='setup' AND message LIKE '%(create, slot 2)%'")" = "1 1"
 
 # --- a failing setup: the attempt's crash, the batch goes on ---------------------
 slots_project
@@ -141,6 +145,39 @@ foreign() {
 }
 check "no agent found another story's files ($(foreign "$AGENT_LOG" | tr '\n' ' '))" test -z "$(foreign "$AGENT_LOG")"
 check "no worktree is left" bash -c '[ -z "$(ls -A "$1/.storyctl/worktrees" 2>/dev/null)" ] && [ "$(git -C "$1" worktree list | wc -l)" = 1 ]' _ "$P"
+
+# --- made ahead: as many worktrees as stories can use ----------------------------
+# -j 3 with two stories: two worktrees, not three; both agents wait for a
+# file, so that the trees can be looked at from outside while they run
+printf '%s\n' '#!/bin/bash' \
+	'echo "$(basename "$1" .md) $PWD" >>"$SETUP_DIR/waiting"' \
+	'i=0' \
+	'while [ ! -e "$SETUP_DIR/release" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done' \
+	"sed -i 's/^- \\[ \\]/- [x]/' \"\$1\"" >"$T_TMP/wait-agent.sh"
+chmod +x "$T_TMP/wait-agent.sh"
+EXTRA_JSON='"worktree": {"setup": ["'"$T_TMP/setup.sh"'"]},' new_project '{"max_attempts": 1}' \
+	'{"primary": {"name": "waiter", "command": ["'"$T_TMP/wait-agent.sh"'", "{story_file}"], "timeout_s": 60}}'
+printf '.storyctl/\nnode_modules/\n' >"$P/.gitignore"
+for s in m1 m2; do new_story "$P" "$s" 1; done
+git -C "$P" add -A && git -C "$P" commit -q -m stories
+rm -f "$T_TMP/waiting" "$T_TMP/release" "$T_TMP/setup.count"
+"$STORYCTL" -C "$P" run -j 3 >"$T_TMP/m.out" 2>&1 &
+bg=$!
+for _ in $(seq 1 200); do
+	[ "$(wc -l <"$T_TMP/waiting" 2>/dev/null)" = 2 ] && break
+	sleep 0.05
+done
+check "both agents run, each in its own story's worktree" \
+	test "$(sort "$T_TMP/waiting" | awk '{ n = split($2, p, "/"); print $1 "=" p[n] }' | tr '\n' ' ')" = "m1=m1 m2=m2 "
+check "-j 3 with two stories made two worktrees ($(ls -A "$P/.storyctl/worktrees" | tr '\n' ' '))" \
+	test "$(ls -A "$P/.storyctl/worktrees" | tr '\n' ' ')" = "m1 m2 "
+check "git knows three work trees: the main one and two" test "$(git -C "$P" worktree list | wc -l)" = 3
+check "no branch of a slot is left" test -z "$(git -C "$P" branch --list 'storyctl/slot/*')"
+touch "$T_TMP/release"
+wait "$bg"
+check "both stories are done (exit $?)" test "$(sql "SELECT count(*) FROM stories WHERE status='done'")" = 2
+check "the setup ran once per worktree" test "$(wc -l <"$T_TMP/setup.count")" = 2
+check "no worktree is left after the batch" bash -c '[ -z "$(ls -A "$1/.storyctl/worktrees" 2>/dev/null)" ] && [ "$(git -C "$1" worktree list | wc -l)" = 1 ]' _ "$P"
 
 # --- a long setup holds no other slot -----------------------------------------
 # w1's setup waits for a file the test makes only once w2, in the other

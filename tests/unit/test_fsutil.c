@@ -64,10 +64,26 @@ test_mkdir_rm(void **state)
 	fclose(f);
 	snprintf(path, sizeof(path), "%s/a/link", root);
 	assert_int_equal(symlink(out, path), 0);
+	/* a file outside, linked to from inside: it stays */
+	snprintf(path, sizeof(path), "%s/kept", out);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/a/b/filelink", root);
+	snprintf(out + strlen(out), sizeof(out) - strlen(out), "/kept");
+	assert_int_equal(symlink(out, path), 0);
+	out[strlen(out) - strlen("/kept")] = '\0';
 	fsutil_rm_tree(root);
 	assert_false(is_dir(root));
 	assert_true(is_dir(out));
+	snprintf(path, sizeof(path), "%s/kept", out);
+	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(out), 0);
+	/* a plain file, and a path that is not there */
+	assert_non_null(f = fopen(root, "w"));
+	fclose(f);
+	fsutil_rm_tree(root);
+	assert_int_equal(access(root, F_OK), -1);
+	fsutil_rm_tree(root);
 	/* a file in the way of a parent */
 	assert_non_null(f = fopen(root, "w"));
 	fclose(f);

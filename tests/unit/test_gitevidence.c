@@ -541,6 +541,72 @@ test_patch_path(void **state)
 	assert_string_equal(out, "a.diff");
 }
 
+/* What changed since gitevidence_changed()'s answer, joined by spaces,
+ * or "unknown". */
+static const char *
+changed(struct fx *fx)
+{
+	static char out[1024];
+	struct strlist paths = {0};
+	struct sc_err err = {0, ""};
+	bool known = true;
+	size_t i;
+
+	assert_int_equal(
+	    gitevidence_changed(&paths, &known, fx->w, fx->repo, &err), 0);
+	snprintf(out, sizeof(out), "%s", known ? "" : "unknown");
+	for (i = 0; i < paths.n; i++)
+		snprintf(out + strlen(out), sizeof(out) - strlen(out), "%s%s",
+		    i > 0 ? " " : "", paths.items[i]);
+	strlist_release(&paths);
+	return out;
+}
+
+/*
+ * A slot's worktree (docs/git-work.md#what-a-switch-looks-at): the
+ * changes since a mark are known, also across the snapshots of an
+ * attempt and a move of the tree, and the snapshot after the move still
+ * counts what changed before it.
+ */
+static void
+test_mark_and_move(void **state)
+{
+	struct fx *fx = *state;
+	struct gitevidence_diff d;
+	struct sc_err err = {0, ""};
+	char state_dir[PATH_MAX], moved[PATH_MAX];
+
+	/* the state dir outside the tree, as a worktree's is */
+	snprintf(state_dir, sizeof(state_dir), "%s/state", fx->root);
+	snprintf(fx->ex, sizeof(fx->ex), "%s", state_dir);
+	assert_string_equal(changed(fx), "unknown"); /* never marked */
+	assert_int_equal(gitevidence_mark(fx->w, fx->repo, state_dir, &err), 0);
+	assert_string_equal(changed(fx), "");
+	snapshot(fx);
+	write_file(fx->repo, "a.txt", "1\nTWO\n3\n");
+	assert_string_equal(changed(fx), "a.txt");
+	snprintf(moved, sizeof(moved), "%s/moved", fx->root);
+	assert_int_equal(rename(fx->repo, moved), 0);
+	assert_int_equal(
+	    gitevidence_watches_move(fx->w, fx->repo, moved, &err), 0);
+	snprintf(fx->repo, sizeof(fx->repo), "%s", moved);
+	write_file(fx->repo, "new/n.c", "int x;\n");
+	/* the directory stands for what was made in it before its watch */
+	assert_string_equal(changed(fx), "a.txt new");
+	/* the watch's paths went to changed(): the snapshot sees them */
+	diff(&d, fx);
+	assert_int_equal(d.files_changed, 2);
+	assert_int_equal(d.lines_added, 2);
+	assert_int_equal(d.lines_removed, 1);
+	/* a new mark starts afresh; the old name is no longer known */
+	assert_int_equal(gitevidence_mark(fx->w, fx->repo, state_dir, &err), 0);
+	assert_string_equal(changed(fx), "");
+	write_file(fx->repo, "sub/c.txt", "c2\n");
+	assert_string_equal(changed(fx), "sub/c.txt");
+	gitevidence_watches_drop(fx->w, fx->repo);
+	assert_string_equal(changed(fx), "unknown");
+}
+
 int
 main(void)
 {
@@ -595,6 +661,8 @@ main(void)
 		test_dirs_moved_and_replaced, fx_setup_watch, fx_teardown,
 		NULL},
 	    {"watched: test_many_attempts", test_many_attempts, fx_setup_watch,
+		fx_teardown, NULL},
+	    {"watched: test_mark_and_move", test_mark_and_move, fx_setup_watch,
 		fx_teardown, NULL},
 	};
 

@@ -105,7 +105,8 @@ test_switch_leaves_nothing_of_the_last_story(void **state)
 	fxfs_write_file(wt, "a.txt", "changed by a\n");
 	fxfs_write_file(wt, "left/over.txt", "a's leftover\n");
 	assert_int_equal(
-	    gitwork_worktree_switch(wt, "storyctl/story/b", "HEAD", &err), 0);
+	    gitwork_worktree_switch(wt, "storyctl/story/b", "HEAD", NULL, &err),
+	    0);
 	assert_string_equal(
 	    fxfs_read_file(buf, sizeof(buf), wt, "a.txt") > 0 ? buf : "",
 	    "a\n");
@@ -122,14 +123,135 @@ test_switch_leaves_nothing_of_the_last_story(void **state)
 	assert_int_equal(
 	    gitwork_worktree_move(fx->repo, "_slot1", moved, &err), 0);
 	assert_false(there(fx->root, "wt/a"));
-	assert_int_equal(
-	    gitwork_worktree_switch(moved, "storyctl/story/c", "HEAD", &err),
+	assert_int_equal(gitwork_worktree_switch(
+			     moved, "storyctl/story/c", "HEAD", NULL, &err),
 	    0);
 	/* a branch checked out elsewhere is refused */
 	assert_int_equal(
-	    gitwork_worktree_switch(moved, "main", "HEAD", &err), SC_EDATA);
+	    gitwork_worktree_switch(moved, "main", "HEAD", NULL, &err),
+	    SC_EDATA);
 	assert_int_equal(gitwork_worktree_remove(fx->repo, "_slot1", &err), 0);
 	assert_false(there(fx->root, "wt/.slot-1"));
+}
+
+/* A list with the given paths. */
+static void
+list_of(struct strlist *l, const char *a, const char *b)
+{
+	assert_int_equal(strlist_push(l, a), 0);
+	if (b != NULL)
+		assert_int_equal(strlist_push(l, b), 0);
+}
+
+/*
+ * With a watch's paths (docs/git-work.md#what-a-switch-looks-at): the
+ * work commit stages the listed paths (the whole tree when a .gitignore
+ * is among them), the switch writes the files the two commits differ in
+ * and looks at the listed paths, and nothing else of the tree.
+ */
+static void
+test_switch_with_paths(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	struct strlist only = {0}, dirty = {0}, none = {0};
+	char wt[PATH_MAX], buf[256], ref[256], base[GITWORK_HEXSZ];
+	int committed = 0;
+
+	/* the main tree's HEAD, as the batch gives it */
+	assert_int_equal(
+	    gitwork_head(base, ref, sizeof(ref), fx->repo, &err), 0);
+	fxfs_join(wt, fx->root, "wt/a");
+	assert_int_equal(gitwork_worktree_add(fx->repo, "_slot1", wt,
+			     "storyctl/story/a", "HEAD", &err),
+	    0);
+	fxfs_write_file(wt, "a-only.txt", "a's work\n");
+	fxfs_write_file(wt, "unlisted.txt", "not in the list\n");
+	list_of(&only, "a-only.txt", NULL);
+	assert_int_equal(gitwork_commit_changed(&committed, wt, &only,
+			     "story a", 1700000000, &err),
+	    0);
+	assert_int_equal(committed, 1);
+	git_ok(fx->repo, "cat-file", "-e", "storyctl/story/a:a-only.txt", NULL,
+	    NULL);
+	/* a .gitignore among the paths: the whole tree is staged */
+	fxfs_write_file(wt, ".gitignore", "node_modules/\n.env\n*.tmp\n");
+	strlist_release(&only);
+	list_of(&only, ".gitignore", NULL);
+	assert_int_equal(gitwork_commit_changed(&committed, wt, &only,
+			     "story a again", 1700000001, &err),
+	    0);
+	git_ok(fx->repo, "cat-file", "-e", "storyctl/story/a:unlisted.txt",
+	    NULL, NULL);
+	/* uncommitted leftovers the watch saw, and an ignored directory */
+	fxfs_write_file(wt, "a.txt", "changed by a\n");
+	fxfs_write_file(wt, "left/over.txt", "a's leftover\n");
+	fxfs_write_file(wt, "node_modules/dep/index.js", "dep\n");
+	list_of(&dirty, "a.txt", "left");
+	assert_int_equal(
+	    gitwork_worktree_switch(wt, "storyctl/story/b", base, &dirty, &err),
+	    0);
+	assert_string_equal(
+	    fxfs_read_file(buf, sizeof(buf), wt, "a.txt") > 0 ? buf : "",
+	    "a\n");
+	assert_false(there(wt, "left/over.txt"));
+	assert_false(there(wt, "a-only.txt")); /* a's commit, not b's */
+	assert_false(there(wt, "unlisted.txt"));
+	assert_true(there(wt, "node_modules/dep/index.js"));
+	assert_int_equal(gitwork_head(buf, ref, sizeof(ref), wt, &err), 0);
+	assert_string_equal(ref, "refs/heads/storyctl/story/b");
+	/* nothing differs and nothing changed: only HEAD moves, and a
+	 * file the list does not name is not looked at */
+	fxfs_write_file(wt, "not-seen.txt", "x\n");
+	assert_int_equal(
+	    gitwork_worktree_switch(wt, "storyctl/story/c", base, &none, &err),
+	    0);
+	assert_int_equal(gitwork_head(buf, ref, sizeof(ref), wt, &err), 0);
+	assert_string_equal(ref, "refs/heads/storyctl/story/c");
+	assert_true(there(wt, "not-seen.txt"));
+	strlist_release(&only);
+	strlist_release(&dirty);
+	assert_int_equal(gitwork_worktree_remove(fx->repo, "_slot1", &err), 0);
+	assert_false(there(fx->root, "wt/a"));
+}
+
+/* A parked worktree made ahead: git's record first, HEAD detached at
+ * base, no branch left behind, then its files, clean
+ * (docs/git-work.md#made-ahead). */
+static void
+test_add_detached(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	char wt[PATH_MAX], hex[GITWORK_HEXSZ], main_hex[GITWORK_HEXSZ];
+	char ref[256];
+	int dirty = 1;
+
+	fxfs_join(wt, fx->root, "wt/.slot-2");
+	assert_int_equal(gitwork_worktree_add_detached(
+			     fx->repo, "_slot2-1", wt, "HEAD", &err),
+	    0);
+	assert_false(there(wt, "a.txt")); /* git's record only */
+	assert_int_equal(gitwork_worktree_fill(wt, &err), 0);
+	assert_true(there(wt, "a.txt"));
+	assert_int_equal(gitwork_head(hex, ref, sizeof(ref), wt, &err), 0);
+	assert_string_equal(ref, "");
+	assert_int_equal(
+	    gitwork_head(main_hex, ref, sizeof(ref), fx->repo, &err), 0);
+	assert_string_equal(hex, main_hex);
+	assert_int_equal(gitwork_is_dirty(&dirty, NULL, 0, wt, NULL, &err), 0);
+	assert_int_equal(dirty, 0);
+	assert_int_not_equal(
+	    fxfs_run(NULL, 0,
+		(const char *[]){"git", "-C", fx->repo, "rev-parse", "--verify",
+		    "-q", "refs/heads/storyctl/slot/_slot2-1", NULL}),
+	    0);
+	assert_int_equal(
+	    gitwork_worktree_switch(wt, "storyctl/story/d", "HEAD", NULL, &err),
+	    0);
+	assert_int_equal(
+	    gitwork_worktree_remove(fx->repo, "_slot2-1", &err), 0);
+	assert_false(there(fx->root, "wt/.slot-2"));
 }
 
 /* What worktree.copy may copy: only what git ignores. */
@@ -158,6 +280,10 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_switch_leaves_nothing_of_the_last_story, fx_setup,
 		fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_switch_with_paths, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_add_detached, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_path_ignored, fx_setup, fx_teardown),
 	};

@@ -203,6 +203,47 @@ test_root_gone(void **state)
 	assert_string_equal(take(fx), "gone");
 }
 
+/* The caller moves the root (a slot's worktree parked and taken again,
+ * docs/git-work.md#what-a-switch-looks-at): the watch goes on under the
+ * new name, and a directory made afterwards is watched under it too;
+ * a move the caller did not announce is the tree gone. */
+static void
+test_root_moved(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	char to[PATH_MAX + 8];
+
+	assert_string_equal(take(fx), "full");
+	snprintf(to, sizeof(to), "%s.moved", fx->root);
+	assert_int_equal(rename(fx->root, to), 0);
+	assert_int_equal(treewatch_moved(fx->tw, to, &err), 0);
+	assert_string_equal(treewatch_root(fx->tw), to);
+	snprintf(fx->root, sizeof(fx->root), "%s", to);
+	put(fx, "sub/b.txt", "b2\n");
+	dir(fx, "new");
+	assert_string_equal(take(fx), "new sub/b.txt");
+	/* "new" was watched from its new path */
+	put(fx, "new/c.txt", "c\n");
+	assert_string_equal(take(fx), "new/c.txt");
+	/* moved twice before a take: both moves are the caller's */
+	snprintf(to, sizeof(to), "%s.2", fx->root);
+	assert_int_equal(rename(fx->root, to), 0);
+	assert_int_equal(treewatch_moved(fx->tw, to, &err), 0);
+	snprintf(fx->root, sizeof(fx->root), "%s", to);
+	snprintf(to, sizeof(to), "%s.3", fx->root);
+	assert_int_equal(rename(fx->root, to), 0);
+	assert_int_equal(treewatch_moved(fx->tw, to, &err), 0);
+	snprintf(fx->root, sizeof(fx->root), "%s", to);
+	put(fx, "a.txt", "a2\n");
+	assert_string_equal(take(fx), "a.txt");
+	/* a move nobody announced */
+	snprintf(to, sizeof(to), "%s.4", fx->root);
+	assert_int_equal(rename(fx->root, to), 0);
+	snprintf(fx->root, sizeof(fx->root), "%s", to);
+	assert_string_equal(take(fx), "gone");
+}
+
 int
 main(void)
 {
@@ -216,6 +257,7 @@ main(void)
 	    cmocka_unit_test_setup_teardown(
 		test_moved_directory_is_full, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_root_gone, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_root_moved, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
