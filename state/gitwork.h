@@ -180,6 +180,15 @@ int gitwork_worktree_add_detached(const char *repo_dir, const char *name,
     const char *path, const char *base, struct sc_err *err);
 
 /*
+ * `git worktree prune` limited to the worktrees under the directory
+ * under (absolute, as the worktrees were added): git's record of each
+ * whose directory is gone (a controller killed while it made or removed
+ * one) is removed, unless it is locked; *out_pruned counts them.
+ */
+int gitwork_worktrees_prune_gone(int *out_pruned, const char *repo_dir,
+    const char *under, struct sc_err *err);
+
+/*
  * Write every file of HEAD into the worktree at path, made by
  * gitwork_worktree_add_detached(), and its index.  Thread-safe beside
  * other fills and adds: it opens the repository itself and writes only

@@ -398,6 +398,45 @@ out:
 }
 
 int
+gitwork_worktrees_prune_gone(int *out_pruned, const char *repo_dir,
+    const char *under, struct sc_err *err)
+{
+	git_repository *repo = NULL;
+	git_strarray names = {NULL, 0};
+	git_worktree *wt = NULL;
+	size_t i, n = strlen(under);
+	const char *p;
+	int rc;
+
+	*out_pruned = 0;
+	if ((rc = gitwork_open(&repo, repo_dir, err)) < 0)
+		return rc;
+	if (git_worktree_list(&names, repo) < 0) {
+		rc = err_set(err, SC_EIO, "%s: cannot list the worktrees: %s",
+		    repo_dir, gitwork_git_msg());
+		goto out;
+	}
+	for (i = 0; i < names.count && rc == 0; i++) {
+		/* a record libgit2 cannot read is removed there */
+		if ((rc = gw_wt_lookup(&wt, repo, names.strings[i], err)) < 0 ||
+		    wt == NULL)
+			continue;
+		p = git_worktree_path(wt);
+		if (p != NULL && strncmp(p, under, n) == 0 && p[n] == '/' &&
+		    access(p, F_OK) != 0 && errno == ENOENT &&
+		    git_worktree_is_locked(NULL, wt) == 0 &&
+		    (rc = gw_prune_stale(wt, names.strings[i], err)) == 0)
+			(*out_pruned)++;
+		git_worktree_free(wt);
+		wt = NULL;
+	}
+out:
+	git_strarray_dispose(&names);
+	gitwork_close(repo);
+	return rc;
+}
+
+int
 gitwork_worktree_valid(int *out_valid, const char *repo_dir, const char *name,
     const char *path, struct sc_err *err)
 {

@@ -770,11 +770,23 @@ batch_worktree_sweep(struct batch *b, struct sc_err *err)
 	struct stat sb;
 	char *path = NULL;
 	DIR *d = NULL;
-	int found = 0, rc = 0;
+	struct sc_err e2;
+	int found = 0, pruned = 0, rc = 0;
 
 	d = opendir(b->wtdir);
 	if (d == NULL)
 		goto out; /* no worktree was ever made here */
+	/* git's records of our worktrees whose directory a kill took
+	 * (docs/git-work.md#what-survives-a-crash) */
+	if (gitwork_worktrees_prune_gone(&pruned, b->cfg->root, b->wtdir, &e2) <
+	    0)
+		console_line(
+		    b, "cannot prune git's worktree records: %s", e2.msg);
+	else if (pruned > 0)
+		console_line(b,
+		    "pruned git's record of %d worktree%s whose "
+		    "directory is gone",
+		    pruned, pruned == 1 ? "" : "s");
 	while (rc == 0 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.' &&
 		    strncmp(de->d_name, ".slot-", 6) != 0)

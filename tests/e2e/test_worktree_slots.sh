@@ -199,4 +199,18 @@ check "w2 is done while w1's setup still runs" bash -c 'w2=$1; [ "$w2" = done ] 
 touch "$T_TMP/go"
 wait "$bg"
 check "then w1's setup ends and w1 is done too (exit $?)" test "$(sql "SELECT count(*) FROM stories WHERE status='done'")" = 2
+
+# --- git's record of a worktree whose directory a kill took --------------------
+# (docs/git-work.md#what-survives-a-crash): the next start prunes it;
+# one outside .storyctl/worktrees is not ours and stays
+git -C "$P" worktree add -q "$P/.storyctl/worktrees/_slot9-1" -b storyctl/story/ghost
+git -C "$P" worktree add -q "$T_TMP/mine" -b mine
+rm -rf "$P/.storyctl/worktrees/_slot9-1" "$T_TMP/mine"
+new_story "$P" g1 1
+git -C "$P" add -A && git -C "$P" commit -q -m g1
+run_sc -C "$P" run -j 2
+expect_rc "a run after the kill (exit 0)" 0
+expect_match "it says it pruned one record" "$T_OUT" "pruned git's record of 1 worktree whose directory is gone"
+check "git no longer knows the gone worktree" bash -c '! git -C "$1" worktree list --porcelain | grep -q _slot9-1' _ "$P"
+check "a worktree that is not storyctl's stays known" bash -c 'git -C "$1" worktree list --porcelain | grep -q "$2/mine"' _ "$P" "$T_TMP"
 finish

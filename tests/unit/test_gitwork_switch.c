@@ -254,6 +254,42 @@ test_add_detached(void **state)
 	assert_false(there(fx->root, "wt/.slot-2"));
 }
 
+/* git's records of worktrees whose directory is gone: pruned under the
+ * given directory only (docs/git-work.md#what-survives-a-crash). */
+static void
+test_prune_gone(void **state)
+{
+	struct fx *fx = *state;
+	struct sc_err err = {0, ""};
+	char wt[PATH_MAX], other[PATH_MAX], kept[PATH_MAX], under[PATH_MAX];
+	int pruned = -1;
+
+	fxfs_join(under, fx->root, "wt");
+	fxfs_join(wt, fx->root, "wt/x");
+	fxfs_join(kept, fx->root, "wt/k");
+	fxfs_join(other, fx->root, "elsewhere/y");
+	assert_int_equal(gitwork_worktree_add(fx->repo, "x", wt,
+			     "storyctl/story/x", "HEAD", &err),
+	    0);
+	assert_int_equal(gitwork_worktree_add(fx->repo, "k", kept,
+			     "storyctl/story/k", "HEAD", &err),
+	    0);
+	assert_int_equal(gitwork_worktree_add(fx->repo, "y", other,
+			     "storyctl/story/y", "HEAD", &err),
+	    0);
+	fxfs_rm_tree(wt);
+	fxfs_rm_tree(other);
+	assert_int_equal(
+	    gitwork_worktrees_prune_gone(&pruned, fx->repo, under, &err), 0);
+	assert_int_equal(pruned, 1);
+	assert_false(there(fx->repo, ".git/worktrees/x"));
+	assert_true(there(fx->repo, ".git/worktrees/k")); /* still there */
+	assert_true(there(fx->repo, ".git/worktrees/y")); /* not ours */
+	assert_int_equal(
+	    gitwork_worktrees_prune_gone(&pruned, fx->repo, under, &err), 0);
+	assert_int_equal(pruned, 0);
+}
+
 /* What worktree.copy may copy: only what git ignores. */
 static void
 test_path_ignored(void **state)
@@ -284,6 +320,8 @@ main(void)
 		test_switch_with_paths, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_add_detached, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_prune_gone, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(
 		test_path_ignored, fx_setup, fx_teardown),
 	};
