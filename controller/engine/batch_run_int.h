@@ -146,7 +146,28 @@ int batch_premake_start(struct batch_premake **out, struct batch *b,
  * no-op). */
 void batch_premake_join(struct batch_premake *pm, struct batch *b);
 
+/* batch_slottree.c (docs/git-work.md#the-life-of-a-slots-worktree) */
+/* Slot sl's kept worktree for its story, at sl->worktree, on branch
+ * (made at base when new): one a dead controller left there taken up,
+ * the slot's parked one switched, or one made (and, the batch's first,
+ * the other slots' made ahead: up to want of them). */
+int batch_slot_tree_take(struct batch *b, struct slot *sl, const char *branch,
+    const char *base, size_t want, struct sc_err *err);
+/* Slot sl's story is final: its work committed on its branch, its
+ * worktree parked as <wtdir>/.slot-<k> for the slot's next story. */
+int batch_slot_tree_park(struct batch *b, struct slot *sl, struct sc_err *err);
+
 /* batch_work.c */
+/* git worktree add of name at path on branch (made at base); a checkout
+ * a killed controller left at path is removed first. */
+int batch_worktree_add_at(struct batch *b, const char *name, const char *path,
+    const char *branch, const char *base, struct sc_err *err);
+/* The work in the worktree of story st (git admin name name) committed on
+ * its branch: only the paths in only when not NULL; *valid 0 when git
+ * cannot open it (nothing to commit). */
+int batch_worktree_commit(int *valid, int *committed, struct batch *b,
+    const struct story_row *st, const char *worktree, const char *name,
+    const struct strlist *only, struct sc_err *err);
 /* Copy the file at src to dst (creating dst's directory) with mode. */
 int batch_copy_file(
     const char *dst, const char *src, mode_t mode, struct sc_err *err);
