@@ -157,3 +157,15 @@ fxfs_fixture_read(const char *subdir, const char *name, size_t *len)
 	*len = (size_t)n;
 	return buf;
 }
+
+void
+fxfs_git_env(const char *home)
+{
+	assert_int_equal(setenv("HOME", home, 1), 0);
+	assert_int_equal(setenv("GIT_CONFIG_NOSYSTEM", "1", 1), 0);
+	assert_int_equal(setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1), 0);
+	assert_int_equal(setenv("GIT_AUTHOR_NAME", "T", 1), 0);
+	assert_int_equal(setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1), 0);
+	assert_int_equal(setenv("GIT_COMMITTER_NAME", "T", 1), 0);
+	assert_int_equal(setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1), 0);
+}

@@ -30,6 +30,10 @@ long fxfs_read_file(char *buf, size_t len, const char *dir, const char *name);
  * frees it. */
 char *fxfs_fixture_read(const char *subdir, const char *name, size_t *len);
 
+/* The environment of a test that runs git and libgit2: HOME at home, no
+ * system or global config, a fixed author and committer. */
+void fxfs_git_env(const char *home);
+
 /* Run argv (argv[0] looked up in PATH) with stdin and stderr on
  * /dev/null; its stdout, trailing newlines cut, into out (outlen
  * bytes, may be NULL).  Returns its exit status (128 when it did not

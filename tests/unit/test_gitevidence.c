@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "state/gitevidence.h"
+#include "tests/unit/fixture_fs.h"
 
 #define EX ".storyctl"
 
@@ -134,13 +135,7 @@ fx_setup(void **state)
 	assert_non_null(realpath(tmpl, fx->root));
 	snprintf(fx->repo, sizeof(fx->repo), "%s/repo", fx->root);
 	snprintf(fx->ex, sizeof(fx->ex), "%s/" EX, fx->repo);
-	setenv("HOME", fx->root, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-	setenv("GIT_AUTHOR_NAME", "T", 1);
-	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
-	setenv("GIT_COMMITTER_NAME", "T", 1);
-	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
+	fxfs_git_env(fx->root);
 	git_ok(fx->root, "init", "-q", "-b", "main", "repo", NULL);
 	write_file(fx->repo, ".gitignore", "*.log\n");
 	write_file(fx->repo, "a.txt", "1\n2\n3\n");

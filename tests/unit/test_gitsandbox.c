@@ -227,13 +227,7 @@ fx_setup(void **state)
 	fxfs_join(fx->git, fx->repo, ".git");
 	fxfs_join(fx->p, fx->root, "state/sb/git");
 	/* no user or system configuration leaks in */
-	setenv("HOME", fx->root, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-	setenv("GIT_AUTHOR_NAME", "T", 1);
-	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
-	setenv("GIT_COMMITTER_NAME", "T", 1);
-	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
+	fxfs_git_env(fx->root);
 	git_ok(NULL, 0, fx->root, "init", "-q", "-b", "main", "repo", NULL);
 	fxfs_write_file(fx->repo, "a.txt", "a\n");
 	fxfs_write_file(fx->repo, "sub/b.txt", "b\n");

@@ -144,13 +144,7 @@ fx_setup(void **state)
 	assert_non_null(realpath(tmpl, fx->root));
 	fxfs_join(fx->repo, fx->root, "repo");
 	/* no user or system configuration leaks in */
-	setenv("HOME", fx->root, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-	setenv("GIT_AUTHOR_NAME", "T", 1);
-	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
-	setenv("GIT_COMMITTER_NAME", "T", 1);
-	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
+	fxfs_git_env(fx->root);
 	git_ok(NULL, 0, fx->root, "init", "-q", "-b", "main", "repo", NULL);
 	fxfs_write_file(fx->repo, ".gitignore", "*.log\n");
 	fxfs_write_file(fx->repo, "a.txt", "a\n");

@@ -54,13 +54,7 @@ fx_setup(void **state)
 	assert_non_null(mkdtemp(tmpl));
 	assert_non_null(realpath(tmpl, fx->root));
 	fxfs_join(fx->repo, fx->root, "repo");
-	setenv("HOME", fx->root, 1);
-	setenv("GIT_CONFIG_NOSYSTEM", "1", 1);
-	setenv("GIT_CONFIG_GLOBAL", "/dev/null", 1);
-	setenv("GIT_AUTHOR_NAME", "T", 1);
-	setenv("GIT_AUTHOR_EMAIL", "t@example.org", 1);
-	setenv("GIT_COMMITTER_NAME", "T", 1);
-	setenv("GIT_COMMITTER_EMAIL", "t@example.org", 1);
+	fxfs_git_env(fx->root);
 	git_ok(fx->root, "init", "-q", "-b", "main", "repo");
 	fxfs_write_file(fx->repo, ".gitignore", "node_modules/\n.env\n");
 	fxfs_write_file(fx->repo, "a.txt", "a\n");
