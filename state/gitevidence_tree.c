@@ -167,6 +167,20 @@ ev_watches_drop(struct gitevidence_watches *w, size_t i)
 	w->n--;
 }
 
+/* w's tree dir, or NULL. */
+static struct ev_tree *
+ev_watches_find(struct gitevidence_watches *w, const char *dir, size_t *at)
+{
+	size_t i;
+
+	for (i = 0; w != NULL && i < w->n; i++)
+		if (strcmp(w->t[i]->dir, dir) == 0) {
+			*at = i;
+			return w->t[i];
+		}
+	return NULL;
+}
+
 /* Note what a take said in t->since: the paths, or that they are not
  * known. */
 static void
@@ -230,19 +244,15 @@ evtree_get(struct ev_tree **out, struct strlist *changed,
     const struct strlist **only, struct gitevidence_watches *w, const char *dir,
     const char *state_dir, struct sc_err *err)
 {
-	struct ev_tree *t = NULL;
+	struct ev_tree *t;
 	struct sc_err ignore;
 	bool full = true, gone = false;
-	size_t i;
+	size_t i = 0;
 	int rc;
 
 	*out = NULL;
 	*only = NULL;
-	for (i = 0; w != NULL && i < w->n; i++)
-		if (strcmp(w->t[i]->dir, dir) == 0)
-			break;
-	if (w != NULL && i < w->n) {
-		t = w->t[i];
+	if ((t = ev_watches_find(w, dir, &i)) != NULL) {
 		ev_take(t, changed, &full, &gone);
 		if (!gone) {
 			*only = full ? NULL : changed;
@@ -307,13 +317,10 @@ gitevidence_watches_free(struct gitevidence_watches *w)
 void
 gitevidence_watches_drop(struct gitevidence_watches *w, const char *dir)
 {
-	size_t i;
+	size_t i = 0;
 
-	for (i = 0; w != NULL && i < w->n; i++)
-		if (strcmp(w->t[i]->dir, dir) == 0) {
-			ev_watches_drop(w, i);
-			return;
-		}
+	if (ev_watches_find(w, dir, &i) != NULL)
+		ev_watches_drop(w, i);
 }
 
 int
@@ -341,20 +348,6 @@ gitevidence_mark(struct gitevidence_watches *w, const char *dir,
 out:
 	strlist_release(&changed);
 	return rc;
-}
-
-/* w's tree dir, or NULL. */
-static struct ev_tree *
-ev_watches_find(struct gitevidence_watches *w, const char *dir, size_t *at)
-{
-	size_t i;
-
-	for (i = 0; w != NULL && i < w->n; i++)
-		if (strcmp(w->t[i]->dir, dir) == 0) {
-			*at = i;
-			return w->t[i];
-		}
-	return NULL;
 }
 
 int

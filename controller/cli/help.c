@@ -151,8 +151,9 @@ const struct cli_help help_tasks = {
 static const struct help_item run_opts[] = {
     {"-j N, --jobs N",
 	"run up to N stories at once, N from 1 to 64 (default 1); with\n"
-	"N > 1 each story works in its own git worktree on its own\n"
-	"branch, merged back when it is done (docs/scheduling.md)",
+	"N > 1 each story works on its own branch storyctl/story/<id>,\n"
+	"left for you to merge, in a git worktree its slot keeps from\n"
+	"story to story (docs/git-work.md)",
 	"1 2 3 4"},
     {"--include-drafts",
 	"run stories whose status is Draft too (left out by default)", NULL},
